@@ -1,0 +1,120 @@
+//! Run-time configuration of the core, checked before any table is touched.
+
+use crate::addr::Geometry;
+use crate::error::Error;
+
+/// Tunables of the FTL core. Sizes of the lent tables follow from these.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Config {
+    /// Shape of the NAND array.
+    pub geometry: Geometry,
+    /// Exported capacity in mapping units.
+    pub logical_units: u32,
+    /// Write-buffer capacity in mapping units.
+    pub write_buffer_units: u32,
+    /// Buffer slots reserved for host reads in flight.
+    pub read_slots: u32,
+    /// Buffer slots reserved for each plane's garbage collection.
+    pub gc_slots_per_plane: u32,
+    /// Free blocks per plane that only GC may take (forward-progress reserve).
+    pub gc_reserve_blocks: u32,
+    /// GC starts in a plane when its free blocks drop to this many or fewer.
+    pub gc_trigger_blocks: u32,
+    /// Static wear levelling moves a cold block when max - min P/E in a plane exceeds this (0 = off).
+    pub wl_threshold: u32,
+    /// Erases in a plane between two static wear-levelling checks.
+    pub wl_check_interval: u32,
+    /// Operations the core may have in flight at once.
+    pub max_inflight: u32,
+}
+
+impl Config {
+    /// A configuration with the usual defaults for `geometry` and over-provisioning `op_ratio`
+    /// ((physical - logical) / logical).
+    pub fn with_op_ratio(geometry: Geometry, op_ratio: f64) -> Result<Self, Error> {
+        geometry.validate()?;
+        if !(op_ratio.is_finite() && op_ratio > 0.0) {
+            return Err(Error::InvalidConfig("op_ratio must be positive"));
+        }
+        let physical = f64::from(geometry.total_units());
+        let logical = physical / (1.0 + op_ratio);
+        // Truncation toward zero is the intended rounding.
+        let logical_units = logical as u32;
+        let cfg = Config {
+            geometry,
+            logical_units,
+            write_buffer_units: 1024,
+            read_slots: 256,
+            gc_slots_per_plane: 2 * u32::from(geometry.units_per_page),
+            gc_reserve_blocks: 2,
+            gc_trigger_blocks: 3,
+            wl_threshold: 0,
+            wl_check_interval: 64,
+            max_inflight: 4096,
+        };
+        Ok(cfg)
+    }
+
+    /// Checks the configuration for values that would break forward progress.
+    pub fn validate(&self) -> Result<(), Error> {
+        let g = &self.geometry;
+        g.validate()?;
+        if self.logical_units == 0 {
+            return Err(Error::InvalidConfig("logical capacity is zero"));
+        }
+        if self.gc_reserve_blocks < 1 {
+            return Err(Error::InvalidConfig(
+                "gc reserve must be at least one block",
+            ));
+        }
+        if self.gc_trigger_blocks < self.gc_reserve_blocks {
+            return Err(Error::InvalidConfig("gc trigger below gc reserve"));
+        }
+        if self.gc_trigger_blocks + 2 > g.blocks_per_plane {
+            return Err(Error::InvalidConfig(
+                "too few blocks per plane for the gc thresholds",
+            ));
+        }
+        if self.write_buffer_units < u32::from(g.units_per_page) {
+            return Err(Error::InvalidConfig("write buffer smaller than one page"));
+        }
+        if self.gc_slots_per_plane < u32::from(g.units_per_page) {
+            return Err(Error::InvalidConfig(
+                "gc slots per plane smaller than one page",
+            ));
+        }
+        if self.read_slots == 0 || self.max_inflight < 4 {
+            return Err(Error::InvalidConfig(
+                "read slots or in-flight operations too few",
+            ));
+        }
+        if u64::from(self.total_slots_u64()) > u64::from(u16::MAX) {
+            return Err(Error::InvalidConfig("too many buffer slots (limit 65535)"));
+        }
+        // Usable space per plane must exceed the logical share plus the GC reserve,
+        // or GC cannot guarantee progress.
+        let reserve_units = u64::from(self.gc_trigger_blocks + 1)
+            * u64::from(g.planes())
+            * u64::from(g.units_per_block());
+        if u64::from(self.logical_units) + reserve_units > u64::from(g.total_units()) {
+            return Err(Error::InvalidConfig(
+                "over-provisioning below the gc reserve (logical + reserve > physical)",
+            ));
+        }
+        Ok(())
+    }
+
+    fn total_slots_u64(&self) -> u32 {
+        self.write_buffer_units
+            .saturating_add(self.read_slots)
+            .saturating_add(
+                self.gc_slots_per_plane
+                    .saturating_mul(self.geometry.planes()),
+            )
+    }
+
+    /// Total buffer slots the driver must provide (write buffer + reads + GC).
+    pub fn total_slots(&self) -> u32 {
+        self.total_slots_u64()
+    }
+}

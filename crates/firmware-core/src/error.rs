@@ -1,0 +1,40 @@
+//! Typed errors of the core. Corruption and bad input end here, never in a panic.
+
+/// Everything that can go wrong inside the FTL core.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Error {
+    /// A configuration value is out of range; the text names it.
+    InvalidConfig(&'static str),
+    /// A lent table is smaller than the configuration needs; the text names it.
+    TableTooSmall(&'static str),
+    /// A logical unit beyond the exported capacity.
+    LpnOutOfRange,
+    /// A physical address outside the geometry.
+    AddressOutOfRange,
+    /// No buffer slot or operation slot is free now; retry after a completion.
+    Busy,
+    /// A completion named an operation that is not in flight.
+    UnknownOp,
+    /// Internal tables disagree (detected corruption).
+    Corrupt(&'static str),
+    /// Not enough good blocks remain to keep the logical capacity.
+    OutOfSpace,
+    /// The device is not formatted or mounted yet.
+    NotReady,
+}
+
+impl core::fmt::Display for Error {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Error::InvalidConfig(s) => write!(f, "invalid configuration: {s}"),
+            Error::TableTooSmall(s) => write!(f, "lent table too small: {s}"),
+            Error::LpnOutOfRange => f.write_str("logical unit out of range"),
+            Error::AddressOutOfRange => f.write_str("physical address out of range"),
+            Error::Busy => f.write_str("no free slot; retry after a completion"),
+            Error::UnknownOp => f.write_str("completion for an operation not in flight"),
+            Error::Corrupt(s) => write!(f, "internal corruption: {s}"),
+            Error::OutOfSpace => f.write_str("not enough good blocks for the logical capacity"),
+            Error::NotReady => f.write_str("device not formatted or mounted"),
+        }
+    }
+}

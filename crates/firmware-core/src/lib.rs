@@ -1,0 +1,35 @@
+//! A sans-IO NAND flash translation layer core.
+//!
+//! `firmware-core` is a state machine. It accepts host commands and NAND
+//! completions, and emits NAND operations and host completions. It never
+//! blocks, never reads a clock (timestamps arrive with events) and never
+//! allocates: the large tables live in slices the caller lends it, so the same
+//! code serves a many-GiB simulation and a microcontroller.
+#![no_std]
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::indexing_slicing,
+        clippy::unreachable,
+        clippy::todo,
+        clippy::unimplemented
+    )
+)]
+#![warn(missing_docs)]
+
+pub mod addr;
+pub mod config;
+pub mod error;
+pub mod host;
+pub mod nand;
+
+pub use addr::{BlockId, DieId, Geometry, Lpn, PageAddr, PlaneId, Ppn, Pun, UnitMask};
+pub use config::Config;
+pub use error::Error;
+pub use host::{HostCompletion, ReadStart, ReadStatus, Tag};
+pub use nand::{
+    Nand, NandCmd, NandError, NandOp, NandResult, OpId, Origin, PageKind, ReadReport, Slot, Spare,
+};

@@ -1,0 +1,188 @@
+//! The NAND operation set, the spare-area layout, and the medium contract.
+//!
+//! The core never touches hardware: it emits [`NandOp`]s and is told their
+//! [`NandResult`]s. A driver executes them, either against a real controller
+//! or against anything implementing [`Nand`] (the simulation medium, the
+//! RAM-backed medium of the bare-metal example).
+//!
+//! # Contract every medium must honour
+//!
+//! * **Program order.** Pages of a block are programmed in strictly increasing
+//!   page order, each exactly once between erases. A medium rejects an
+//!   out-of-order program or a second program of a page with
+//!   [`NandError::ProgramOrder`]; the core never issues one.
+//! * **Erased pages.** Reading a page that has not been programmed since the
+//!   last erase returns [`NandError::Erased`]; its data is all ones.
+//! * **Per-die order.** Operations addressed to one die execute in the order the
+//!   core emitted them. Operations on different dies may complete in any order.
+//! * **Torn program.** A program interrupted by power loss leaves the page either
+//!   unprogrammed or programmed with data that reads back
+//!   [`NandError::Uncorrectable`] (or, rarely, correctly). The page still counts as
+//!   written: the next program must go to the following page.
+//! * **Torn erase.** An erase interrupted by power loss leaves the block neither
+//!   erased nor intact: any page may read back uncorrectable or erased. Only a
+//!   completed erase makes the block programmable again.
+//! * **Program and erase failures** ([`NandError::ProgramFailed`],
+//!   [`NandError::EraseFailed`]) mean the block has gone bad; data already in the
+//!   block stays readable (with its normal error rate) so it can be moved out.
+//! * **Copyback** reads a page into the plane's page register and programs it to
+//!   another page **of the same plane** without crossing the channel. Bit errors
+//!   are not corrected on the way: they accumulate in the destination. The
+//!   destination obeys the program-order rule. The spare area is rewritten with
+//!   the given [`Spare`].
+//! * **ECC report.** A successful read reports the largest number of raw bit
+//!   errors corrected in any codeword of the page; above the ECC limit the read
+//!   fails with [`NandError::Uncorrectable`].
+
+use crate::addr::{BlockId, Lpn, Ppn, UnitMask, MAX_UNITS_PER_PAGE};
+
+/// What a page holds, recorded in its spare area.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
+#[repr(u8)]
+pub enum PageKind {
+    /// Host or relocated user data.
+    #[default]
+    Data = 0,
+    /// Mapping-table (translation) page.
+    Map = 1,
+    /// Checkpoint / metadata page.
+    Meta = 2,
+    /// Padding written to keep program order (no live data).
+    Pad = 3,
+}
+
+/// The spare (OOB) area the FTL writes with every page.
+///
+/// `lpns[i]` is meaningful only where `units.contains(i)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
+pub struct Spare {
+    /// Global program sequence number (newest wins at recovery).
+    pub seq: u64,
+    /// What the page holds.
+    pub kind: PageKind,
+    /// Which units of the page carry data.
+    pub units: UnitMask,
+    /// Logical unit stored in each unit slot.
+    pub lpns: [Lpn; MAX_UNITS_PER_PAGE],
+}
+
+/// An index into the driver's data buffer pool; each slot holds one mapping unit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash, PartialOrd, Ord)]
+pub struct Slot(pub u16);
+
+/// Identifies an operation in flight; unique among operations not yet completed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
+pub struct OpId(pub u32);
+
+/// Why an operation was issued (for accounting and timing models).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Origin {
+    /// Host read or write-buffer flush.
+    Host,
+    /// Garbage collection.
+    Gc,
+    /// Static wear levelling.
+    WearLevel,
+    /// Moving data out of a grown bad block.
+    Retire,
+    /// Format, mount, metadata.
+    Meta,
+}
+
+/// A NAND command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NandCmd {
+    /// Read `units` of `page`; unit `i` of the mask goes to the i-th entry of `dst`, in mask order.
+    Read {
+        /// Page to read.
+        page: Ppn,
+        /// Units wanted.
+        units: UnitMask,
+        /// Destination slots, one per set bit of `units`, lowest bit first.
+        dst: [Slot; MAX_UNITS_PER_PAGE],
+    },
+    /// Program a page from buffer slots; the j-th set bit of `spare.units` comes from `src[j]`.
+    Program {
+        /// Page to program (next in its block).
+        page: Ppn,
+        /// Source slots, one per set bit of `spare.units`, lowest bit first.
+        src: [Slot; MAX_UNITS_PER_PAGE],
+        /// Spare area to write.
+        spare: Spare,
+    },
+    /// Erase a block.
+    Erase {
+        /// Block to erase.
+        block: BlockId,
+    },
+    /// On-chip copy within one plane.
+    Copyback {
+        /// Source page.
+        src: Ppn,
+        /// Destination page (same plane, next in its block).
+        dst: Ppn,
+        /// New spare area for the destination.
+        spare: Spare,
+    },
+}
+
+/// An operation the core asks the driver to perform.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NandOp {
+    /// Identifier to pass back with the result.
+    pub id: OpId,
+    /// The command.
+    pub cmd: NandCmd,
+    /// Why it was issued.
+    pub origin: Origin,
+}
+
+/// Errors a medium reports for one operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NandError {
+    /// The page was never programmed since its last erase.
+    Erased,
+    /// Bit errors beyond the ECC limit (or a torn page).
+    Uncorrectable,
+    /// Program status fail: the block has gone bad.
+    ProgramFailed,
+    /// Erase status fail: the block has gone bad.
+    EraseFailed,
+    /// The command broke the program-order rule (a driver or core bug).
+    ProgramOrder,
+    /// Address outside the array, or a copyback across planes.
+    BadAddress,
+    /// The die no longer answers.
+    DieFailed,
+    /// Factory-marked bad block.
+    FactoryBad,
+}
+
+/// Outcome of a successful read or copyback.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct ReadReport {
+    /// Largest raw bit-error count corrected in any codeword of the page.
+    pub bit_errors: u16,
+    /// The page's spare area.
+    pub spare: Spare,
+}
+
+/// Result of one operation, handed back to the core.
+pub type NandResult = Result<ReadReport, NandError>;
+
+/// A synchronous NAND medium. Data moves in mapping units of type `Self::Unit`.
+///
+/// See the module documentation for the contract.
+pub trait Nand {
+    /// One mapping unit's content (a stamp in simulation, bytes on hardware).
+    type Unit: Copy;
+
+    /// Reads the units in `units` of `page` into `out` (in mask order).
+    fn read(&mut self, page: Ppn, units: UnitMask, out: &mut [Self::Unit]) -> NandResult;
+    /// Programs `page` with `data` (one entry per set bit of `spare.units`, in order).
+    fn program(&mut self, page: Ppn, data: &[Self::Unit], spare: &Spare) -> NandResult;
+    /// Erases `block`.
+    fn erase(&mut self, block: BlockId) -> NandResult;
+    /// Copies `src` to `dst` inside one plane, rewriting the spare area.
+    fn copyback(&mut self, src: Ppn, dst: Ppn, spare: &Spare) -> NandResult;
+}
