@@ -1,1 +1,7 @@
+//! Simulation harness: runs the FTL core against the NAND model with a
+//! channel, die and DRAM-bus timing model, replays traces, and checks every
+//! host read against an oracle.
+#![warn(missing_docs)]
 
+pub mod config;
+pub mod trace;

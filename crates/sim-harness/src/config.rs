@@ -1,0 +1,1 @@
+//! Simulation configuration: TOML files, presets and `--set` overrides.

@@ -1,0 +1,1 @@
+//! Block I/O trace parsers.
