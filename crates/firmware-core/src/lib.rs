@@ -21,15 +21,27 @@
 #![warn(missing_docs)]
 
 pub mod addr;
+mod blocks;
+mod buffer;
 pub mod config;
+pub mod driver;
 pub mod error;
+pub mod ftl;
+mod gc;
 pub mod host;
+mod mapping;
 pub mod nand;
+mod ops;
+pub mod tables;
+mod wear;
 
 pub use addr::{BlockId, DieId, Geometry, Lpn, PageAddr, PlaneId, Ppn, Pun, UnitMask};
 pub use config::Config;
+pub use driver::{ReadValue, SyncDriver};
 pub use error::Error;
+pub use ftl::{Ftl, Stats, Stream};
 pub use host::{HostCompletion, ReadStart, ReadStatus, Tag};
 pub use nand::{
     Nand, NandCmd, NandError, NandOp, NandResult, OpId, Origin, PageKind, ReadReport, Slot, Spare,
 };
+pub use tables::{TableSizes, Tables};

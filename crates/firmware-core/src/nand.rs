@@ -175,7 +175,7 @@ pub type NandResult = Result<ReadReport, NandError>;
 /// See the module documentation for the contract.
 pub trait Nand {
     /// One mapping unit's content (a stamp in simulation, bytes on hardware).
-    type Unit: Copy;
+    type Unit: Copy + Default;
 
     /// Reads the units in `units` of `page` into `out` (in mask order).
     fn read(&mut self, page: Ppn, units: UnitMask, out: &mut [Self::Unit]) -> NandResult;

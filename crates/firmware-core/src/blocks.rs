@@ -1,0 +1,314 @@
+//! Block pools: per-plane free lists, active (open) blocks per write stream,
+//! and the valid-count buckets that make greedy victim selection O(1).
+//!
+//! Every `Full` block sits on the bucket list of its plane for its valid count.
+//! A change of valid count moves it between lists in constant time; the
+//! greedy victim is the head of the lowest non-empty bucket.
+
+use crate::addr::{BlockId, PlaneId};
+use crate::error::Error;
+use crate::ftl::{Ftl, Stream};
+use crate::tables::{BlockMeta, BlockState, PlaneState, NIL};
+
+impl Ftl<'_> {
+    #[inline]
+    pub(crate) fn blk(&self, b: BlockId) -> Result<&BlockMeta, Error> {
+        self.t
+            .blocks
+            .get(b.0 as usize)
+            .ok_or(Error::AddressOutOfRange)
+    }
+
+    #[inline]
+    pub(crate) fn blk_mut(&mut self, b: BlockId) -> Result<&mut BlockMeta, Error> {
+        self.t
+            .blocks
+            .get_mut(b.0 as usize)
+            .ok_or(Error::AddressOutOfRange)
+    }
+
+    #[inline]
+    pub(crate) fn pl(&self, p: PlaneId) -> Result<&PlaneState, Error> {
+        self.t
+            .planes
+            .get(p.0 as usize)
+            .ok_or(Error::AddressOutOfRange)
+    }
+
+    #[inline]
+    pub(crate) fn pl_mut(&mut self, p: PlaneId) -> Result<&mut PlaneState, Error> {
+        self.t
+            .planes
+            .get_mut(p.0 as usize)
+            .ok_or(Error::AddressOutOfRange)
+    }
+
+    fn bucket_index(&self, p: PlaneId, valid: u16) -> usize {
+        let per = self.g.units_per_block() as usize + 1;
+        (p.0 as usize) * per + usize::from(valid)
+    }
+
+    pub(crate) fn bucket_head(&self, p: PlaneId, valid: u16) -> Result<u32, Error> {
+        self.t
+            .buckets
+            .get(self.bucket_index(p, valid))
+            .copied()
+            .ok_or(Error::Corrupt("bucket index"))
+    }
+
+    fn set_bucket_head(&mut self, p: PlaneId, valid: u16, v: u32) -> Result<(), Error> {
+        let i = self.bucket_index(p, valid);
+        *self
+            .t
+            .buckets
+            .get_mut(i)
+            .ok_or(Error::Corrupt("bucket index"))? = v;
+        Ok(())
+    }
+
+    /// Links a `Full` block into its valid-count bucket.
+    pub(crate) fn bucket_insert(&mut self, b: BlockId) -> Result<(), Error> {
+        let p = self.g.plane_of(b);
+        let valid = self.blk(b)?.valid;
+        let head = self.bucket_head(p, valid)?;
+        {
+            let m = self.blk_mut(b)?;
+            m.prev = NIL;
+            m.next = head;
+        }
+        if head != NIL {
+            self.blk_mut(BlockId(head))?.prev = b.0;
+        }
+        self.set_bucket_head(p, valid, b.0)?;
+        let pl = self.pl_mut(p)?;
+        if valid < pl.min_bucket_hint {
+            pl.min_bucket_hint = valid;
+        }
+        Ok(())
+    }
+
+    /// Unlinks a `Full` block from its valid-count bucket.
+    pub(crate) fn bucket_remove(&mut self, b: BlockId) -> Result<(), Error> {
+        let p = self.g.plane_of(b);
+        let (prev, next, valid) = {
+            let m = self.blk(b)?;
+            (m.prev, m.next, m.valid)
+        };
+        if prev == NIL {
+            if self.bucket_head(p, valid)? != b.0 {
+                return Err(Error::Corrupt("bucket list head"));
+            }
+            self.set_bucket_head(p, valid, next)?;
+        } else {
+            self.blk_mut(BlockId(prev))?.next = next;
+        }
+        if next != NIL {
+            self.blk_mut(BlockId(next))?.prev = prev;
+        }
+        let m = self.blk_mut(b)?;
+        m.prev = NIL;
+        m.next = NIL;
+        Ok(())
+    }
+
+    /// Adds or removes one valid unit from a block, keeping bucket lists in order.
+    pub(crate) fn adjust_valid(&mut self, b: BlockId, inc: bool) -> Result<(), Error> {
+        let full = self.blk(b)?.state == BlockState::Full;
+        if full {
+            self.bucket_remove(b)?;
+        }
+        {
+            let m = self.blk_mut(b)?;
+            m.valid = if inc {
+                m.valid
+                    .checked_add(1)
+                    .ok_or(Error::Corrupt("valid count overflow"))?
+            } else {
+                m.valid
+                    .checked_sub(1)
+                    .ok_or(Error::Corrupt("valid count underflow"))?
+            };
+        }
+        if full {
+            self.bucket_insert(b)?;
+        }
+        Ok(())
+    }
+
+    /// The greedy victim of a plane: the full block with the fewest valid units,
+    /// provided moving it gains space.
+    pub(crate) fn greedy_victim(&mut self, p: PlaneId) -> Result<Option<BlockId>, Error> {
+        let ub = u16::try_from(self.g.units_per_block())
+            .map_err(|_| Error::Corrupt("units per block"))?;
+        let mut v = self.pl(p)?.min_bucket_hint;
+        while v < ub {
+            let h = self.bucket_head(p, v)?;
+            if h != NIL {
+                self.pl_mut(p)?.min_bucket_hint = v;
+                return Ok(Some(BlockId(h)));
+            }
+            v = v.saturating_add(1);
+        }
+        self.pl_mut(p)?.min_bucket_hint = v;
+        Ok(None)
+    }
+
+    /// Returns an erased block to its plane's free list.
+    pub(crate) fn free_push(&mut self, b: BlockId) -> Result<(), Error> {
+        let p = self.g.plane_of(b);
+        let head = self.pl(p)?.free_head;
+        {
+            let m = self.blk_mut(b)?;
+            m.state = BlockState::Free;
+            m.next = head;
+            m.prev = NIL;
+            m.valid = 0;
+            m.next_page = 0;
+            m.pending = 0;
+        }
+        let pl = self.pl_mut(p)?;
+        pl.free_head = b.0;
+        pl.free_count = pl.free_count.saturating_add(1);
+        Ok(())
+    }
+
+    /// Takes the free block with the lowest P/E count (dynamic wear levelling).
+    fn free_pop_coolest(&mut self, p: PlaneId) -> Result<Option<BlockId>, Error> {
+        let mut prev = NIL;
+        let mut cur = self.pl(p)?.free_head;
+        let (mut best, mut best_prev, mut best_pe) = (NIL, NIL, u32::MAX);
+        while cur != NIL {
+            let m = self.blk(BlockId(cur))?;
+            if m.pe < best_pe {
+                best = cur;
+                best_prev = prev;
+                best_pe = m.pe;
+            }
+            prev = cur;
+            cur = m.next;
+        }
+        if best == NIL {
+            return Ok(None);
+        }
+        let next = self.blk(BlockId(best))?.next;
+        if best_prev == NIL {
+            self.pl_mut(p)?.free_head = next;
+        } else {
+            self.blk_mut(BlockId(best_prev))?.next = next;
+        }
+        let pl = self.pl_mut(p)?;
+        pl.free_count = pl.free_count.saturating_sub(1);
+        let m = self.blk_mut(BlockId(best))?;
+        m.next = NIL;
+        Ok(Some(BlockId(best)))
+    }
+
+    /// Opens a free block of plane `p` for `stream`. Host streams may not dip into
+    /// the GC reserve; GC streams may.
+    pub(crate) fn open_block(
+        &mut self,
+        p: PlaneId,
+        stream: Stream,
+    ) -> Result<Option<BlockId>, Error> {
+        let free = self.pl(p)?.free_count;
+        let floor = match stream {
+            Stream::Host => self.cfg.gc_reserve_blocks,
+            Stream::Gc => 0,
+        };
+        if free <= floor {
+            return Ok(None);
+        }
+        let Some(b) = self.free_pop_coolest(p)? else {
+            return Ok(None);
+        };
+        {
+            let m = self.blk_mut(b)?;
+            m.state = BlockState::Open;
+            m.stream = stream as u8;
+            m.valid = 0;
+            m.next_page = 0;
+            m.pending = 0;
+        }
+        if self.pl(p)?.free_count <= self.cfg.gc_trigger_blocks {
+            self.attend(p)?;
+        }
+        Ok(Some(b))
+    }
+
+    /// Called when a program of block `b` finished: closes full blocks and
+    /// retires empty bad ones.
+    pub(crate) fn block_settle(&mut self, b: BlockId) -> Result<(), Error> {
+        let ppb = self.g.pages_per_block;
+        let m = *self.blk(b)?;
+        if m.pending != 0 {
+            return Ok(());
+        }
+        match m.state {
+            BlockState::Open if u32::from(m.next_page) >= ppb => {
+                self.blk_mut(b)?.state = BlockState::Full;
+                self.bucket_insert(b)?;
+                let p = self.g.plane_of(b);
+                let pl = self.pl(p)?;
+                if pl.free_count <= self.cfg.gc_trigger_blocks {
+                    self.attend(p)?;
+                }
+            }
+            BlockState::Retiring => self.attend(self.g.plane_of(b))?,
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Marks a block that failed a program as retiring: no more writes go to it,
+    /// and GC empties it before it is retired for good.
+    pub(crate) fn retire_block(&mut self, b: BlockId) -> Result<(), Error> {
+        let p = self.g.plane_of(b);
+        let state = self.blk(b)?.state;
+        match state {
+            BlockState::Retiring | BlockState::Bad => return Ok(()),
+            BlockState::Full => self.bucket_remove(b)?,
+            BlockState::Free | BlockState::Unknown | BlockState::Victim => {
+                return Err(Error::Corrupt("retiring a block that was not written"))
+            }
+            BlockState::Open => {}
+        }
+        let head = self.pl(p)?.retire_head;
+        {
+            let m = self.blk_mut(b)?;
+            m.state = BlockState::Retiring;
+            m.next = head;
+            m.prev = NIL;
+        }
+        let pl = self.pl_mut(p)?;
+        pl.retire_head = b.0;
+        if pl.host_active == b.0 {
+            pl.host_active = NIL;
+        }
+        if pl.gc_active == b.0 {
+            pl.gc_active = NIL;
+        }
+        self.stats.grown_bad_blocks = self.stats.grown_bad_blocks.saturating_add(1);
+        self.attend(p)
+    }
+
+    /// Takes the first retiring block of a plane whose programs have all finished.
+    pub(crate) fn take_retiring(&mut self, p: PlaneId) -> Result<Option<BlockId>, Error> {
+        let mut prev = NIL;
+        let mut cur = self.pl(p)?.retire_head;
+        while cur != NIL {
+            let m = *self.blk(BlockId(cur))?;
+            if m.pending == 0 {
+                if prev == NIL {
+                    self.pl_mut(p)?.retire_head = m.next;
+                } else {
+                    self.blk_mut(BlockId(prev))?.next = m.next;
+                }
+                self.blk_mut(BlockId(cur))?.next = NIL;
+                return Ok(Some(BlockId(cur)));
+            }
+            prev = cur;
+            cur = m.next;
+        }
+        Ok(None)
+    }
+}

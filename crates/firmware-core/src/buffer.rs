@@ -1,0 +1,158 @@
+//! Buffer slots: the write buffer, read staging and per-plane GC staging.
+//!
+//! Slots are indices into the driver's data pool; the core only tracks what
+//! each holds. The pool is cut into fixed classes so that reads and GC can
+//! always make progress however full the write buffer is:
+//! `[0, W)` write buffer, `[W, W+R)` host reads, then `G` slots per plane for GC.
+
+use crate::addr::PlaneId;
+use crate::error::Error;
+use crate::ftl::Ftl;
+use crate::nand::Slot;
+use crate::tables::{stack_pop, stack_push, SlotMeta, SlotState, NIL16};
+
+impl Ftl<'_> {
+    #[inline]
+    pub(crate) fn slot(&self, s: Slot) -> Result<&SlotMeta, Error> {
+        self.t
+            .slots
+            .get(usize::from(s.0))
+            .ok_or(Error::Corrupt("slot index"))
+    }
+
+    #[inline]
+    pub(crate) fn slot_mut(&mut self, s: Slot) -> Result<&mut SlotMeta, Error> {
+        self.t
+            .slots
+            .get_mut(usize::from(s.0))
+            .ok_or(Error::Corrupt("slot index"))
+    }
+
+    /// Lays out the slot classes and fills every free stack.
+    pub(crate) fn init_slots(&mut self) -> Result<(), Error> {
+        let w = self.cfg.write_buffer_units;
+        let r = self.cfg.read_slots;
+        let g = self.cfg.gc_slots_per_plane;
+        self.wb_free = NIL16;
+        self.read_free = NIL16;
+        let total = self.cfg.total_slots();
+        // Push in reverse so the lowest index is handed out first.
+        let mut i = total;
+        while i > 0 {
+            i -= 1;
+            let idx = u16::try_from(i).map_err(|_| Error::InvalidConfig("slot count"))?;
+            *self.slot_mut(Slot(idx))? = SlotMeta::default();
+            if i < w {
+                stack_push(self.t.slots, &mut self.wb_free, idx)?;
+            } else if i < w + r {
+                stack_push(self.t.slots, &mut self.read_free, idx)?;
+            } else {
+                let p = (i - w - r) / g;
+                let pl = self
+                    .t
+                    .planes
+                    .get_mut(p as usize)
+                    .ok_or(Error::Corrupt("gc slot plane"))?;
+                stack_push(self.t.slots, &mut pl.gc_free_head, idx)?;
+            }
+        }
+        self.wb_free_count = w;
+        Ok(())
+    }
+
+    /// Takes a free write-buffer slot.
+    pub(crate) fn wb_alloc(&mut self) -> Result<Option<Slot>, Error> {
+        let s = stack_pop(self.t.slots, &mut self.wb_free)?.map(Slot);
+        if s.is_some() {
+            self.wb_free_count = self.wb_free_count.saturating_sub(1);
+        }
+        Ok(s)
+    }
+
+    /// Returns a write-buffer slot.
+    pub(crate) fn wb_release(&mut self, s: Slot) -> Result<(), Error> {
+        self.slot_mut(s)?.state = SlotState::Free;
+        stack_push(self.t.slots, &mut self.wb_free, s.0)?;
+        self.wb_free_count = self.wb_free_count.saturating_add(1);
+        Ok(())
+    }
+
+    /// Takes a free read slot.
+    pub(crate) fn read_alloc(&mut self) -> Result<Option<Slot>, Error> {
+        Ok(stack_pop(self.t.slots, &mut self.read_free)?.map(Slot))
+    }
+
+    /// Returns a read slot.
+    pub(crate) fn read_release(&mut self, s: Slot) -> Result<(), Error> {
+        self.slot_mut(s)?.state = SlotState::Free;
+        stack_push(self.t.slots, &mut self.read_free, s.0)
+    }
+
+    /// Takes a free GC slot of plane `p`.
+    pub(crate) fn gc_slot_alloc(&mut self, p: PlaneId) -> Result<Option<Slot>, Error> {
+        let pl = self
+            .t
+            .planes
+            .get_mut(p.0 as usize)
+            .ok_or(Error::AddressOutOfRange)?;
+        Ok(stack_pop(self.t.slots, &mut pl.gc_free_head)?.map(Slot))
+    }
+
+    /// Returns a GC slot to plane `p`.
+    pub(crate) fn gc_slot_release(&mut self, p: PlaneId, s: Slot) -> Result<(), Error> {
+        self.slot_mut(s)?.state = SlotState::Free;
+        let pl = self
+            .t
+            .planes
+            .get_mut(p.0 as usize)
+            .ok_or(Error::AddressOutOfRange)?;
+        stack_push(self.t.slots, &mut pl.gc_free_head, s.0)
+    }
+
+    /// Free GC slots of plane `p` (walks the stack; at most a few per plane).
+    pub(crate) fn gc_slots_free(&self, p: PlaneId) -> Result<u32, Error> {
+        let mut n = 0u32;
+        let mut cur = self.pl(p)?.gc_free_head;
+        while cur != NIL16 {
+            n = n.saturating_add(1);
+            cur = self.slot(Slot(cur))?.next;
+        }
+        Ok(n)
+    }
+
+    /// Appends a write-buffer slot to the flush queue.
+    pub(crate) fn pending_push_back(&mut self, s: Slot) -> Result<(), Error> {
+        self.pending.push_back(self.t.slots, s.0)
+    }
+
+    /// Puts a slot back at the head of the flush queue (after a failed program).
+    pub(crate) fn pending_push_front(&mut self, s: Slot) -> Result<(), Error> {
+        self.pending.push_front(self.t.slots, s.0)
+    }
+
+    /// Takes the oldest live unit of the flush queue, freeing trimmed ones on the way.
+    pub(crate) fn pending_pop_live(&mut self) -> Result<Option<Slot>, Error> {
+        while let Some(i) = self.pending.pop(self.t.slots)? {
+            let s = Slot(i);
+            match self.slot(s)?.state {
+                SlotState::WbPending => return Ok(Some(s)),
+                SlotState::WbDead => {
+                    self.pending_dead = self.pending_dead.saturating_sub(1);
+                    self.wb_release(s)?;
+                }
+                _ => {
+                    return Err(Error::Corrupt(
+                        "flush queue holds a slot in the wrong state",
+                    ))
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// Live units waiting in the flush queue.
+    #[inline]
+    pub(crate) fn pending_live(&self) -> u32 {
+        u32::from(self.pending.len).saturating_sub(self.pending_dead)
+    }
+}

@@ -1,0 +1,180 @@
+//! A synchronous driver: runs the core against any [`Nand`] medium, one
+//! operation at a time, in emission order.
+//!
+//! This is the simplest correct event loop (and the one the bare-metal example
+//! uses): drain [`Ftl::poll_op`], execute each operation on the medium, feed
+//! the result back with [`Ftl::complete`], and hand host completions over.
+//! Timing-aware drivers (the simulation harness) follow the same protocol but
+//! complete operations in simulated-time order.
+
+use crate::addr::{Lpn, MAX_UNITS_PER_PAGE};
+use crate::error::Error;
+use crate::ftl::Ftl;
+use crate::host::{HostCompletion, ReadStart, ReadStatus, Tag};
+use crate::nand::{Nand, NandCmd, NandOp, NandResult};
+
+/// What a read returned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadValue<U> {
+    /// The unit's data.
+    Data(U),
+    /// Never written or trimmed.
+    Unmapped,
+    /// The medium could not return it.
+    Error,
+}
+
+/// Couples a core with a medium and the data pool its slots index.
+pub struct SyncDriver<'n, N: Nand> {
+    /// The medium.
+    pub nand: &'n mut N,
+    /// Data pool: one unit per buffer slot (at least `Config::total_slots`).
+    pub data: &'n mut [N::Unit],
+    /// Timestamp passed to the core (the driver owns time).
+    pub now: u64,
+}
+
+/// Executes one operation on a medium, moving data between slots and pages.
+pub fn execute<N: Nand>(nand: &mut N, data: &mut [N::Unit], op: &NandOp) -> NandResult {
+    match op.cmd {
+        NandCmd::Read { page, units, dst } => {
+            let n = units.count() as usize;
+            let mut buf = [N::Unit::default(); MAX_UNITS_PER_PAGE];
+            let r = nand.read(page, units, buf.get_mut(..n).unwrap_or(&mut []));
+            if r.is_ok() {
+                for (s, u) in dst.iter().zip(buf.iter()).take(n) {
+                    if let Some(d) = data.get_mut(usize::from(s.0)) {
+                        *d = *u;
+                    }
+                }
+            }
+            r
+        }
+        NandCmd::Program { page, src, spare } => {
+            let n = spare.units.count() as usize;
+            let mut buf = [N::Unit::default(); MAX_UNITS_PER_PAGE];
+            for (b, s) in buf.iter_mut().zip(src.iter()).take(n) {
+                if let Some(d) = data.get(usize::from(s.0)) {
+                    *b = *d;
+                }
+            }
+            nand.program(page, buf.get(..n).unwrap_or(&[]), &spare)
+        }
+        NandCmd::Erase { block } => nand.erase(block),
+        NandCmd::Copyback { src, dst, spare } => nand.copyback(src, dst, &spare),
+    }
+}
+
+impl<'n, N: Nand> SyncDriver<'n, N> {
+    /// Couples a medium and a data pool.
+    pub fn new(nand: &'n mut N, data: &'n mut [N::Unit]) -> Self {
+        SyncDriver { nand, data, now: 0 }
+    }
+
+    /// Executes queued operations until the core has none left.
+    pub fn run(&mut self, ftl: &mut Ftl<'_>) -> Result<(), Error> {
+        while let Some(op) = ftl.poll_op() {
+            let r = execute(self.nand, self.data, &op);
+            ftl.complete(op.id, r, self.now)?;
+        }
+        Ok(())
+    }
+
+    /// Formats the device and waits until it is ready.
+    pub fn format(&mut self, ftl: &mut Ftl<'_>) -> Result<(), Error> {
+        ftl.format(self.now)?;
+        self.run(ftl)?;
+        if ftl.is_ready() {
+            Ok(())
+        } else {
+            Err(Error::NotReady)
+        }
+    }
+
+    /// Writes one unit, waiting for buffer space if needed.
+    pub fn write(&mut self, ftl: &mut Ftl<'_>, lpn: Lpn, unit: N::Unit) -> Result<(), Error> {
+        loop {
+            match ftl.write(lpn, self.now) {
+                Ok(s) => {
+                    *self
+                        .data
+                        .get_mut(usize::from(s.0))
+                        .ok_or(Error::Corrupt("slot outside data pool"))? = unit;
+                    return self.run(ftl);
+                }
+                Err(Error::Busy) => {
+                    if ftl.ops_queued() == 0 {
+                        return Err(Error::OutOfSpace);
+                    }
+                    self.run(ftl)?;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Reads one unit.
+    pub fn read(&mut self, ftl: &mut Ftl<'_>, lpn: Lpn) -> Result<ReadValue<N::Unit>, Error> {
+        let tag = Tag(lpn.0);
+        let start = loop {
+            match ftl.read(tag, lpn, self.now) {
+                Err(Error::Busy) if ftl.ops_queued() > 0 => self.run(ftl)?,
+                other => break other?,
+            }
+        };
+        match start {
+            ReadStart::Unmapped => Ok(ReadValue::Unmapped),
+            ReadStart::Lost => Ok(ReadValue::Error),
+            ReadStart::Buffered(s) => {
+                let u = *self
+                    .data
+                    .get(usize::from(s.0))
+                    .ok_or(Error::Corrupt("slot outside data pool"))?;
+                Ok(ReadValue::Data(u))
+            }
+            ReadStart::Issued => {
+                self.run(ftl)?;
+                while let Some(c) = ftl.poll_completion() {
+                    if let HostCompletion::Read {
+                        tag: t,
+                        slot,
+                        status,
+                    } = c
+                    {
+                        if t == tag {
+                            return Ok(match status {
+                                ReadStatus::Ok => ReadValue::Data(
+                                    *self
+                                        .data
+                                        .get(usize::from(slot.0))
+                                        .ok_or(Error::Corrupt("slot outside data pool"))?,
+                                ),
+                                ReadStatus::MediaError => ReadValue::Error,
+                            });
+                        }
+                    }
+                }
+                Err(Error::Corrupt("read completion missing"))
+            }
+        }
+    }
+
+    /// Trims one unit.
+    pub fn trim(&mut self, ftl: &mut Ftl<'_>, lpn: Lpn) -> Result<(), Error> {
+        ftl.trim(lpn, self.now)?;
+        self.run(ftl)
+    }
+
+    /// Flushes the write buffer to flash and waits for it.
+    pub fn flush(&mut self, ftl: &mut Ftl<'_>) -> Result<(), Error> {
+        let tag = Tag(u32::MAX);
+        ftl.flush(tag, self.now)?;
+        self.run(ftl)?;
+        while let Some(c) = ftl.poll_completion() {
+            if c == (HostCompletion::Flush { tag }) {
+                return Ok(());
+            }
+        }
+        Err(Error::Corrupt("flush did not complete"))
+    }
+}

@@ -1,0 +1,727 @@
+//! The FTL state machine: public API, host data path and scheduling.
+//!
+//! Data path of one host write: [`Ftl::write`] takes a write-buffer slot and
+//! points the L2P entry at it (the old flash copy is invalidated at once); the
+//! scheduler packs buffered units into pages and programs them round-robin
+//! over planes (channel first, for parallelism); the program's completion
+//! points the L2P entry at flash, unless the unit was overwritten meanwhile.
+
+use crate::addr::{BlockId, Geometry, Lpn, PlaneId, UnitMask, MAX_UNITS_PER_PAGE};
+use crate::config::Config;
+use crate::error::Error;
+use crate::host::{HostCompletion, ReadStart, ReadStatus, Tag};
+use crate::mapping::{Loc, P2L_NONE};
+use crate::nand::{NandCmd, NandResult, OpId, Origin, PageKind, Slot, Spare};
+use crate::tables::{
+    BlockMeta, BlockState, Fifo, OpKind, PlaneState, SlotMeta, SlotState, TableSizes, Tables, NIL,
+    NIL16,
+};
+
+/// Write streams; each plane keeps one open block per stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Stream {
+    /// Host writes (write-buffer flushes).
+    Host = 0,
+    /// Relocated data (GC, wear levelling, retirement).
+    Gc = 1,
+}
+
+/// Counters the core keeps; the harness turns them into reports.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Mapping units written by the host.
+    pub host_write_units: u64,
+    /// Mapping units read by the host.
+    pub host_read_units: u64,
+    /// Units programmed from the write buffer.
+    pub host_program_units: u64,
+    /// Units programmed by GC, wear levelling and retirement.
+    pub gc_program_units: u64,
+    /// Units of padding in partly filled pages.
+    pub pad_units: u64,
+    /// NAND reads emitted.
+    pub nand_reads: u64,
+    /// NAND programs emitted.
+    pub nand_programs: u64,
+    /// NAND erases emitted.
+    pub nand_erases: u64,
+    /// NAND copybacks emitted.
+    pub nand_copybacks: u64,
+    /// Units read for relocation.
+    pub gc_read_units: u64,
+    /// Victims reclaimed by GC.
+    pub gc_victims: u64,
+    /// Victims moved by static wear levelling.
+    pub wl_moves: u64,
+    /// Relocated units found overwritten when their program finished.
+    pub gc_stale_units: u64,
+    /// Units lost to uncorrectable reads during relocation.
+    pub lost_units: u64,
+    /// Program failures reported by the medium.
+    pub program_failures: u64,
+    /// Erase failures reported by the medium.
+    pub erase_failures: u64,
+    /// Blocks that went bad in service.
+    pub grown_bad_blocks: u64,
+    /// Blocks retired for good (factory and grown).
+    pub bad_blocks: u64,
+    /// Host reads that failed on the medium.
+    pub host_read_errors: u64,
+}
+
+/// The FTL core. See the crate documentation.
+pub struct Ftl<'a> {
+    pub(crate) cfg: Config,
+    pub(crate) g: Geometry,
+    pub(crate) t: Tables<'a>,
+    pub(crate) stats: Stats,
+    pub(crate) wb_free: u16,
+    pub(crate) wb_free_count: u32,
+    pub(crate) read_free: u16,
+    pub(crate) op_free: u16,
+    pub(crate) op_free_count: u32,
+    pub(crate) outbound: Fifo,
+    pub(crate) pending: Fifo,
+    pub(crate) pending_dead: u32,
+    pub(crate) done: Fifo,
+    pub(crate) handed_out: u16,
+    pub(crate) attn_head: u32,
+    pub(crate) attn_tail: u32,
+    pub(crate) seq: u64,
+    pub(crate) host_cursor: u32,
+    pub(crate) format_cursor: u32,
+    pub(crate) format_pending: u32,
+    pub(crate) ready: bool,
+    pub(crate) admit_seq: u32,
+    pub(crate) flushes: heapless::Vec<(Tag, u32), 8>,
+    pub(crate) flush_done: heapless::Deque<Tag, 8>,
+    pub(crate) force_flush: bool,
+    pub(crate) last_now: u64,
+}
+
+impl<'a> Ftl<'a> {
+    /// Builds a core over lent tables. Call [`Ftl::format`] before host commands.
+    pub fn new(cfg: Config, t: Tables<'a>) -> Result<Self, Error> {
+        let sizes = TableSizes::for_config(&cfg)?;
+        t.check(&sizes)?;
+        let mut f = Ftl {
+            cfg,
+            g: cfg.geometry,
+            t,
+            stats: Stats::default(),
+            wb_free: NIL16,
+            wb_free_count: 0,
+            read_free: NIL16,
+            op_free: NIL16,
+            op_free_count: 0,
+            outbound: Fifo::EMPTY,
+            pending: Fifo::EMPTY,
+            pending_dead: 0,
+            done: Fifo::EMPTY,
+            handed_out: NIL16,
+            attn_head: NIL,
+            attn_tail: NIL,
+            seq: 0,
+            host_cursor: 0,
+            format_cursor: 0,
+            format_pending: 0,
+            ready: false,
+            admit_seq: 0,
+            flushes: heapless::Vec::new(),
+            flush_done: heapless::Deque::new(),
+            force_flush: false,
+            last_now: 0,
+        };
+        for e in f.t.l2p.iter_mut().take(sizes.l2p) {
+            *e = Loc::Unmapped.encode();
+        }
+        for e in f.t.p2l.iter_mut().take(sizes.p2l) {
+            *e = P2L_NONE;
+        }
+        for b in f.t.blocks.iter_mut().take(sizes.blocks) {
+            *b = BlockMeta {
+                next: NIL,
+                prev: NIL,
+                ..BlockMeta::default()
+            };
+        }
+        for h in f.t.buckets.iter_mut().take(sizes.buckets) {
+            *h = NIL;
+        }
+        for p in f.t.planes.iter_mut().take(sizes.planes) {
+            *p = PlaneState::default();
+        }
+        f.init_slots()?;
+        f.init_ops()?;
+        Ok(f)
+    }
+
+    /// Starts a low-level format: every block is erased; blocks that fail are retired.
+    /// The device is ready once all erases have completed (see [`Ftl::is_ready`]).
+    pub fn format(&mut self, now: u64) -> Result<(), Error> {
+        self.last_now = now;
+        self.ready = false;
+        self.format_cursor = 0;
+        self.format_pending = 0;
+        self.pump()
+    }
+
+    /// Whether format (or mount) has finished and host commands are accepted.
+    pub fn is_ready(&self) -> bool {
+        self.ready
+    }
+
+    /// The configuration in force.
+    pub fn config(&self) -> &Config {
+        &self.cfg
+    }
+
+    /// Counters since creation (or the last [`Ftl::reset_stats`]).
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    /// Zeroes the counters (after preconditioning, for example).
+    pub fn reset_stats(&mut self) {
+        self.stats = Stats {
+            bad_blocks: self.stats.bad_blocks,
+            ..Stats::default()
+        };
+    }
+
+    /// Exported capacity in mapping units.
+    pub fn logical_units(&self) -> u32 {
+        self.cfg.logical_units
+    }
+
+    /// Operations handed out and not yet completed, plus those not yet polled.
+    pub fn inflight(&self) -> u32 {
+        self.cfg.max_inflight.saturating_sub(self.op_free_count)
+    }
+
+    /// Free write-buffer slots.
+    pub fn write_buffer_free(&self) -> u32 {
+        self.wb_free_count
+    }
+
+    /// Free blocks of a plane.
+    pub fn free_blocks(&self, p: PlaneId) -> Result<u32, Error> {
+        Ok(self.pl(p)?.free_count)
+    }
+
+    /// Program/erase count and state of a block, as the core tracks them.
+    pub fn block_info(&self, b: BlockId) -> Result<(u32, BlockState, u16), Error> {
+        let m = self.blk(b)?;
+        Ok((m.pe, m.state, m.valid))
+    }
+
+    fn release_handed_out(&mut self) -> Result<(), Error> {
+        if self.handed_out != NIL16 {
+            let s = Slot(self.handed_out);
+            self.handed_out = NIL16;
+            self.read_release(s)?;
+        }
+        Ok(())
+    }
+
+    fn check_host(&mut self, lpn: Lpn, now: u64) -> Result<(), Error> {
+        self.last_now = now;
+        self.release_handed_out()?;
+        if !self.ready {
+            return Err(Error::NotReady);
+        }
+        if lpn.0 >= self.cfg.logical_units {
+            return Err(Error::LpnOutOfRange);
+        }
+        Ok(())
+    }
+
+    /// Accepts one mapping unit of host data. Returns the slot the driver must
+    /// fill before its next call into the core; the write is then durable as far
+    /// as the host is concerned (the buffer is capacitor-backed).
+    /// `Err(Busy)` means the write buffer is full: retry after a completion.
+    pub fn write(&mut self, lpn: Lpn, now: u64) -> Result<Slot, Error> {
+        self.check_host(lpn, now)?;
+        self.admit_seq = self.admit_seq.wrapping_add(1);
+        let seq = self.admit_seq;
+        if let Loc::Buffer(s) = self.loc(lpn)? {
+            let m = self.slot_mut(s)?;
+            if m.state == SlotState::WbPending {
+                m.aux = seq;
+                self.stats.host_write_units = self.stats.host_write_units.saturating_add(1);
+                return Ok(s);
+            }
+        }
+        let Some(s) = self.wb_alloc()? else {
+            return Err(Error::Busy);
+        };
+        self.drop_flash_copy(lpn)?;
+        self.set_loc(lpn, Loc::Buffer(s))?;
+        *self.slot_mut(s)? = SlotMeta {
+            lpn: lpn.0,
+            aux: seq,
+            next: NIL16,
+            state: SlotState::WbPending,
+        };
+        self.pending_push_back(s)?;
+        self.stats.host_write_units = self.stats.host_write_units.saturating_add(1);
+        self.pump()?;
+        Ok(s)
+    }
+
+    /// Starts a host read of one mapping unit.
+    pub fn read(&mut self, tag: Tag, lpn: Lpn, now: u64) -> Result<ReadStart, Error> {
+        self.check_host(lpn, now)?;
+        let start = match self.loc(lpn)? {
+            Loc::Unmapped => ReadStart::Unmapped,
+            Loc::Lost => ReadStart::Lost,
+            Loc::Buffer(s) => ReadStart::Buffered(s),
+            Loc::Flash(pun) => {
+                if self.ops_available() == 0 {
+                    return Err(Error::Busy);
+                }
+                let Some(s) = self.read_alloc()? else {
+                    return Err(Error::Busy);
+                };
+                *self.slot_mut(s)? = SlotMeta {
+                    lpn: tag.0,
+                    aux: pun.0,
+                    next: NIL16,
+                    state: SlotState::Reading,
+                };
+                let page = self.g.page_of_unit(pun);
+                let mut units = UnitMask::default();
+                units.insert(self.g.unit_offset(pun));
+                let mut dst = [Slot(0); MAX_UNITS_PER_PAGE];
+                dst[0] = s;
+                self.emit(
+                    OpKind::HostRead,
+                    NandCmd::Read { page, units, dst },
+                    Origin::Host,
+                    1,
+                    tag.0,
+                )?;
+                ReadStart::Issued
+            }
+        };
+        self.stats.host_read_units = self.stats.host_read_units.saturating_add(1);
+        Ok(start)
+    }
+
+    /// Discards one mapping unit; later reads return zeros.
+    pub fn trim(&mut self, lpn: Lpn, now: u64) -> Result<(), Error> {
+        self.check_host(lpn, now)?;
+        match self.loc(lpn)? {
+            Loc::Flash(p) => self.invalidate_unit(p)?,
+            Loc::Buffer(s) => {
+                let m = self.slot_mut(s)?;
+                if m.state == SlotState::WbPending {
+                    m.state = SlotState::WbDead;
+                    self.pending_dead = self.pending_dead.saturating_add(1);
+                }
+            }
+            Loc::Unmapped | Loc::Lost => {}
+        }
+        self.set_loc(lpn, Loc::Unmapped)
+    }
+
+    /// Asks for everything written so far to reach flash; a
+    /// [`HostCompletion::Flush`] with `tag` follows. Partly filled pages are padded.
+    pub fn flush(&mut self, tag: Tag, now: u64) -> Result<(), Error> {
+        self.last_now = now;
+        self.release_handed_out()?;
+        if !self.ready {
+            return Err(Error::NotReady);
+        }
+        let target = self.admit_seq;
+        if self.flushes.push((tag, target)).is_err() {
+            return Err(Error::Busy);
+        }
+        self.force_flush = true;
+        self.check_flushes()?;
+        self.pump()
+    }
+
+    /// Next finished host command, if any.
+    pub fn poll_completion(&mut self) -> Option<HostCompletion> {
+        self.release_handed_out().ok()?;
+        if let Some(tag) = self.flush_done.pop_front() {
+            return Some(HostCompletion::Flush { tag });
+        }
+        let i = self.done.pop(self.t.slots).ok().flatten()?;
+        let m = self.t.slots.get_mut(usize::from(i))?;
+        let status = if m.state == SlotState::ReadDone {
+            ReadStatus::Ok
+        } else {
+            ReadStatus::MediaError
+        };
+        m.state = SlotState::ReadHandedOut;
+        let tag = Tag(m.lpn);
+        self.handed_out = i;
+        Some(HostCompletion::Read {
+            tag,
+            slot: Slot(i),
+            status,
+        })
+    }
+
+    /// Hands the core the result of an operation it emitted.
+    pub fn complete(&mut self, id: OpId, result: NandResult, now: u64) -> Result<(), Error> {
+        self.last_now = now;
+        self.release_handed_out()?;
+        let e = self.take_op(id)?;
+        match e.kind {
+            OpKind::Free => return Err(Error::UnknownOp),
+            OpKind::HostRead => self.host_read_done(&e.cmd, result)?,
+            OpKind::HostProgram => self.host_program_done(&e.cmd, e.count, result)?,
+            OpKind::GcRead => self.gc_read_done(&e.cmd, result)?,
+            OpKind::GcProgram => self.gc_program_done(&e.cmd, e.count, result)?,
+            OpKind::Erase => self.erase_done(&e.cmd, result)?,
+            OpKind::FormatErase => self.format_erase_done(&e.cmd, result)?,
+        }
+        self.pump()
+    }
+
+    fn host_read_done(&mut self, cmd: &NandCmd, result: NandResult) -> Result<(), Error> {
+        let NandCmd::Read { dst, .. } = cmd else {
+            return Err(Error::Corrupt("host read op is not a read"));
+        };
+        let s = dst[0];
+        let ok = result.is_ok();
+        if !ok {
+            self.stats.host_read_errors = self.stats.host_read_errors.saturating_add(1);
+        }
+        self.slot_mut(s)?.state = if ok {
+            SlotState::ReadDone
+        } else {
+            SlotState::ReadFailed
+        };
+        self.done.push_back(self.t.slots, s.0)
+    }
+
+    fn host_program_done(
+        &mut self,
+        cmd: &NandCmd,
+        count: u8,
+        result: NandResult,
+    ) -> Result<(), Error> {
+        let NandCmd::Program { page, src, spare } = cmd else {
+            return Err(Error::Corrupt("host program op is not a program"));
+        };
+        let b = self.g.block_of(*page);
+        {
+            let m = self.blk_mut(b)?;
+            m.pending = m.pending.saturating_sub(1);
+        }
+        let failed = result.is_err();
+        for (j, (s, lpn)) in src
+            .iter()
+            .zip(spare.lpns.iter())
+            .take(usize::from(count))
+            .enumerate()
+        {
+            let current = self.loc(*lpn)? == Loc::Buffer(*s);
+            if current && !failed {
+                let pun = self.g.pun(*page, j as u8);
+                self.set_loc(*lpn, Loc::Flash(pun))?;
+                self.validate_unit(pun, *lpn)?;
+                self.wb_release(*s)?;
+            } else if current {
+                self.slot_mut(*s)?.state = SlotState::WbPending;
+                self.pending_push_front(*s)?;
+            } else {
+                self.wb_release(*s)?;
+            }
+        }
+        if failed {
+            self.stats.program_failures = self.stats.program_failures.saturating_add(1);
+            self.retire_block(b)?;
+        }
+        self.block_settle(b)?;
+        self.check_flushes()
+    }
+
+    fn format_erase_done(&mut self, cmd: &NandCmd, result: NandResult) -> Result<(), Error> {
+        let NandCmd::Erase { block } = cmd else {
+            return Err(Error::Corrupt("format op is not an erase"));
+        };
+        self.format_pending = self.format_pending.saturating_sub(1);
+        if result.is_ok() {
+            let m = self.blk_mut(*block)?;
+            m.pe = m.pe.saturating_add(1);
+            self.free_push(*block)?;
+        } else {
+            self.blk_mut(*block)?.state = BlockState::Bad;
+            self.stats.bad_blocks = self.stats.bad_blocks.saturating_add(1);
+        }
+        if self.format_pending == 0 && self.format_cursor >= self.g.total_blocks() {
+            self.ready = true;
+        }
+        Ok(())
+    }
+
+    /// Queues a plane for GC / retirement / wear-levelling attention.
+    pub(crate) fn attend(&mut self, p: PlaneId) -> Result<(), Error> {
+        let tail = self.attn_tail;
+        let pl = self.pl_mut(p)?;
+        if pl.in_attn {
+            return Ok(());
+        }
+        pl.in_attn = true;
+        pl.attn_next = NIL;
+        if tail == NIL {
+            self.attn_head = p.0;
+        } else {
+            self.pl_mut(PlaneId(tail))?.attn_next = p.0;
+        }
+        self.attn_tail = p.0;
+        Ok(())
+    }
+
+    fn attn_pop(&mut self) -> Result<Option<PlaneId>, Error> {
+        if self.attn_head == NIL {
+            return Ok(None);
+        }
+        let p = PlaneId(self.attn_head);
+        let pl = self.pl_mut(p)?;
+        let next = pl.attn_next;
+        pl.in_attn = false;
+        pl.attn_next = NIL;
+        self.attn_head = next;
+        if next == NIL {
+            self.attn_tail = NIL;
+        }
+        Ok(Some(p))
+    }
+
+    /// Emits whatever work can start now: format erases, GC, buffer flushes.
+    pub(crate) fn pump(&mut self) -> Result<(), Error> {
+        if !self.ready {
+            let total = self.g.total_blocks();
+            while self.format_cursor < total && self.ops_available() > 0 {
+                let block = BlockId(self.format_cursor);
+                self.emit(
+                    OpKind::FormatErase,
+                    NandCmd::Erase { block },
+                    Origin::Meta,
+                    0,
+                    0,
+                )?;
+                self.format_cursor += 1;
+                self.format_pending += 1;
+            }
+            return Ok(());
+        }
+        // Each queued plane gets one turn per pump; planes re-queued during
+        // their turn wait for the next pump, so this loop always ends.
+        let mut turns = self.g.planes();
+        while turns > 0 {
+            turns -= 1;
+            let Some(p) = self.attn_pop()? else { break };
+            self.gc_step(p)?;
+        }
+        self.flush_buffer()
+    }
+
+    /// Plane visited at round-robin position `c`: channels first, then dies, then planes.
+    fn plane_order(&self, c: u32) -> PlaneId {
+        let ch = u32::from(self.g.channels);
+        let dies = u32::from(self.g.dies_per_channel);
+        let planes = u32::from(self.g.planes_per_die);
+        let channel = c % ch;
+        let r = c / ch;
+        let die = r % dies;
+        let plane = (r / dies) % planes;
+        PlaneId((channel * dies + die) * planes + plane)
+    }
+
+    /// Finds a plane whose host stream can take a page now, opening a block if needed.
+    fn host_target(&mut self) -> Result<Option<BlockId>, Error> {
+        let n = self.g.planes();
+        for _ in 0..n {
+            let p = self.plane_order(self.host_cursor);
+            self.host_cursor = (self.host_cursor + 1) % n;
+            let active = self.pl(p)?.host_active;
+            if active != NIL {
+                return Ok(Some(BlockId(active)));
+            }
+            if let Some(b) = self.open_block(p, Stream::Host)? {
+                self.pl_mut(p)?.host_active = b.0;
+                return Ok(Some(b));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Programs full pages from the write buffer (and a padded last page when flushing).
+    fn flush_buffer(&mut self) -> Result<(), Error> {
+        let upp = u32::from(self.g.units_per_page);
+        let host_ops_floor = self.cfg.max_inflight / 4;
+        loop {
+            let live = self.pending_live();
+            if live == 0 || (live < upp && !self.force_flush) {
+                return Ok(());
+            }
+            if self.ops_available() <= host_ops_floor {
+                return Ok(());
+            }
+            let Some(b) = self.host_target()? else {
+                return Ok(());
+            };
+            let mut src = [Slot(0); MAX_UNITS_PER_PAGE];
+            let mut spare = Spare {
+                kind: PageKind::Data,
+                ..Spare::default()
+            };
+            let mut n = 0u8;
+            while u32::from(n) < upp {
+                let Some(s) = self.pending_pop_live()? else {
+                    break;
+                };
+                let m = self.slot_mut(s)?;
+                m.state = SlotState::WbProgramming;
+                let lpn = Lpn(m.lpn);
+                let i = usize::from(n);
+                if let (Some(d), Some(l)) = (src.get_mut(i), spare.lpns.get_mut(i)) {
+                    *d = s;
+                    *l = lpn;
+                }
+                spare.units.insert(n);
+                n += 1;
+            }
+            if n == 0 {
+                return Ok(());
+            }
+            self.stats.pad_units = self
+                .stats
+                .pad_units
+                .saturating_add(u64::from(upp - u32::from(n)));
+            let page = self.next_page_of(b, Stream::Host)?;
+            spare.seq = self.next_seq();
+            self.emit(
+                OpKind::HostProgram,
+                NandCmd::Program { page, src, spare },
+                Origin::Host,
+                n,
+                0,
+            )?;
+        }
+    }
+
+    /// Claims the next page of an open block and closes the stream's slot when the block fills.
+    pub(crate) fn next_page_of(
+        &mut self,
+        b: BlockId,
+        stream: Stream,
+    ) -> Result<crate::addr::Ppn, Error> {
+        let ppb = self.g.pages_per_block;
+        let page = {
+            let m = self.blk_mut(b)?;
+            if m.state != BlockState::Open || u32::from(m.next_page) >= ppb {
+                return Err(Error::Corrupt("programming a block that is not open"));
+            }
+            let page = u32::from(m.next_page);
+            m.next_page += 1;
+            m.pending += 1;
+            page
+        };
+        if page + 1 >= ppb {
+            let p = self.g.plane_of(b);
+            let pl = self.pl_mut(p)?;
+            match stream {
+                Stream::Host if pl.host_active == b.0 => pl.host_active = NIL,
+                Stream::Gc if pl.gc_active == b.0 => pl.gc_active = NIL,
+                _ => {}
+            }
+        }
+        Ok(self.g.ppn(b, page))
+    }
+
+    pub(crate) fn next_seq(&mut self) -> u64 {
+        self.seq = self.seq.wrapping_add(1);
+        self.seq
+    }
+
+    /// Completes flushes whose data has all left the write buffer.
+    fn check_flushes(&mut self) -> Result<(), Error> {
+        let w = self.cfg.write_buffer_units as usize;
+        let mut i = 0;
+        while i < self.flushes.len() {
+            let Some(&(tag, target)) = self.flushes.get(i) else {
+                break;
+            };
+            // A unit admitted at or before the flush (sequence numbers wrap).
+            let blocked = self.t.slots.iter().take(w).any(|m| {
+                matches!(m.state, SlotState::WbPending | SlotState::WbProgramming)
+                    && target.wrapping_sub(m.aux) < 0x8000_0000
+            });
+            if blocked {
+                i += 1;
+                continue;
+            }
+            self.flushes.swap_remove(i);
+            if self.flush_done.push_back(tag).is_err() {
+                return Err(Error::Corrupt("flush completion queue full"));
+            }
+        }
+        if self.flushes.is_empty() {
+            self.force_flush = false;
+        }
+        Ok(())
+    }
+
+    /// Checks every cross-table invariant (slow: for tests and debugging).
+    ///
+    /// L2P and P2L agree both ways, every block's valid count equals its live
+    /// units, and every full block is on the bucket list of its valid count.
+    pub fn audit(&self) -> Result<(), Error> {
+        let upb = self.g.units_per_block();
+        let total_units = self.g.total_units();
+        for (l, w) in self
+            .t
+            .l2p
+            .iter()
+            .take(self.cfg.logical_units as usize)
+            .enumerate()
+        {
+            if let Loc::Flash(p) = Loc::decode(*w) {
+                if p.0 >= total_units {
+                    return Err(Error::Corrupt("l2p points outside the array"));
+                }
+                if self.p2l(p)? != Some(Lpn(l as u32)) {
+                    return Err(Error::Corrupt("l2p and p2l disagree"));
+                }
+            }
+        }
+        for b in 0..self.g.total_blocks() {
+            let mut live = 0u32;
+            for u in 0..upb {
+                let pun = crate::addr::Pun(b * upb + u);
+                if let Some(l) = self.p2l(pun)? {
+                    if self.loc(l)? != Loc::Flash(pun) {
+                        return Err(Error::Corrupt("p2l entry not referenced by l2p"));
+                    }
+                    live += 1;
+                }
+            }
+            let m = self.blk(BlockId(b))?;
+            if u32::from(m.valid) != live {
+                return Err(Error::Corrupt("valid count differs from live units"));
+            }
+        }
+        for p in 0..self.g.planes() {
+            for v in 0..=upb {
+                let mut cur = self.bucket_head(PlaneId(p), v as u16)?;
+                while cur != NIL {
+                    let m = self.blk(BlockId(cur))?;
+                    if m.state != BlockState::Full || u32::from(m.valid) != v {
+                        return Err(Error::Corrupt("bucket list holds a wrong block"));
+                    }
+                    cur = m.next;
+                }
+            }
+        }
+        Ok(())
+    }
+}

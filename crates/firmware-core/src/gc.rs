@@ -1,0 +1,335 @@
+//! Garbage collection, per plane: greedy victim selection, relocation through
+//! per-plane GC slots into the plane's GC active block, and erase.
+//!
+//! Data path of one GC migration: the victim's valid units are read into GC
+//! slots (`GcRead`), queued in the plane's holding FIFO, packed into pages of
+//! the GC active block (`GcProgram`); on completion each unit is remapped only
+//! if the host has not overwritten it meanwhile. Once the victim holds no
+//! valid unit it is erased and returns to the free list.
+//!
+//! Forward progress: hosts may not take a plane's last `gc_reserve_blocks`
+//! free blocks, a victim always has fewer valid units than a block holds, and
+//! GC slots are reserved per plane, so GC never waits for the host.
+
+use crate::addr::{BlockId, Lpn, PlaneId, Pun, UnitMask, MAX_UNITS_PER_PAGE};
+use crate::error::Error;
+use crate::ftl::{Ftl, Stream};
+use crate::mapping::Loc;
+use crate::nand::{NandCmd, NandResult, Origin, PageKind, Slot, Spare};
+use crate::tables::{BlockState, OpKind, SlotState, NIL};
+
+impl Ftl<'_> {
+    /// Does whatever GC work plane `p` can start now.
+    pub(crate) fn gc_step(&mut self, p: PlaneId) -> Result<(), Error> {
+        loop {
+            if self.pl(p)?.victim == NIL && !self.choose_victim(p)? {
+                // Nothing to reclaim, but relocated data may still wait for a page.
+                return self.gc_program_holding(p, true);
+            }
+            let victim = BlockId(self.pl(p)?.victim);
+            self.gc_issue_reads(p, victim)?;
+            let scanned = self.pl(p)?.victim_cursor >= self.g.pages_per_block;
+            let reads_done = self.pl(p)?.gc_reads == 0;
+            self.gc_program_holding(p, scanned && reads_done)?;
+            if !(scanned && reads_done && self.blk(victim)?.valid == 0) {
+                return Ok(());
+            }
+            if !self.finish_victim(p, victim)? {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Picks the next victim of plane `p`: retiring blocks first, then greedy GC
+    /// when free blocks run low, then a wear-levelling candidate.
+    fn choose_victim(&mut self, p: PlaneId) -> Result<bool, Error> {
+        let (victim, origin) = if let Some(b) = self.take_retiring(p)? {
+            (b, Origin::Retire)
+        } else if self.pl(p)?.free_count <= self.cfg.gc_trigger_blocks {
+            match self.greedy_victim(p)? {
+                Some(b) => (b, Origin::Gc),
+                None => return Ok(false),
+            }
+        } else {
+            let c = self.pl(p)?.wl_candidate;
+            if c == NIL || self.pl(p)?.free_count <= self.cfg.gc_reserve_blocks {
+                return Ok(false);
+            }
+            self.pl_mut(p)?.wl_candidate = NIL;
+            if self.blk(BlockId(c))?.state != BlockState::Full {
+                return Ok(false);
+            }
+            (BlockId(c), Origin::WearLevel)
+        };
+        if origin != Origin::Retire {
+            self.bucket_remove(victim)?;
+            self.blk_mut(victim)?.state = BlockState::Victim;
+        }
+        let pl = self.pl_mut(p)?;
+        pl.victim = victim.0;
+        pl.victim_origin = origin;
+        pl.victim_cursor = 0;
+        Ok(true)
+    }
+
+    /// Issues reads of the victim's valid units while GC slots and op entries last.
+    fn gc_issue_reads(&mut self, p: PlaneId, victim: BlockId) -> Result<(), Error> {
+        let ppb = self.g.pages_per_block;
+        let upp = self.g.units_per_page;
+        let origin = self.pl(p)?.victim_origin;
+        let mut free_slots = self.gc_slots_free(p)?;
+        loop {
+            let cursor = self.pl(p)?.victim_cursor;
+            if cursor >= ppb {
+                return Ok(());
+            }
+            let page = self.g.ppn(victim, cursor);
+            let mut units = UnitMask::default();
+            for off in 0..upp {
+                if self.p2l(self.g.pun(page, off))?.is_some() {
+                    units.insert(off);
+                }
+            }
+            let need = units.count();
+            if need > 0 {
+                if free_slots < need || self.ops_available() == 0 {
+                    return Ok(());
+                }
+                let mut dst = [Slot(0); MAX_UNITS_PER_PAGE];
+                let mut j = 0usize;
+                for off in 0..upp {
+                    if !units.contains(off) {
+                        continue;
+                    }
+                    let pun = self.g.pun(page, off);
+                    let lpn = self.p2l(pun)?.ok_or(Error::Corrupt("gc unit vanished"))?;
+                    let s = self
+                        .gc_slot_alloc(p)?
+                        .ok_or(Error::Corrupt("gc slot count"))?;
+                    {
+                        let m = self.slot_mut(s)?;
+                        m.lpn = lpn.0;
+                        m.aux = pun.0;
+                        m.state = SlotState::GcReading;
+                    }
+                    if let Some(d) = dst.get_mut(j) {
+                        *d = s;
+                    }
+                    j += 1;
+                }
+                free_slots -= need;
+                self.emit(
+                    OpKind::GcRead,
+                    NandCmd::Read { page, units, dst },
+                    origin,
+                    need as u8,
+                    0,
+                )?;
+                let pl = self.pl_mut(p)?;
+                pl.gc_reads += 1;
+                self.stats.gc_read_units = self.stats.gc_read_units.saturating_add(u64::from(need));
+            }
+            self.pl_mut(p)?.victim_cursor = cursor + 1;
+        }
+    }
+
+    /// Programs relocated units into the plane's GC active block, a page at a time;
+    /// with `drain`, a last partial page too.
+    fn gc_program_holding(&mut self, p: PlaneId, drain: bool) -> Result<(), Error> {
+        let upp = u16::from(self.g.units_per_page);
+        loop {
+            let held = self.pl(p)?.hold.len;
+            if held == 0 || (held < upp && !drain) || self.ops_available() == 0 {
+                return Ok(());
+            }
+            let mut dest = self.pl(p)?.gc_active;
+            if dest == NIL {
+                match self.open_block(p, Stream::Gc)? {
+                    Some(b) => {
+                        self.pl_mut(p)?.gc_active = b.0;
+                        dest = b.0;
+                    }
+                    None => return Ok(()),
+                }
+            }
+            let mut src = [Slot(0); MAX_UNITS_PER_PAGE];
+            let mut spare = Spare {
+                kind: PageKind::Data,
+                ..Spare::default()
+            };
+            let mut n = 0u8;
+            while u16::from(n) < upp {
+                let popped = {
+                    let pl = self
+                        .t
+                        .planes
+                        .get_mut(p.0 as usize)
+                        .ok_or(Error::AddressOutOfRange)?;
+                    pl.hold.pop(self.t.slots)?
+                };
+                let Some(i) = popped else { break };
+                let s = Slot(i);
+                let m = self.slot_mut(s)?;
+                m.state = SlotState::GcProgramming;
+                let lpn = Lpn(m.lpn);
+                if let (Some(d), Some(l)) = (
+                    src.get_mut(usize::from(n)),
+                    spare.lpns.get_mut(usize::from(n)),
+                ) {
+                    *d = s;
+                    *l = lpn;
+                }
+                spare.units.insert(n);
+                n += 1;
+            }
+            let pad = u64::from(upp.saturating_sub(u16::from(n)));
+            self.stats.pad_units = self.stats.pad_units.saturating_add(pad);
+            let origin = self.pl(p)?.victim_origin;
+            let page = self.next_page_of(BlockId(dest), Stream::Gc)?;
+            spare.seq = self.next_seq();
+            self.emit(
+                OpKind::GcProgram,
+                NandCmd::Program { page, src, spare },
+                origin,
+                n,
+                0,
+            )?;
+        }
+    }
+
+    /// Erases (or retires) an emptied victim. Returns false if no op entry was free.
+    fn finish_victim(&mut self, p: PlaneId, victim: BlockId) -> Result<bool, Error> {
+        let origin = self.pl(p)?.victim_origin;
+        if self.blk(victim)?.state == BlockState::Retiring {
+            self.blk_mut(victim)?.state = BlockState::Bad;
+            self.stats.bad_blocks = self.stats.bad_blocks.saturating_add(1);
+        } else {
+            if self.ops_available() == 0 {
+                return Ok(false);
+            }
+            self.emit(
+                OpKind::Erase,
+                NandCmd::Erase { block: victim },
+                origin,
+                0,
+                0,
+            )?;
+            match origin {
+                Origin::WearLevel => self.stats.wl_moves = self.stats.wl_moves.saturating_add(1),
+                _ => self.stats.gc_victims = self.stats.gc_victims.saturating_add(1),
+            }
+        }
+        self.pl_mut(p)?.victim = NIL;
+        Ok(true)
+    }
+
+    /// A GC read finished: queue live units for programming, or record them lost.
+    pub(crate) fn gc_read_done(&mut self, cmd: &NandCmd, result: NandResult) -> Result<(), Error> {
+        let NandCmd::Read { page, units, dst } = cmd else {
+            return Err(Error::Corrupt("gc read op is not a read"));
+        };
+        let p = self.g.plane_of(self.g.block_of(*page));
+        {
+            let pl = self.pl_mut(p)?;
+            pl.gc_reads = pl.gc_reads.saturating_sub(1);
+        }
+        for s in dst.iter().take(units.count() as usize) {
+            let (lpn, from) = {
+                let m = self.slot(*s)?;
+                (Lpn(m.lpn), Pun(m.aux))
+            };
+            let live = self.loc(lpn)? == Loc::Flash(from);
+            match (&result, live) {
+                (Ok(_), true) => {
+                    self.slot_mut(*s)?.state = SlotState::GcHolding;
+                    let pl = self
+                        .t
+                        .planes
+                        .get_mut(p.0 as usize)
+                        .ok_or(Error::AddressOutOfRange)?;
+                    pl.hold.push_back(self.t.slots, s.0)?;
+                }
+                (Err(_), true) => {
+                    self.invalidate_unit(from)?;
+                    self.set_loc(lpn, Loc::Lost)?;
+                    self.stats.lost_units = self.stats.lost_units.saturating_add(1);
+                    self.gc_slot_release(p, *s)?;
+                }
+                (_, false) => self.gc_slot_release(p, *s)?,
+            }
+        }
+        self.attend(p)
+    }
+
+    /// A GC program finished: remap units still current, or requeue them on failure.
+    pub(crate) fn gc_program_done(
+        &mut self,
+        cmd: &NandCmd,
+        count: u8,
+        result: NandResult,
+    ) -> Result<(), Error> {
+        let NandCmd::Program { page, src, .. } = cmd else {
+            return Err(Error::Corrupt("gc program op is not a program"));
+        };
+        let b = self.g.block_of(*page);
+        let p = self.g.plane_of(b);
+        {
+            let m = self.blk_mut(b)?;
+            m.pending = m.pending.saturating_sub(1);
+        }
+        if result.is_err() {
+            // Requeue in reverse so the original order is kept at the head.
+            for s in src.iter().take(usize::from(count)).rev() {
+                self.slot_mut(*s)?.state = SlotState::GcHolding;
+                let pl = self
+                    .t
+                    .planes
+                    .get_mut(p.0 as usize)
+                    .ok_or(Error::AddressOutOfRange)?;
+                pl.hold.push_front(self.t.slots, s.0)?;
+            }
+            self.stats.program_failures = self.stats.program_failures.saturating_add(1);
+            self.retire_block(b)?;
+        } else {
+            for (j, s) in src.iter().take(usize::from(count)).enumerate() {
+                let (lpn, from) = {
+                    let m = self.slot(*s)?;
+                    (Lpn(m.lpn), Pun(m.aux))
+                };
+                if self.loc(lpn)? == Loc::Flash(from) {
+                    let to = self.g.pun(*page, j as u8);
+                    self.invalidate_unit(from)?;
+                    self.set_loc(lpn, Loc::Flash(to))?;
+                    self.validate_unit(to, lpn)?;
+                } else {
+                    self.stats.gc_stale_units = self.stats.gc_stale_units.saturating_add(1);
+                }
+                self.gc_slot_release(p, *s)?;
+            }
+        }
+        self.block_settle(b)?;
+        self.attend(p)
+    }
+
+    /// A victim erase finished: the block is free again, or bad.
+    pub(crate) fn erase_done(&mut self, cmd: &NandCmd, result: NandResult) -> Result<(), Error> {
+        let NandCmd::Erase { block } = cmd else {
+            return Err(Error::Corrupt("erase op is not an erase"));
+        };
+        let p = self.g.plane_of(*block);
+        if result.is_ok() {
+            {
+                let m = self.blk_mut(*block)?;
+                m.pe = m.pe.saturating_add(1);
+            }
+            self.free_push(*block)?;
+            self.wear_tick(p)?;
+        } else {
+            self.blk_mut(*block)?.state = BlockState::Bad;
+            self.stats.erase_failures = self.stats.erase_failures.saturating_add(1);
+            self.stats.grown_bad_blocks = self.stats.grown_bad_blocks.saturating_add(1);
+            self.stats.bad_blocks = self.stats.bad_blocks.saturating_add(1);
+        }
+        self.attend(p)
+    }
+}

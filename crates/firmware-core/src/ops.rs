@@ -1,0 +1,126 @@
+//! The in-flight operation table and the outbound queue the driver drains.
+//!
+//! An [`OpId`] is `generation << 16 | index`: a completion for an entry that was
+//! already completed (or never issued) is detected and refused.
+
+use crate::error::Error;
+use crate::ftl::Ftl;
+use crate::nand::{NandCmd, NandOp, OpId, Origin};
+use crate::tables::{stack_pop, stack_push, OpEntry, OpKind, NIL16};
+
+impl Ftl<'_> {
+    /// Fills the free stack of operation entries.
+    pub(crate) fn init_ops(&mut self) -> Result<(), Error> {
+        self.op_free = NIL16;
+        let n = self.cfg.max_inflight;
+        let mut i = n;
+        while i > 0 {
+            i -= 1;
+            let idx =
+                u16::try_from(i).map_err(|_| Error::InvalidConfig("max_inflight above 65535"))?;
+            let e = self
+                .t
+                .ops
+                .get_mut(usize::from(idx))
+                .ok_or(Error::TableTooSmall("ops"))?;
+            let generation = e.generation;
+            *e = OpEntry {
+                generation,
+                ..OpEntry::default()
+            };
+            stack_push(self.t.ops, &mut self.op_free, idx)?;
+        }
+        self.op_free_count = n;
+        Ok(())
+    }
+
+    /// Operation entries available.
+    #[inline]
+    pub(crate) fn ops_available(&self) -> u32 {
+        self.op_free_count
+    }
+
+    /// Records an operation and queues it for the driver.
+    pub(crate) fn emit(
+        &mut self,
+        kind: OpKind,
+        cmd: NandCmd,
+        origin: Origin,
+        count: u8,
+        tag: u32,
+    ) -> Result<(), Error> {
+        let Some(i) = stack_pop(self.t.ops, &mut self.op_free)? else {
+            return Err(Error::Busy);
+        };
+        self.op_free_count = self.op_free_count.saturating_sub(1);
+        {
+            let e = self
+                .t
+                .ops
+                .get_mut(usize::from(i))
+                .ok_or(Error::Corrupt("op index"))?;
+            e.kind = kind;
+            e.cmd = cmd;
+            e.origin = origin;
+            e.count = count;
+            e.tag = tag;
+        }
+        self.outbound.push_back(self.t.ops, i)?;
+        self.count_emitted(&cmd, origin);
+        Ok(())
+    }
+
+    /// Next operation for the driver, oldest first.
+    pub fn poll_op(&mut self) -> Option<NandOp> {
+        let i = self.outbound.pop(self.t.ops).ok().flatten()?;
+        let e = self.t.ops.get(usize::from(i))?;
+        Some(NandOp {
+            id: OpId((u32::from(e.generation) << 16) | u32::from(i)),
+            cmd: e.cmd,
+            origin: e.origin,
+        })
+    }
+
+    /// Operations emitted but not yet taken by [`Ftl::poll_op`].
+    pub fn ops_queued(&self) -> usize {
+        usize::from(self.outbound.len)
+    }
+
+    /// Removes a completed operation from the table and returns what it was.
+    pub(crate) fn take_op(&mut self, id: OpId) -> Result<OpEntry, Error> {
+        let idx = (id.0 & 0xffff) as u16;
+        let generation = (id.0 >> 16) as u16;
+        let e = self
+            .t
+            .ops
+            .get_mut(usize::from(idx))
+            .ok_or(Error::UnknownOp)?;
+        if e.kind == OpKind::Free || e.generation != generation {
+            return Err(Error::UnknownOp);
+        }
+        let out = *e;
+        e.kind = OpKind::Free;
+        e.generation = e.generation.wrapping_add(1);
+        stack_push(self.t.ops, &mut self.op_free, idx)?;
+        self.op_free_count = self.op_free_count.saturating_add(1);
+        Ok(out)
+    }
+
+    fn count_emitted(&mut self, cmd: &NandCmd, origin: Origin) {
+        let s = &mut self.stats;
+        match cmd {
+            NandCmd::Read { .. } => s.nand_reads = s.nand_reads.saturating_add(1),
+            NandCmd::Program { spare, .. } => {
+                s.nand_programs = s.nand_programs.saturating_add(1);
+                let n = u64::from(spare.units.count());
+                match origin {
+                    Origin::Host => s.host_program_units = s.host_program_units.saturating_add(n),
+                    Origin::Meta => {}
+                    _ => s.gc_program_units = s.gc_program_units.saturating_add(n),
+                }
+            }
+            NandCmd::Erase { .. } => s.nand_erases = s.nand_erases.saturating_add(1),
+            NandCmd::Copyback { .. } => s.nand_copybacks = s.nand_copybacks.saturating_add(1),
+        }
+    }
+}

@@ -1,0 +1,171 @@
+//! A tiny strict medium for the core's own tests (the full model lives in `nand-model`).
+#![allow(dead_code)]
+
+use firmware_core::{
+    BlockId, Geometry, Nand, NandError, NandResult, Ppn, ReadReport, Spare, UnitMask,
+};
+
+/// Vec-backed medium with program-order checks and scheduled failures.
+pub struct TestNand {
+    pub g: Geometry,
+    pages: Vec<Option<(Vec<u64>, Spare)>>,
+    next: Vec<u32>,
+    bad: Vec<bool>,
+    pub pe: Vec<u32>,
+    /// Fail the program when this counter hits zero (counts programs).
+    pub fail_program_every: u64,
+    pub fail_erase_every: u64,
+    programs: u64,
+    erases: u64,
+}
+
+impl TestNand {
+    pub fn new(g: Geometry) -> Self {
+        let pages = g.total_pages() as usize;
+        let blocks = g.total_blocks() as usize;
+        TestNand {
+            g,
+            pages: vec![None; pages],
+            next: vec![0; blocks],
+            bad: vec![false; blocks],
+            pe: vec![0; blocks],
+            fail_program_every: 0,
+            fail_erase_every: 0,
+            programs: 0,
+            erases: 0,
+        }
+    }
+}
+
+impl Nand for TestNand {
+    type Unit = u64;
+
+    fn read(&mut self, page: Ppn, units: UnitMask, out: &mut [u64]) -> NandResult {
+        let p = self
+            .pages
+            .get(page.0 as usize)
+            .ok_or(NandError::BadAddress)?;
+        let Some((data, spare)) = p else {
+            return Err(NandError::Erased);
+        };
+        let mut j = 0;
+        for off in 0..self.g.units_per_page {
+            if units.contains(off) {
+                out[j] = data[off as usize];
+                j += 1;
+            }
+        }
+        Ok(ReadReport {
+            bit_errors: 0,
+            spare: *spare,
+        })
+    }
+
+    fn program(&mut self, page: Ppn, data: &[u64], spare: &Spare) -> NandResult {
+        let b = self.g.block_of(page).0 as usize;
+        if self.bad[b] {
+            return Err(NandError::ProgramFailed);
+        }
+        if self.g.page_in_block(page) != self.next[b] {
+            return Err(NandError::ProgramOrder);
+        }
+        self.next[b] += 1;
+        self.programs += 1;
+        if self.fail_program_every != 0 && self.programs.is_multiple_of(self.fail_program_every) {
+            self.bad[b] = true;
+            return Err(NandError::ProgramFailed);
+        }
+        let mut full = vec![0u64; self.g.units_per_page as usize];
+        let mut j = 0;
+        for off in 0..self.g.units_per_page {
+            if spare.units.contains(off) {
+                full[off as usize] = data[j];
+                j += 1;
+            }
+        }
+        self.pages[page.0 as usize] = Some((full, *spare));
+        Ok(ReadReport::default())
+    }
+
+    fn erase(&mut self, block: BlockId) -> NandResult {
+        let b = block.0 as usize;
+        if self.bad[b] {
+            return Err(NandError::EraseFailed);
+        }
+        self.erases += 1;
+        if self.fail_erase_every != 0 && self.erases.is_multiple_of(self.fail_erase_every) {
+            self.bad[b] = true;
+            return Err(NandError::EraseFailed);
+        }
+        let ppb = self.g.pages_per_block as usize;
+        for p in &mut self.pages[b * ppb..(b + 1) * ppb] {
+            *p = None;
+        }
+        self.next[b] = 0;
+        self.pe[b] += 1;
+        Ok(ReadReport::default())
+    }
+
+    fn copyback(&mut self, src: Ppn, dst: Ppn, spare: &Spare) -> NandResult {
+        let mut buf = [0u64; 8];
+        let upp = self.g.units_per_page;
+        self.read(src, UnitMask::full(upp), &mut buf[..upp as usize])?;
+        self.program(dst, &buf[..spare.units.count() as usize], spare)
+    }
+}
+
+/// Owned tables for a configuration (the caller-lends-memory pattern in a test).
+pub struct Store {
+    pub l2p: Vec<u32>,
+    pub p2l: Vec<u32>,
+    pub blocks: Vec<firmware_core::tables::BlockMeta>,
+    pub buckets: Vec<u32>,
+    pub planes: Vec<firmware_core::tables::PlaneState>,
+    pub slots: Vec<firmware_core::tables::SlotMeta>,
+    pub ops: Vec<firmware_core::tables::OpEntry>,
+    pub data: Vec<u64>,
+}
+
+impl Store {
+    pub fn new(cfg: &firmware_core::Config) -> Self {
+        let s = firmware_core::TableSizes::for_config(cfg).unwrap();
+        Store {
+            l2p: vec![0; s.l2p],
+            p2l: vec![0; s.p2l],
+            blocks: vec![Default::default(); s.blocks],
+            buckets: vec![0; s.buckets],
+            planes: vec![Default::default(); s.planes],
+            slots: vec![Default::default(); s.slots],
+            ops: vec![Default::default(); s.ops],
+            data: vec![0; s.slots],
+        }
+    }
+
+    pub fn split(&mut self) -> (firmware_core::Tables<'_>, &mut [u64]) {
+        (
+            firmware_core::Tables {
+                l2p: &mut self.l2p,
+                p2l: &mut self.p2l,
+                blocks: &mut self.blocks,
+                buckets: &mut self.buckets,
+                planes: &mut self.planes,
+                slots: &mut self.slots,
+                ops: &mut self.ops,
+            },
+            &mut self.data,
+        )
+    }
+}
+
+pub fn small_geometry(units_per_page: u8) -> Geometry {
+    Geometry {
+        channels: 2,
+        dies_per_channel: 1,
+        planes_per_die: 2,
+        blocks_per_plane: 16,
+        pages_per_block: 8,
+        page_bytes: 4096 * units_per_page as u32,
+        pages_per_wordline: 1,
+        units_per_page,
+    }
+}
