@@ -38,6 +38,8 @@ pub struct Stats {
     pub host_program_units: u64,
     /// Units programmed by GC, wear levelling and retirement.
     pub gc_program_units: u64,
+    /// Pages relocated through the controller (read, ECC, program: off-chip copies).
+    pub offchip_copy_pages: u64,
     /// Units of padding in partly filled pages.
     pub pad_units: u64,
     /// NAND reads emitted.

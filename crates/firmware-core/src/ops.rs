@@ -116,7 +116,10 @@ impl Ftl<'_> {
                 match origin {
                     Origin::Host => s.host_program_units = s.host_program_units.saturating_add(n),
                     Origin::Meta => {}
-                    _ => s.gc_program_units = s.gc_program_units.saturating_add(n),
+                    _ => {
+                        s.gc_program_units = s.gc_program_units.saturating_add(n);
+                        s.offchip_copy_pages = s.offchip_copy_pages.saturating_add(1);
+                    }
                 }
             }
             NandCmd::Erase { .. } => s.nand_erases = s.nand_erases.saturating_add(1),

@@ -1,1 +1,69 @@
-fn main() {}
+//! `ftl`: replay block traces and synthetic workloads on a simulated SSD
+//! running the firmware-core FTL, and report what happened.
+
+mod common;
+mod progress;
+mod replay;
+mod synth;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Replays block I/O traces and synthetic workloads on a simulated SSD.
+#[derive(Parser, Debug)]
+#[command(name = "ftl", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Option<Cmd>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Cmd {
+    /// Replay one or more traces (the bundled trace when none is given).
+    Replay(replay::ReplayArgs),
+    /// Run a synthetic workload.
+    Synth(synth::SynthArgs),
+    /// List the built-in configurations.
+    Presets(common::PresetsArgs),
+}
+
+/// A failure, with the exit status it maps to.
+#[derive(Debug)]
+pub enum CliError {
+    /// Bad input (config, trace, arguments): exit status 2.
+    Input(String),
+    /// The simulation failed: exit status 1.
+    Run(String),
+}
+
+impl From<firmware_core::Error> for CliError {
+    fn from(e: firmware_core::Error) -> Self {
+        CliError::Run(format!("simulation failed: {e}"))
+    }
+}
+
+fn main() -> ExitCode {
+    let mut cli = Cli::parse();
+    if cli.cmd.is_none() {
+        // Bare `ftl` (what `cargo run --release` runs) replays the bundled trace.
+        cli = Cli::parse_from(["ftl", "replay"]);
+    }
+    let result = match cli.cmd {
+        None => Err(CliError::Input("no command".into())),
+        Some(Cmd::Replay(a)) => replay::run(a),
+        Some(Cmd::Synth(a)) => synth::run(a),
+        Some(Cmd::Presets(a)) => common::list_presets(&a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(CliError::Input(m)) => {
+            eprintln!("error: {m}");
+            ExitCode::from(2)
+        }
+        Err(CliError::Run(m)) => {
+            eprintln!("error: {m}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -4,4 +4,10 @@
 #![warn(missing_docs)]
 
 pub mod config;
+pub mod engine;
+pub mod hist;
+pub mod report;
+pub mod sim;
+pub mod timing;
 pub mod trace;
+pub mod workload;

@@ -1,0 +1,130 @@
+//! Options every run command shares, and how they turn into a configuration and a report.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use serde_json::Value;
+use sim_harness::config::{presets, SimConfig};
+use sim_harness::report;
+
+use crate::CliError;
+
+/// Options shared by every run command.
+#[derive(Args, Debug, Clone, Default)]
+pub struct CommonOpts {
+    /// Built-in configuration to start from (see `ftl presets`).
+    #[arg(long, default_value = "default")]
+    pub preset: String,
+    /// TOML file applied on top of the preset.
+    #[arg(long, value_name = "FILE.toml")]
+    pub config: Option<PathBuf>,
+    /// Override one configuration key, e.g. `--set ftl.op_ratio=0.28` (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Print exactly one JSON object on stdout instead of the summary.
+    #[arg(long)]
+    pub json: bool,
+    /// Write report.json (and the effective config) into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// No progress bar and no summary on stderr.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+impl CommonOpts {
+    /// The effective configuration: preset, then file, then `--set`s; validated.
+    pub fn load_config(&self) -> Result<SimConfig, CliError> {
+        let mut cfg =
+            SimConfig::preset(&self.preset).map_err(|e| CliError::Input(e.to_string()))?;
+        if let Some(path) = &self.config {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| CliError::Input(format!("{}: {e}", path.display())))?;
+            let name = path.display().to_string();
+            // The file overrides the preset key by key.
+            let over = SimConfig::from_toml_str(&text, &name)
+                .map_err(|e| CliError::Input(e.to_string()))?;
+            let given: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+                CliError::Input(format!("{name}: {}", e.message()))
+            })?;
+            for (section, keys) in given {
+                if let toml::Value::Table(t) = keys {
+                    for (k, _) in t {
+                        let key = format!("{section}.{k}");
+                        if let Some(v) = over.get(&key) {
+                            cfg.apply_set(&format!("{key}={v}"))
+                                .map_err(|e| CliError::Input(e.to_string()))?;
+                        }
+                    }
+                }
+            }
+        }
+        for s in &self.set {
+            cfg.apply_set(s)
+                .map_err(|e| CliError::Input(e.to_string()))?;
+        }
+        cfg.validate().map_err(|e| CliError::Input(e.to_string()))?;
+        Ok(cfg)
+    }
+
+    /// Writes `report.json` into `--out`, if given.
+    pub fn write_out(&self, v: &Value) -> Result<(), CliError> {
+        if let Some(dir) = &self.out {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| CliError::Run(format!("{}: {e}", dir.display())))?;
+            let path = dir.join("report.json");
+            let text = serde_json::to_string_pretty(v).map_err(|e| CliError::Run(e.to_string()))?;
+            std::fs::write(&path, text)
+                .map_err(|e| CliError::Run(format!("{}: {e}", path.display())))?;
+        }
+        Ok(())
+    }
+
+    /// Prints the report (JSON or summary) and writes it to `--out`.
+    pub fn emit(&self, v: &Value, header: &str) -> Result<(), CliError> {
+        self.write_out(v)?;
+        if self.json {
+            println!(
+                "{}",
+                serde_json::to_string(v).map_err(|e| CliError::Run(e.to_string()))?
+            );
+        } else {
+            print!("{header}{}", report::text_summary(v));
+        }
+        Ok(())
+    }
+}
+
+/// Options of `ftl presets`.
+#[derive(Args, Debug)]
+pub struct PresetsArgs {
+    /// Print the presets as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Lists the built-in configurations.
+pub fn list_presets(a: &PresetsArgs) -> Result<(), CliError> {
+    if a.json {
+        let list: Vec<Value> = presets()
+            .iter()
+            .map(|p| serde_json::json!({"name": p.name, "description": p.description, "source": p.source}))
+            .collect();
+        println!("{}", Value::Array(list));
+        return Ok(());
+    }
+    for p in presets() {
+        println!("{:<16} {}", p.name, p.description);
+        println!("{:<16} source: {}", "", p.source);
+    }
+    Ok(())
+}
+
+/// The configuration as JSON, for the report.
+pub fn config_json(cfg: &SimConfig) -> Value {
+    let text = cfg.to_toml_string();
+    match text.parse::<toml::Table>() {
+        Ok(t) => serde_json::to_value(t).unwrap_or(Value::Null),
+        Err(_) => Value::Null,
+    }
+}

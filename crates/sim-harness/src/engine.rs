@@ -1,0 +1,539 @@
+//! The discrete-event engine: host queue, FTL core, NAND medium and timing.
+//!
+//! The engine owns time. Host requests arrive at their trace times (never more
+//! than `queue_depth` outstanding); each is split into mapping units and fed to
+//! the core. Every NAND operation the core emits is executed on the medium at
+//! once (emission order is a valid serial order, since the core only reads
+//! pages whose programs completed) and its completion is delivered at the time
+//! the timing model computes. Every host read is checked against an oracle of
+//! what was last written.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+use firmware_core::driver::execute;
+use firmware_core::tables::{BlockMeta, OpEntry, PlaneState, SlotMeta};
+use firmware_core::{
+    Config, Error, Ftl, HostCompletion, Lpn, Nand, NandOp, NandResult, ReadReport, ReadStart,
+    ReadStatus, TableSizes, Tables, Tag,
+};
+
+use crate::hist::Histogram;
+use crate::timing::{Timing, TimingParams};
+use crate::workload::{HostOp, HostRequest, RequestSource};
+
+/// Memory the engine lends to the core (the caller-lends-memory pattern).
+pub struct CoreStore {
+    l2p: Vec<u32>,
+    p2l: Vec<u32>,
+    blocks: Vec<BlockMeta>,
+    buckets: Vec<u32>,
+    planes: Vec<PlaneState>,
+    slots: Vec<SlotMeta>,
+    ops: Vec<OpEntry>,
+    data: Vec<u64>,
+}
+
+impl CoreStore {
+    /// Allocates every table a configuration needs.
+    pub fn new(cfg: &Config) -> Result<Self, Error> {
+        let s = TableSizes::for_config(cfg)?;
+        Ok(CoreStore {
+            l2p: vec![0; s.l2p],
+            p2l: vec![0; s.p2l],
+            blocks: vec![BlockMeta::default(); s.blocks],
+            buckets: vec![0; s.buckets],
+            planes: vec![PlaneState::default(); s.planes],
+            slots: vec![SlotMeta::default(); s.slots],
+            ops: vec![OpEntry::default(); s.ops],
+            data: vec![0; s.slots],
+        })
+    }
+
+    /// Lends the tables and the slot data pool.
+    pub fn split(&mut self) -> (Tables<'_>, &mut [u64]) {
+        (
+            Tables {
+                l2p: &mut self.l2p,
+                p2l: &mut self.p2l,
+                blocks: &mut self.blocks,
+                buckets: &mut self.buckets,
+                planes: &mut self.planes,
+                slots: &mut self.slots,
+                ops: &mut self.ops,
+            },
+            &mut self.data,
+        )
+    }
+}
+
+/// Engine parameters beyond the core configuration.
+#[derive(Clone, Copy, Debug)]
+pub struct EngineParams {
+    /// Timing of the medium and buses.
+    pub timing: TimingParams,
+    /// Most host requests outstanding at once.
+    pub queue_depth: u32,
+}
+
+/// What one run measured.
+#[derive(Clone, Debug, Default)]
+pub struct RunStats {
+    /// Host requests completed.
+    pub requests: u64,
+    /// Read requests completed.
+    pub read_requests: u64,
+    /// Write requests completed.
+    pub write_requests: u64,
+    /// Trim requests completed.
+    pub trim_requests: u64,
+    /// Mapping units read.
+    pub read_units: u64,
+    /// Mapping units written.
+    pub write_units: u64,
+    /// Mapping units trimmed.
+    pub trim_units: u64,
+    /// Host reads checked against the oracle.
+    pub read_checks: u64,
+    /// Reads that returned other data than last written.
+    pub mismatches: u64,
+    /// Reads the device could not serve (media error or lost data).
+    pub uncorrectable_reads: u64,
+    /// Request latency (arrival to completion), ns.
+    pub latency: Histogram,
+    /// Simulated time the measured phase started.
+    pub start_ns: u64,
+    /// Simulated time of the last completion.
+    pub end_ns: u64,
+}
+
+impl RunStats {
+    /// Simulated seconds of the measured phase.
+    pub fn sim_seconds(&self) -> f64 {
+        self.end_ns.saturating_sub(self.start_ns) as f64 / 1e9
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Outstanding {
+    arrival: u64,
+    op: HostOp,
+    lpn: u32,
+    units: u32,
+    issued: u32,
+    pending: u32,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct ReadTrack {
+    req: u32,
+    expect: u64,
+}
+
+const EV_NAND: u8 = 0;
+const EV_HOST_DONE: u8 = 1;
+
+/// Stamp of a unit's data: the LPN and its write version.
+#[inline]
+fn stamp(lpn: u32, version: u32) -> u64 {
+    (u64::from(lpn) << 32) | u64::from(version)
+}
+
+/// The engine over a medium `N`.
+pub struct Engine<'a, N: Nand<Unit = u64>> {
+    /// The FTL core.
+    pub ftl: Ftl<'a>,
+    /// The medium.
+    pub nand: N,
+    data: &'a mut [u64],
+    /// Resource reservations.
+    pub timing: Timing,
+    heap: BinaryHeap<Reverse<(u64, u8, u32)>>,
+    results: Vec<NandResult>,
+    ops: Vec<NandOp>,
+    die_queue: Vec<VecDeque<u32>>,
+    die_busy: Vec<bool>,
+    geometry: firmware_core::Geometry,
+    now: u64,
+    oracle: Vec<u32>,
+    reqs: Vec<Outstanding>,
+    free_reqs: Vec<u32>,
+    reads: Vec<ReadTrack>,
+    free_reads: Vec<u32>,
+    blocked: VecDeque<u32>,
+    outstanding: u32,
+    qd: u32,
+    unit_bytes: u64,
+    /// Measurements of the current phase.
+    pub stats: RunStats,
+}
+
+impl<'a, N: Nand<Unit = u64>> Engine<'a, N> {
+    /// Builds an engine, formats the device and waits until it is ready.
+    pub fn new(
+        cfg: Config,
+        store: &'a mut CoreStore,
+        nand: N,
+        p: EngineParams,
+    ) -> Result<Self, Error> {
+        let (tables, data) = store.split();
+        let ftl = Ftl::new(cfg, tables)?;
+        let qd = p.queue_depth.max(1);
+        let mut e = Engine {
+            ftl,
+            nand,
+            data,
+            timing: Timing::new(cfg.geometry, p.timing),
+            heap: BinaryHeap::with_capacity(cfg.max_inflight as usize + qd as usize),
+            results: vec![Ok(ReadReport::default()); 65536],
+            ops: vec![
+                NandOp {
+                    id: firmware_core::OpId(0),
+                    cmd: firmware_core::NandCmd::Erase {
+                        block: firmware_core::BlockId(0)
+                    },
+                    origin: firmware_core::Origin::Meta,
+                };
+                65536
+            ],
+            die_queue: vec![VecDeque::new(); cfg.geometry.dies() as usize],
+            die_busy: vec![false; cfg.geometry.dies() as usize],
+            geometry: cfg.geometry,
+            now: 0,
+            oracle: vec![0; cfg.logical_units as usize],
+            reqs: vec![
+                Outstanding {
+                    arrival: 0,
+                    op: HostOp::Read,
+                    lpn: 0,
+                    units: 0,
+                    issued: 0,
+                    pending: 0
+                };
+                qd as usize
+            ],
+            free_reqs: (0..qd).rev().collect(),
+            reads: Vec::new(),
+            free_reads: Vec::new(),
+            blocked: VecDeque::new(),
+            outstanding: 0,
+            qd,
+            unit_bytes: u64::from(cfg.geometry.unit_bytes()),
+            stats: RunStats::default(),
+        };
+        e.ftl.format(0)?;
+        e.drain()?;
+        while !e.ftl.is_ready() {
+            if !e.step_event()? {
+                return Err(Error::NotReady);
+            }
+        }
+        e.begin_phase();
+        Ok(e)
+    }
+
+    /// Current simulated time, ns.
+    pub fn now(&self) -> u64 {
+        self.now
+    }
+
+    /// Starts a new measured phase: counters of the engine, core and timing reset.
+    pub fn begin_phase(&mut self) {
+        self.stats = RunStats {
+            start_ns: self.now,
+            end_ns: self.now,
+            ..RunStats::default()
+        };
+        self.ftl.reset_stats();
+        self.timing.reset_busy();
+    }
+
+    /// Replays every request of `src`; `progress` is called now and then with requests done.
+    /// Arrival times are offset by the current time, so phases follow each other.
+    pub fn run(
+        &mut self,
+        src: &mut dyn RequestSource,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<(), Error> {
+        let base = self.now;
+        let mut next = src.next_request();
+        let mut done_since = 0u64;
+        loop {
+            let arrival = match next {
+                Some(r) if self.outstanding < self.qd => Some((r.time_ns + base).max(self.now)),
+                _ => None,
+            };
+            let event = self.heap.peek().map(|Reverse((t, _, _))| *t);
+            match (arrival, event) {
+                (Some(a), ev) if ev.is_none_or(|t| a < t) => {
+                    self.now = a;
+                    let Some(r) = next else { break };
+                    self.start_request(r, a)?;
+                    next = src.next_request();
+                }
+                (_, Some(_)) => {
+                    self.step_event()?;
+                }
+                (Some(_), None) | (None, None) => {
+                    if next.is_some() || !self.blocked.is_empty() {
+                        return Err(Error::OutOfSpace);
+                    }
+                    break;
+                }
+            }
+            let done = self.stats.requests;
+            if done >= done_since + 65536 {
+                done_since = done;
+                progress(done);
+            }
+        }
+        progress(self.stats.requests);
+        Ok(())
+    }
+
+    fn start_request(&mut self, r: HostRequest, arrival: u64) -> Result<(), Error> {
+        let Some(id) = self.free_reqs.pop() else {
+            return Err(Error::Busy);
+        };
+        self.outstanding += 1;
+        let units = r.units.max(1);
+        let lpn = r.lpn;
+        if u64::from(lpn) + u64::from(units) > self.oracle.len() as u64 {
+            return Err(Error::LpnOutOfRange);
+        }
+        self.reqs[id as usize] = Outstanding {
+            arrival,
+            op: r.op,
+            lpn,
+            units,
+            issued: 0,
+            pending: 0,
+        };
+        if self.blocked.is_empty() {
+            if !self.advance(id)? {
+                self.blocked.push_back(id);
+            }
+        } else {
+            self.blocked.push_back(id);
+        }
+        self.drain()
+    }
+
+    /// Issues what it can of a request. Returns false if the core said Busy.
+    fn advance(&mut self, id: u32) -> Result<bool, Error> {
+        let mut q = self.reqs[id as usize];
+        while q.issued < q.units {
+            let lpn = q.lpn + q.issued;
+            match q.op {
+                HostOp::Write => match self.ftl.write(Lpn(lpn), self.now) {
+                    Ok(slot) => {
+                        let v = &mut self.oracle[lpn as usize];
+                        *v = v.wrapping_add(1).max(1);
+                        self.data[usize::from(slot.0)] = stamp(lpn, *v);
+                    }
+                    Err(Error::Busy) => break,
+                    Err(e) => return Err(e),
+                },
+                HostOp::Trim => {
+                    self.ftl.trim(Lpn(lpn), self.now)?;
+                    self.oracle[lpn as usize] = 0;
+                }
+                HostOp::Read => {
+                    let tag = match self.free_reads.pop() {
+                        Some(t) => t,
+                        None => {
+                            self.reads.push(ReadTrack::default());
+                            (self.reads.len() - 1) as u32
+                        }
+                    };
+                    let v = self.oracle[lpn as usize];
+                    let expect = if v == 0 { 0 } else { stamp(lpn, v) };
+                    match self.ftl.read(Tag(tag), Lpn(lpn), self.now) {
+                        Ok(start) => {
+                            self.free_reads.push(tag);
+                            match start {
+                                ReadStart::Buffered(s) => {
+                                    self.check(self.data[usize::from(s.0)], expect)
+                                }
+                                ReadStart::Unmapped => self.check(0, expect),
+                                ReadStart::Lost => self.stats.uncorrectable_reads += 1,
+                                ReadStart::Issued => {
+                                    self.free_reads.pop();
+                                    self.reads[tag as usize] = ReadTrack { req: id, expect };
+                                    q.pending += 1;
+                                }
+                            }
+                        }
+                        Err(Error::Busy) => {
+                            self.free_reads.push(tag);
+                            break;
+                        }
+                        Err(e) => return Err(e),
+                    }
+                }
+            }
+            q.issued += 1;
+        }
+        self.reqs[id as usize] = q;
+        if q.issued < q.units {
+            return Ok(false);
+        }
+        if q.pending == 0 {
+            self.finish_request(id);
+        }
+        Ok(true)
+    }
+
+    fn check(&mut self, got: u64, expect: u64) {
+        self.stats.read_checks += 1;
+        if got != expect {
+            self.stats.mismatches += 1;
+        }
+    }
+
+    /// All units of a request are through the core: schedule its host transfer.
+    fn finish_request(&mut self, id: u32) {
+        let q = self.reqs[id as usize];
+        let bytes = u64::from(q.units) * self.unit_bytes;
+        let done = match q.op {
+            HostOp::Trim => self.now,
+            _ => self.timing.host_transfer(bytes, self.now),
+        };
+        self.heap.push(Reverse((done, EV_HOST_DONE, id)));
+    }
+
+    fn complete_request(&mut self, id: u32) {
+        let q = self.reqs[id as usize];
+        let s = &mut self.stats;
+        s.requests += 1;
+        let units = u64::from(q.units);
+        match q.op {
+            HostOp::Read => {
+                s.read_requests += 1;
+                s.read_units += units;
+            }
+            HostOp::Write => {
+                s.write_requests += 1;
+                s.write_units += units;
+            }
+            HostOp::Trim => {
+                s.trim_requests += 1;
+                s.trim_units += units;
+            }
+        }
+        s.latency.record(self.now.saturating_sub(q.arrival));
+        s.end_ns = s.end_ns.max(self.now);
+        self.outstanding -= 1;
+        self.free_reqs.push(id);
+    }
+
+    /// Processes the earliest event. Returns false when none is left.
+    fn step_event(&mut self) -> Result<bool, Error> {
+        let Some(Reverse((t, kind, id))) = self.heap.pop() else {
+            return Ok(false);
+        };
+        self.now = self.now.max(t);
+        if kind == EV_HOST_DONE {
+            self.complete_request(id);
+            return Ok(true);
+        }
+        let idx = (id & 0xffff) as usize;
+        // The die is free again: start its next queued operation before anything else.
+        let die = self.die_of(&self.ops[idx]);
+        self.die_busy[die] = false;
+        self.start_next(die);
+        let r = std::mem::replace(&mut self.results[idx], Ok(ReadReport::default()));
+        self.ftl.complete(firmware_core::OpId(id), r, self.now)?;
+        self.drain()?;
+        // Completions free buffer space: let blocked requests go on, in order.
+        while let Some(&b) = self.blocked.front() {
+            if !self.advance(b)? {
+                break;
+            }
+            self.blocked.pop_front();
+        }
+        self.drain()?;
+        Ok(true)
+    }
+
+    /// Hands emitted operations to the medium and timing model, and takes host completions.
+    fn drain(&mut self) -> Result<(), Error> {
+        loop {
+            while let Some(c) = self.ftl.poll_completion() {
+                if let HostCompletion::Read { tag, slot, status } = c {
+                    let tr = self.reads[tag.0 as usize];
+                    match status {
+                        ReadStatus::Ok => self.check(self.data[usize::from(slot.0)], tr.expect),
+                        ReadStatus::MediaError => self.stats.uncorrectable_reads += 1,
+                    }
+                    self.free_reads.push(tag.0);
+                    let q = &mut self.reqs[tr.req as usize];
+                    q.pending -= 1;
+                    if q.pending == 0 && q.issued == q.units {
+                        self.finish_request(tr.req);
+                    }
+                }
+            }
+            let mut any = false;
+            while let Some(op) = self.ftl.poll_op() {
+                any = true;
+                // Functional effect now (emission order is a valid serial order);
+                // timing when the die gets to it.
+                let r = execute(&mut self.nand, self.data, &op);
+                let idx = (op.id.0 & 0xffff) as usize;
+                self.results[idx] = r;
+                self.ops[idx] = op;
+                let die = self.die_of(&op);
+                self.die_queue[die].push_back(op.id.0);
+                if !self.die_busy[die] {
+                    self.start_next(die);
+                }
+            }
+            if !any {
+                return Ok(());
+            }
+        }
+    }
+
+    #[inline]
+    fn die_of(&self, op: &NandOp) -> usize {
+        let block = match op.cmd {
+            firmware_core::NandCmd::Read { page, .. }
+            | firmware_core::NandCmd::Program { page, .. } => self.geometry.block_of(page),
+            firmware_core::NandCmd::Erase { block } => block,
+            firmware_core::NandCmd::Copyback { src, .. } => self.geometry.block_of(src),
+        };
+        self.geometry.die_of(block).0 as usize
+    }
+
+    /// Starts the oldest queued operation of an idle die: it takes the channel
+    /// and the die from now on, so reservations are made in time order.
+    fn start_next(&mut self, die: usize) {
+        if let Some(id) = self.die_queue[die].pop_front() {
+            let op = self.ops[(id & 0xffff) as usize];
+            let t = self.timing.schedule(&op, self.now);
+            self.die_busy[die] = true;
+            self.heap.push(Reverse((t, EV_NAND, id)));
+        }
+    }
+
+    /// Reads every logical unit back and checks it against the oracle (a verify pass).
+    pub fn verify_all(&mut self) -> Result<(), Error> {
+        let n = self.oracle.len() as u32;
+        let chunk = 64u32;
+        let mut reqs = Vec::with_capacity((n / chunk + 1) as usize);
+        let mut l = 0;
+        while l < n {
+            let units = chunk.min(n - l);
+            reqs.push(HostRequest {
+                time_ns: 0,
+                op: HostOp::Read,
+                lpn: l,
+                units,
+            });
+            l += units;
+        }
+        let mut src = crate::workload::VecSource::new(reqs);
+        self.run(&mut src, &mut |_| {})
+    }
+}

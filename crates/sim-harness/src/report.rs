@@ -1,0 +1,198 @@
+//! The run report: one JSON object (stable dotted keys) or a readable summary.
+
+use serde_json::{json, Value};
+
+use crate::sim::Outcome;
+
+/// Builds the JSON report. Keys named in the project's issues are a public
+/// interface: never rename them, only add beside them.
+pub fn json_report(o: &Outcome, extra: Value) -> Value {
+    let r = &o.run;
+    let f = &o.ftl;
+    let secs = r.sim_seconds();
+    let unit = f64::from(o.plan.core.geometry.unit_bytes());
+    let per_sec = |x: f64| if secs > 0.0 { x / secs } else { 0.0 };
+    let us = |ns: f64| ns / 1e3;
+    let host_units = f.host_write_units.max(1) as f64;
+    let waf = if f.host_write_units == 0 {
+        0.0
+    } else {
+        (f.host_program_units + f.gc_program_units) as f64 / host_units
+    };
+    let bytes = (r.read_units + r.write_units) as f64 * unit;
+    let sim_ns = (r.end_ns.saturating_sub(r.start_ns)).max(1) as f64;
+    let chan_util: Vec<f64> = o.chan_busy_ns.iter().map(|b| *b as f64 / sim_ns).collect();
+    let chan_mean = if chan_util.is_empty() {
+        0.0
+    } else {
+        chan_util.iter().sum::<f64>() / chan_util.len() as f64
+    };
+    let die_util_mean = if o.die_busy_ns.is_empty() {
+        0.0
+    } else {
+        o.die_busy_ns
+            .iter()
+            .map(|b| *b as f64 / sim_ns)
+            .sum::<f64>()
+            / o.die_busy_ns.len() as f64
+    };
+    let g = &o.plan.core.geometry;
+    let mut v = json!({
+        "host": {
+            "requests": r.requests,
+            "read_requests": r.read_requests,
+            "write_requests": r.write_requests,
+            "trim_requests": r.trim_requests,
+            "read_units": r.read_units,
+            "write_units": r.write_units,
+            "trim_units": r.trim_units,
+        },
+        "nand": {
+            "reads": f.nand_reads,
+            "programs": f.nand_programs,
+            "erases": f.nand_erases,
+            "copybacks": f.nand_copybacks,
+            "offchip_copies": f.offchip_copy_pages,
+            "map_programs": 0,
+            "model": {
+                "reads": o.nand.reads,
+                "programs": o.nand.programs,
+                "erases": o.nand.erases,
+                "uncorrectable_reads": o.nand.uncorrectable_reads,
+            },
+        },
+        "waf": waf,
+        "ftl": {
+            "host_program_units": f.host_program_units,
+            "gc_program_units": f.gc_program_units,
+            "pad_units": f.pad_units,
+            "gc_victims": f.gc_victims,
+            "gc_read_units": f.gc_read_units,
+            "gc_stale_units": f.gc_stale_units,
+            "wl_moves": f.wl_moves,
+            "lost_units": f.lost_units,
+            "program_failures": f.program_failures,
+            "erase_failures": f.erase_failures,
+            "grown_bad_blocks": f.grown_bad_blocks,
+            "bad_blocks": f.bad_blocks,
+            "pe_min": o.pe_spread.0,
+            "pe_max": o.pe_spread.1,
+            "logical_units": o.plan.core.logical_units,
+            "physical_units": g.total_units(),
+        },
+        "perf": {
+            "iops": per_sec(r.requests as f64),
+            "throughput_mib_s": per_sec(bytes) / 1_048_576.0,
+            "latency_us": {
+                "mean": us(r.latency.mean()),
+                "p50": us(r.latency.quantile(0.5) as f64),
+                "p99": us(r.latency.quantile(0.99) as f64),
+                "p999": us(r.latency.quantile(0.999) as f64),
+                "max": us(r.latency.max() as f64),
+            },
+            "sim_seconds": secs,
+        },
+        "channel": {
+            "utilisation_mean": chan_mean,
+            "utilisation": chan_util,
+        },
+        "die": { "utilisation_mean": die_util_mean },
+        "integrity": {
+            "read_checks": r.read_checks,
+            "mismatches": r.mismatches,
+            "uncorrectable_reads": r.uncorrectable_reads,
+        },
+        "memory": {
+            "core_table_bytes": o.core_table_bytes,
+        },
+        "run": {
+            "wall_seconds": o.wall_seconds,
+            "total_wall_seconds": o.total_wall_seconds,
+            "host_requests_per_wall_second": if o.wall_seconds > 0.0 { r.requests as f64 / o.wall_seconds } else { 0.0 },
+            "peak_rss_mib": crate::sim::peak_rss_mib(),
+        },
+    });
+    if let (Value::Object(m), Value::Object(e)) = (&mut v, extra) {
+        for (k, x) in e {
+            m.insert(k, x);
+        }
+    }
+    v
+}
+
+/// A readable summary of a JSON report.
+pub fn text_summary(v: &Value) -> String {
+    let g = |path: &str| -> String {
+        let mut cur = v;
+        for k in path.split('.') {
+            match cur.get(k) {
+                Some(x) => cur = x,
+                None => return "-".into(),
+            }
+        }
+        match cur {
+            Value::Number(n) if n.is_f64() => format!("{:.3}", n.as_f64().unwrap_or(0.0)),
+            other => other.to_string(),
+        }
+    };
+    let mut s = String::new();
+    let line =
+        |s: &mut String, label: &str, val: String| s.push_str(&format!("  {label:<28} {val}\n"));
+    s.push_str("host\n");
+    line(&mut s, "requests", g("host.requests"));
+    line(
+        &mut s,
+        "read / write units",
+        format!("{} / {}", g("host.read_units"), g("host.write_units")),
+    );
+    s.push_str("performance (simulated)\n");
+    line(&mut s, "simulated seconds", g("perf.sim_seconds"));
+    line(&mut s, "IOPS", g("perf.iops"));
+    line(&mut s, "throughput MiB/s", g("perf.throughput_mib_s"));
+    line(
+        &mut s,
+        "latency us mean/p50/p99/max",
+        format!(
+            "{} / {} / {} / {}",
+            g("perf.latency_us.mean"),
+            g("perf.latency_us.p50"),
+            g("perf.latency_us.p99"),
+            g("perf.latency_us.max")
+        ),
+    );
+    s.push_str("flash\n");
+    line(&mut s, "WAF", g("waf"));
+    line(
+        &mut s,
+        "reads / programs / erases",
+        format!(
+            "{} / {} / {}",
+            g("nand.reads"),
+            g("nand.programs"),
+            g("nand.erases")
+        ),
+    );
+    line(&mut s, "GC victims", g("ftl.gc_victims"));
+    line(
+        &mut s,
+        "channel utilisation (mean)",
+        g("channel.utilisation_mean"),
+    );
+    s.push_str("integrity\n");
+    line(&mut s, "reads checked", g("integrity.read_checks"));
+    line(&mut s, "mismatches", g("integrity.mismatches"));
+    line(
+        &mut s,
+        "uncorrectable reads",
+        g("integrity.uncorrectable_reads"),
+    );
+    s.push_str("run\n");
+    line(&mut s, "wall seconds", g("run.wall_seconds"));
+    line(
+        &mut s,
+        "host requests / wall second",
+        g("run.host_requests_per_wall_second"),
+    );
+    line(&mut s, "peak RSS MiB", g("run.peak_rss_mib"));
+    s
+}

@@ -1,0 +1,188 @@
+//! Builds a simulated drive from a [`SimConfig`] and runs workloads on it.
+
+use std::time::Instant;
+
+use nand_model::{FaultConfig, ReliabilityConfig, SimMedium};
+
+use crate::config::{ConfigError, SimConfig};
+use crate::engine::{CoreStore, Engine, EngineParams, RunStats};
+use crate::timing::TimingParams;
+use crate::workload::{Pattern, RequestSource, Synth, SynthSpec};
+
+/// Everything derived from a configuration that a run needs.
+#[derive(Clone, Copy, Debug)]
+pub struct Plan {
+    /// Core configuration.
+    pub core: firmware_core::Config,
+    /// Engine parameters.
+    pub engine: EngineParams,
+    /// Medium reliability model.
+    pub reliability: ReliabilityConfig,
+    /// Medium fault injection.
+    pub faults: FaultConfig,
+    /// P/E cycles every block starts with.
+    pub initial_pe: u32,
+}
+
+impl Plan {
+    /// Validates `cfg` and derives the run plan.
+    pub fn from_config(cfg: &SimConfig) -> Result<Plan, ConfigError> {
+        let core = cfg.to_core_config()?;
+        let t = &cfg.timing;
+        let timing = TimingParams {
+            t_read_ns: (t.t_read_us * 1e3).round() as u64,
+            t_prog_ns: (t.t_prog_us * 1e3).round() as u64,
+            t_erase_ns: (t.t_erase_us * 1e3).round() as u64,
+            t_cmd_ns: t.t_cmd_ns.round() as u64,
+            channel_bytes_per_ns: t.channel_mts / 1e3,
+            dram_bytes_per_ns: t.dram_mib_s * 1_048_576.0 / 1e9,
+            host_bytes_per_ns: t.host_mib_s * 1_048_576.0 / 1e9,
+        };
+        let n = &cfg.nand;
+        let reliability = ReliabilityConfig {
+            seed: n.seed,
+            ecc_limit: n.ecc_limit,
+            rated_pe: n.rated_pe,
+            retention_months: n.retention_months as f32,
+            ..ReliabilityConfig::default()
+        };
+        let faults = FaultConfig {
+            seed: n.seed ^ 0xFA17,
+            factory_bad_fraction: n.factory_bad_ratio,
+            program_fail_prob: n.program_fail_prob,
+            erase_fail_prob: n.erase_fail_prob,
+        };
+        Ok(Plan {
+            core,
+            engine: EngineParams {
+                timing,
+                queue_depth: cfg.host.queue_depth,
+            },
+            reliability,
+            faults,
+            initial_pe: n.initial_pe,
+        })
+    }
+
+    /// Builds the medium for this plan.
+    pub fn medium(&self) -> Result<SimMedium, firmware_core::Error> {
+        let mut m = SimMedium::new(self.core.geometry, self.reliability, self.faults)?;
+        if self.initial_pe > 0 {
+            m.set_initial_pe(self.initial_pe);
+        }
+        Ok(m)
+    }
+}
+
+/// A measured run: engine, core and medium counters plus wall-clock figures.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    /// Engine measurements of the measured phase.
+    pub run: RunStats,
+    /// Core counters of the measured phase.
+    pub ftl: firmware_core::Stats,
+    /// Medium counters (whole run).
+    pub nand: nand_model::Stats,
+    /// Busy ns per channel in the measured phase.
+    pub chan_busy_ns: Vec<u64>,
+    /// Busy ns per die in the measured phase.
+    pub die_busy_ns: Vec<u64>,
+    /// P/E spread (min, max) over good blocks at the end.
+    pub pe_spread: (u32, u32),
+    /// Wall-clock seconds of the measured phase.
+    pub wall_seconds: f64,
+    /// Wall-clock seconds of the whole run, including format and preconditioning.
+    pub total_wall_seconds: f64,
+    /// Bytes of memory lent to the core.
+    pub core_table_bytes: usize,
+    /// The plan that ran.
+    pub plan: Plan,
+}
+
+/// How the run proceeds.
+pub struct RunSpec<'s> {
+    /// Fill the logical space sequentially, overwrite it randomly twice, then reset counters.
+    pub precondition: bool,
+    /// Request size (units) of the random preconditioning overwrites.
+    pub precondition_units: u32,
+    /// Read everything back at the end and check it (counted in integrity figures).
+    pub verify: bool,
+    /// The measured workload.
+    pub source: &'s mut dyn RequestSource,
+    /// Progress callback: (requests done, phase name).
+    pub progress: &'s mut dyn FnMut(u64, &str),
+}
+
+/// Runs a workload on a fresh drive built from `plan`.
+pub fn run(plan: &Plan, spec: RunSpec<'_>) -> Result<Outcome, firmware_core::Error> {
+    let t_start = Instant::now();
+    let mut store = CoreStore::new(&plan.core)?;
+    let core_table_bytes = firmware_core::TableSizes::for_config(&plan.core)?.bytes();
+    let medium = plan.medium()?;
+    let mut eng = Engine::new(plan.core, &mut store, medium, plan.engine)?;
+    let progress = spec.progress;
+    if spec.precondition {
+        let logical = plan.core.logical_units;
+        let mut fill = Synth::new(SynthSpec {
+            pattern: Pattern::Sequential,
+            read_pct: 0,
+            units: 32.min(logical),
+            requests: u64::from(logical.div_ceil(32.min(logical))),
+            footprint_units: logical,
+            interarrival_ns: 0,
+            seed: 1,
+        });
+        eng.run(&mut fill, &mut |n| progress(n, "precondition: fill"))?;
+        let units = spec.precondition_units.max(1);
+        let mut over = Synth::new(SynthSpec {
+            pattern: Pattern::Random,
+            read_pct: 0,
+            units,
+            requests: 2 * u64::from(logical / units),
+            footprint_units: logical,
+            interarrival_ns: 0,
+            seed: 2,
+        });
+        eng.run(&mut over, &mut |n| progress(n, "precondition: overwrite"))?;
+        eng.begin_phase();
+    }
+    let t_measure = Instant::now();
+    eng.run(spec.source, &mut |n| progress(n, "run"))?;
+    let wall_seconds = t_measure.elapsed().as_secs_f64();
+    let run = eng.stats.clone();
+    let ftl = *eng.ftl.stats();
+    let chan_busy_ns = eng.timing.chan_busy.clone();
+    let die_busy_ns = eng.timing.die_busy.clone();
+    let mut run = run;
+    if spec.verify {
+        eng.verify_all()?;
+        run.read_checks += eng.stats.read_checks;
+        run.mismatches += eng.stats.mismatches;
+        run.uncorrectable_reads += eng.stats.uncorrectable_reads;
+    }
+    Ok(Outcome {
+        run,
+        ftl,
+        nand: *eng.nand.stats(),
+        chan_busy_ns,
+        die_busy_ns,
+        pe_spread: eng.ftl.pe_spread(),
+        wall_seconds,
+        total_wall_seconds: t_start.elapsed().as_secs_f64(),
+        core_table_bytes,
+        plan: *plan,
+    })
+}
+
+/// Peak resident set size of this process in MiB (Linux `VmHWM`; 0 elsewhere).
+pub fn peak_rss_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse::<f64>().ok())
+        })
+        .map_or(0.0, |kib| kib / 1024.0)
+}
