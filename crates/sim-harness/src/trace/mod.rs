@@ -1,1 +1,805 @@
 //! Block I/O trace parsers.
+//!
+//! Reads the common public trace formats into one request type,
+//! [`TraceRequest`], so the replayer does not care where a trace came from:
+//!
+//! | [`TraceFormat`] | files | time | addresses |
+//! |---|---|---|---|
+//! | `Ascii` | DiskSim, SSDsim, MQSim: `time device sector size type` | [`TimeUnit`] (default ns) | 512 B sectors |
+//! | `Msr` | MSR Cambridge CSV | Windows filetime, 100 ns | bytes |
+//! | `Blkparse` | Linux `blkparse` text, `D` events | seconds | 512 B sectors |
+//! | `Vscsi` | CloudPhysics vSCSI CSV | us | bytes, 512 B `lbn` |
+//!
+//! [`load`] reads a whole file (the largest real traces are a few MB) and
+//! then applies, in this order: the [`DevicePolicy`], the time transforms
+//! (`rebase_time`, then `speed`) and the [`CapacityPolicy`]. Nothing is
+//! dropped silently: every line that is not a request is counted in
+//! [`TraceStats::skipped`] under a [`SkipKind`], and every malformed line is
+//! a [`TraceError`] naming file, line and field. No input makes the parsers
+//! panic.
+//!
+//! The format-specific rules are documented on the submodules: [`ascii`],
+//! [`msr`], [`blkparse`] and [`vscsi`]; detection for `--format auto` on
+//! [`TraceFormat::detect`]. Decisions that apply to every format:
+//!
+//! - A zero-length request is a malformed line (an error), except in
+//!   blkparse, where the kernel legitimately dispatches empty requests
+//!   (counted as [`SkipKind::Flush`] or [`SkipKind::ZeroLength`]).
+//! - Flushes are not replayed; they are counted as [`SkipKind::Flush`].
+//! - Only a blkparse file is treated as possibly cut mid-stream: its final
+//!   line, if it has no newline and does not parse completely, is counted as
+//!   [`SkipKind::TruncatedFinalLine`]. In the other formats a final line
+//!   without a newline must be valid like any other.
+//! - Blank lines and lines starting with `#` are allowed in every format.
+//! - Requests stay in file order; times that go backwards are counted in
+//!   [`TraceStats::time_regressions`], not re-sorted.
+
+pub mod ascii;
+pub mod blkparse;
+mod detect;
+pub mod msr;
+mod num;
+mod policy;
+pub mod vscsi;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::Path;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+pub use blkparse::{blk_device_id, blk_device_parts};
+pub use detect::DetectError;
+
+/// A supported trace file format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TraceFormat {
+    /// DiskSim / SSDsim / MQSim ASCII: `time device sector size type`.
+    Ascii,
+    /// MSR Cambridge CSV: `Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime`.
+    Msr,
+    /// Linux `blkparse` default text output; requests are the `D` events.
+    Blkparse,
+    /// CloudPhysics vSCSI CSV: `version,time,op,size,lbn`.
+    Vscsi,
+}
+
+impl TraceFormat {
+    /// Every format, in the order used for help texts.
+    pub const ALL: [TraceFormat; 4] = [
+        TraceFormat::Ascii,
+        TraceFormat::Msr,
+        TraceFormat::Blkparse,
+        TraceFormat::Vscsi,
+    ];
+
+    /// The lowercase name used on the command line and in config files.
+    pub fn name(self) -> &'static str {
+        match self {
+            TraceFormat::Ascii => "ascii",
+            TraceFormat::Msr => "msr",
+            TraceFormat::Blkparse => "blkparse",
+            TraceFormat::Vscsi => "vscsi",
+        }
+    }
+
+    /// Guesses the format from the first lines of a file (a few dozen are
+    /// plenty), for `--format auto`. Every non-blank, non-comment line must
+    /// fit the chosen format and no other; otherwise the error names the
+    /// line that ruled the last candidates out and why.
+    pub fn detect<'a, I>(lines: I) -> Result<TraceFormat, DetectError>
+    where
+        I: IntoIterator<Item = &'a str>,
+    {
+        detect::detect(lines)
+    }
+
+    /// Name of the field holding the start address, for error messages.
+    fn offset_field(self) -> &'static str {
+        match self {
+            TraceFormat::Ascii | TraceFormat::Blkparse => "sector",
+            TraceFormat::Msr => "Offset",
+            TraceFormat::Vscsi => "lbn",
+        }
+    }
+
+    /// Name of the field holding the length, for error messages.
+    fn size_field(self) -> &'static str {
+        match self {
+            TraceFormat::Ascii | TraceFormat::Vscsi => "size",
+            TraceFormat::Msr => "Size",
+            TraceFormat::Blkparse => "nsectors",
+        }
+    }
+}
+
+impl fmt::Display for TraceFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for TraceFormat {
+    type Err = String;
+
+    /// Parses `ascii`, `msr`, `blkparse` or `vscsi` (any case); `auto` is the
+    /// caller's business (it maps to `TraceOptions::format = None`).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        TraceFormat::ALL
+            .into_iter()
+            .find(|f| f.name().eq_ignore_ascii_case(s))
+            .ok_or_else(|| {
+                format!("unknown trace format `{s}` (expected ascii, msr, blkparse or vscsi)")
+            })
+    }
+}
+
+/// Unit of the time column of ASCII traces, which the files do not record.
+///
+/// MQSim and SSDsim write integer nanoseconds, so [`TimeUnit::Ns`] is the
+/// default; DiskSim and the SNIA-derived ASCII files use fractional
+/// milliseconds ([`TimeUnit::Ms`]). A fraction is accepted in every unit and
+/// converted exactly (sub-nanosecond remainders are truncated). The other
+/// formats have fixed units and ignore this setting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TimeUnit {
+    /// Nanoseconds (MQSim, SSDsim). The default.
+    #[default]
+    Ns,
+    /// Microseconds.
+    Us,
+    /// Milliseconds (DiskSim).
+    Ms,
+}
+
+impl TimeUnit {
+    /// Nanoseconds per unit.
+    pub fn ns(self) -> u64 {
+        match self {
+            TimeUnit::Ns => 1,
+            TimeUnit::Us => 1_000,
+            TimeUnit::Ms => 1_000_000,
+        }
+    }
+}
+
+impl FromStr for TimeUnit {
+    type Err = String;
+
+    /// Parses `ns`, `us` or `ms` (any case).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.to_ascii_lowercase().as_str() {
+            "ns" => Ok(TimeUnit::Ns),
+            "us" => Ok(TimeUnit::Us),
+            "ms" => Ok(TimeUnit::Ms),
+            _ => Err(format!("unknown time unit `{s}` (expected ns, us or ms)")),
+        }
+    }
+}
+
+/// The operation of a trace request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TraceOp {
+    /// Host read.
+    Read,
+    /// Host write.
+    Write,
+    /// Discard / TRIM / UNMAP of the range.
+    Trim,
+}
+
+/// One host request, in bytes and nanoseconds whatever the source format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TraceRequest {
+    /// Arrival time in ns, after `rebase_time` and `speed`.
+    pub time_ns: u64,
+    /// Read, write or trim.
+    pub op: TraceOp,
+    /// Start address in bytes, after the device and capacity policies.
+    pub offset_bytes: u64,
+    /// Length in bytes; never zero.
+    pub len_bytes: u64,
+    /// Device number from the trace (ASCII `device`, MSR `DiskNumber`,
+    /// blkparse [`blk_device_id`], 0 for vSCSI); kept as recorded even when
+    /// the devices are merged into one address space.
+    pub device: u32,
+}
+
+impl TraceRequest {
+    /// One past the last byte, `offset_bytes + len_bytes` (never overflows:
+    /// parsers reject requests whose end does not fit in 64 bits).
+    pub fn end_bytes(&self) -> u64 {
+        self.offset_bytes.saturating_add(self.len_bytes)
+    }
+
+    /// Builds a request, rejecting zero lengths and ends beyond 2^64.
+    /// `fields` names the offset and length fields for the error.
+    fn checked(
+        time_ns: u64,
+        op: TraceOp,
+        offset_bytes: u64,
+        len_bytes: u64,
+        device: u32,
+        fields: [&'static str; 2],
+    ) -> Result<Self, FieldError> {
+        if len_bytes == 0 {
+            return Err(FieldError::new(fields[1], "zero-length request"));
+        }
+        if offset_bytes.checked_add(len_bytes).is_none() {
+            return Err(FieldError::new(
+                fields[0],
+                "offset + length overflows 64-bit bytes",
+            ));
+        }
+        Ok(TraceRequest {
+            time_ns,
+            op,
+            offset_bytes,
+            len_bytes,
+            device,
+        })
+    }
+}
+
+/// How requests of several devices map onto the one simulated device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DevicePolicy {
+    /// Give every device its own region of one address space. The devices
+    /// seen are sorted by number; the k-th (from 0) gets the region
+    /// `[k * span, (k + 1) * span)`, where `span` is the highest end address
+    /// of any request of any device, rounded up to a multiple of 1 MiB
+    /// (which keeps every alignment up to 1 MiB). With a single device
+    /// nothing moves.
+    #[default]
+    Merge,
+    /// Keep only this device's requests (the others are counted as
+    /// [`SkipKind::OtherDevice`]); an error if the device never occurs.
+    Select(u32),
+}
+
+/// What to do with requests beyond `capacity_bytes`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CapacityPolicy {
+    /// Offset modulo capacity. A request that then crosses the end is split
+    /// in two, `[offset, capacity)` and `[0, rest)`, with the same time and
+    /// op (counted in [`TraceStats::split`]), so no byte is lost.
+    Wrap,
+    /// If the trace reaches beyond the capacity, shrink its address range
+    /// linearly: `offset * capacity / max_end` (exact integer arithmetic),
+    /// rounded down to the original offset's alignment (up to 4 KiB), and
+    /// moved down if needed so the request still ends within the capacity.
+    /// Lengths are unchanged. A trace that fits is left alone.
+    Scale,
+    /// Fail, naming the first line (in file order) whose request ends beyond
+    /// the capacity. The default: nothing is altered without being asked.
+    #[default]
+    Reject,
+}
+
+/// How to read and transform a trace.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TraceOptions {
+    /// The file format; `None` detects it from the first lines
+    /// (`--format auto`).
+    pub format: Option<TraceFormat>,
+    /// Time unit of ASCII traces (ignored by the other formats).
+    pub time_unit: TimeUnit,
+    /// Subtract the earliest request time so the trace starts at t = 0
+    /// (MQSim traces start at 0.94 s, MSR timestamps count from 1601).
+    /// Default `true`.
+    pub rebase_time: bool,
+    /// Replay speed: every time (after rebasing) is divided by it and
+    /// rounded to the nearest ns, so 2.0 replays twice as fast. Must be
+    /// finite and > 0. Default 1.0 (exact, no floating point involved).
+    pub speed: f64,
+    /// Merge or select devices.
+    pub device_policy: DevicePolicy,
+    /// Wrap, scale or reject requests beyond the capacity.
+    pub capacity_policy: CapacityPolicy,
+}
+
+impl Default for TraceOptions {
+    fn default() -> Self {
+        TraceOptions {
+            format: None,
+            time_unit: TimeUnit::Ns,
+            rebase_time: true,
+            speed: 1.0,
+            device_policy: DevicePolicy::Merge,
+            capacity_policy: CapacityPolicy::Reject,
+        }
+    }
+}
+
+/// A category of trace line (or request) that did not become a request.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SkipKind {
+    /// Empty or whitespace-only line.
+    Blank,
+    /// Line starting with `#`.
+    Comment,
+    /// CSV header line (vSCSI `version,...`, MSR `Timestamp,...`).
+    Header,
+    /// blkparse event other than `D` (dispatch), by action (`Q`, `C`, ...).
+    BlkEvent(String),
+    /// blkparse I/O scheduler message line (action `m`, e.g. CFQ notes).
+    SchedulerMessage,
+    /// Line of blkparse's closing summary block.
+    Summary,
+    /// Cache flush without data (blkparse flush dispatch, SCSI
+    /// SYNCHRONIZE CACHE): the simulator replays no flushes.
+    Flush,
+    /// blkparse dispatch without data that is not a flush (`N`).
+    NoData,
+    /// blkparse data dispatch of zero sectors without a flush flag.
+    ZeroLength,
+    /// vSCSI command that moves no replayable data, by opcode (e.g. 0x42
+    /// UNMAP, whose ranges the trace does not record).
+    ScsiCommand(u8),
+    /// Request of a device other than the one selected.
+    OtherDevice,
+    /// Final line of a blkparse file without a newline that does not parse
+    /// completely: the file was cut mid-line.
+    TruncatedFinalLine,
+}
+
+impl fmt::Display for SkipKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SkipKind::Blank => f.write_str("blank lines"),
+            SkipKind::Comment => f.write_str("comment lines"),
+            SkipKind::Header => f.write_str("header lines"),
+            SkipKind::BlkEvent(a) => write!(f, "blkparse `{a}` events (not dispatch)"),
+            SkipKind::SchedulerMessage => f.write_str("blkparse scheduler messages (`m`)"),
+            SkipKind::Summary => f.write_str("blkparse summary lines"),
+            SkipKind::Flush => f.write_str("flushes (not replayed)"),
+            SkipKind::NoData => f.write_str("dispatches without data (`N`)"),
+            SkipKind::ZeroLength => f.write_str("zero-length dispatches"),
+            SkipKind::ScsiCommand(op) => {
+                write!(f, "SCSI 0x{op:02x} {} commands", vscsi::opcode_name(*op))
+            }
+            SkipKind::OtherDevice => f.write_str("requests of unselected devices"),
+            SkipKind::TruncatedFinalLine => f.write_str("truncated final line"),
+        }
+    }
+}
+
+/// What a load read, skipped and changed; meant to be printed by the CLI
+/// (its `Display` is a readable multi-line report).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TraceStats {
+    /// The format read (detected or given).
+    pub format: TraceFormat,
+    /// Lines read, including skipped ones.
+    pub lines: u64,
+    /// Request lines kept (after device selection, before wrap splits).
+    pub records: u64,
+    /// Requests returned: `records` plus `split`.
+    pub requests: u64,
+    /// Read records.
+    pub reads: u64,
+    /// Write records.
+    pub writes: u64,
+    /// Trim records.
+    pub trims: u64,
+    /// Bytes read by the read records.
+    pub read_bytes: u64,
+    /// Bytes written by the write records.
+    pub write_bytes: u64,
+    /// Bytes trimmed by the trim records.
+    pub trim_bytes: u64,
+    /// Non-request lines (and unselected requests), by kind.
+    #[serde(serialize_with = "ser_skipped")]
+    pub skipped: BTreeMap<SkipKind, u64>,
+    /// Request lines per device number, before device selection.
+    pub devices: BTreeMap<u32, u64>,
+    /// Region size of each device when several were merged, else `None`.
+    pub device_span_bytes: Option<u64>,
+    /// Highest end address after the device policy, before the capacity
+    /// policy.
+    pub max_end_bytes: u64,
+    /// The capacity the addresses were checked against.
+    pub capacity_bytes: u64,
+    /// The capacity policy applied.
+    pub capacity_policy: CapacityPolicy,
+    /// Requests whose offset was reduced modulo the capacity (`Wrap`).
+    pub wrapped: u64,
+    /// Requests split in two at the end of the capacity (`Wrap`).
+    pub split: u64,
+    /// Requests whose offset was moved by `Scale`.
+    pub scaled: u64,
+    /// Earliest request time, after rebase and speed.
+    pub first_time_ns: u64,
+    /// Latest request time, after rebase and speed.
+    pub last_time_ns: u64,
+    /// `last_time_ns - first_time_ns`.
+    pub time_span_ns: u64,
+    /// Requests whose time is earlier than their predecessor's (file order
+    /// is kept; the replayer decides what to do).
+    pub time_regressions: u64,
+}
+
+fn ser_skipped<S: serde::Serializer>(
+    map: &BTreeMap<SkipKind, u64>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.collect_map(map.iter().map(|(k, v)| (k.to_string(), v)))
+}
+
+impl TraceStats {
+    fn new(format: TraceFormat, capacity_bytes: u64, capacity_policy: CapacityPolicy) -> Self {
+        TraceStats {
+            format,
+            lines: 0,
+            records: 0,
+            requests: 0,
+            reads: 0,
+            writes: 0,
+            trims: 0,
+            read_bytes: 0,
+            write_bytes: 0,
+            trim_bytes: 0,
+            skipped: BTreeMap::new(),
+            devices: BTreeMap::new(),
+            device_span_bytes: None,
+            max_end_bytes: 0,
+            capacity_bytes,
+            capacity_policy,
+            wrapped: 0,
+            split: 0,
+            scaled: 0,
+            first_time_ns: 0,
+            last_time_ns: 0,
+            time_span_ns: 0,
+            time_regressions: 0,
+        }
+    }
+
+    /// Count of one skip kind (0 if none).
+    pub fn skipped_of(&self, kind: &SkipKind) -> u64 {
+        self.skipped.get(kind).copied().unwrap_or(0)
+    }
+
+    /// Total of all skipped lines and requests.
+    pub fn skipped_total(&self) -> u64 {
+        self.skipped.values().sum()
+    }
+
+    fn device_name(&self, id: u32) -> String {
+        if self.format == TraceFormat::Blkparse {
+            let (maj, min) = blk_device_parts(id);
+            format!("{id} ({maj},{min})")
+        } else {
+            id.to_string()
+        }
+    }
+}
+
+impl fmt::Display for TraceStats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let secs = |ns: u64| ns as f64 / 1e9;
+        writeln!(f, "format: {}", self.format)?;
+        writeln!(f, "lines read: {}", self.lines)?;
+        writeln!(
+            f,
+            "request records: {} ({} reads / {} B, {} writes / {} B, {} trims / {} B)",
+            self.records,
+            self.reads,
+            self.read_bytes,
+            self.writes,
+            self.write_bytes,
+            self.trims,
+            self.trim_bytes
+        )?;
+        writeln!(f, "requests after capacity policy: {}", self.requests)?;
+        writeln!(f, "skipped: {}", self.skipped_total())?;
+        for (k, v) in &self.skipped {
+            writeln!(f, "  {k}: {v}")?;
+        }
+        let devs: Vec<String> = self
+            .devices
+            .iter()
+            .map(|(d, n)| format!("{}: {n}", self.device_name(*d)))
+            .collect();
+        writeln!(f, "devices: {} [{}]", self.devices.len(), devs.join(", "))?;
+        if let Some(span) = self.device_span_bytes {
+            writeln!(f, "devices merged, region of {span} B each")?;
+        }
+        writeln!(
+            f,
+            "address range: up to {} B, capacity {} B, policy {:?}: {} wrapped, {} split, {} scaled",
+            self.max_end_bytes,
+            self.capacity_bytes,
+            self.capacity_policy,
+            self.wrapped,
+            self.split,
+            self.scaled
+        )?;
+        write!(
+            f,
+            "time: {:.6} s to {:.6} s, span {:.6} s, {} out-of-order requests",
+            secs(self.first_time_ns),
+            secs(self.last_time_ns),
+            secs(self.time_span_ns),
+            self.time_regressions
+        )
+    }
+}
+
+/// A loaded trace: the requests in file order, and what happened on the way.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Trace {
+    /// The requests, in file order (not re-sorted by time).
+    pub requests: Vec<TraceRequest>,
+    /// Counts of everything read, skipped and transformed.
+    pub stats: TraceStats,
+}
+
+/// A malformed trace line (or an unusable file or option), located precisely.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceError {
+    /// File name as given to [`load`] / [`parse_bytes`].
+    pub file: String,
+    /// 1-based line number; 0 when the problem is not one line (I/O error,
+    /// bad option, format not detected from an empty file).
+    pub line: u64,
+    /// The field at fault, named as in the format's documentation (e.g.
+    /// `sector`, `Type`, `op`), or `line`, `file`, `format`, an option name.
+    pub field: String,
+    /// What is wrong with it.
+    pub reason: String,
+}
+
+impl TraceError {
+    fn new(file: &str, line: u64, field: &str, reason: impl Into<String>) -> Self {
+        TraceError {
+            file: file.to_string(),
+            line,
+            field: field.to_string(),
+            reason: reason.into(),
+        }
+    }
+}
+
+impl fmt::Display for TraceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{}: field {}: {}",
+            self.file, self.line, self.field, self.reason
+        )
+    }
+}
+
+impl std::error::Error for TraceError {}
+
+/// A field-level parse failure, before the driver adds file and line.
+#[derive(Debug)]
+struct FieldError {
+    field: &'static str,
+    reason: String,
+}
+
+impl FieldError {
+    fn new(field: &'static str, reason: impl Into<String>) -> Self {
+        FieldError {
+            field,
+            reason: reason.into(),
+        }
+    }
+}
+
+/// What one line parsed into.
+enum Parsed<'a> {
+    /// A request.
+    Request(TraceRequest),
+    /// A counted non-request line.
+    Skip(SkipKind),
+    /// A blkparse non-dispatch event, by action (counted without allocating).
+    Event(&'a str),
+}
+
+/// Reads and parses a whole trace file; see [`parse_bytes`].
+pub fn load(
+    path: impl AsRef<Path>,
+    opts: &TraceOptions,
+    capacity_bytes: u64,
+) -> Result<Trace, TraceError> {
+    let path = path.as_ref();
+    let name = path.display().to_string();
+    let data = std::fs::read(path).map_err(|e| TraceError::new(&name, 0, "file", e.to_string()))?;
+    parse_bytes(&name, &data, opts, capacity_bytes)
+}
+
+/// Lines examined by auto-detection.
+const DETECT_LINES: usize = 64;
+
+/// Picks the format from the first lines of `data` (complete lines only,
+/// unless there is nothing else), reporting failures as a [`TraceError`].
+/// A malformed line after lines that agree on a format does not fail
+/// detection: it is left to the parser, whose error is more precise.
+fn detect_bytes(name: &str, data: &[u8]) -> Result<TraceFormat, TraceError> {
+    let mut sample: Vec<std::borrow::Cow<'_, str>> = Vec::new();
+    let mut rest = data;
+    while sample.len() < DETECT_LINES && !rest.is_empty() {
+        match rest.iter().position(|&b| b == b'\n') {
+            Some(i) => {
+                sample.push(String::from_utf8_lossy(&rest[..i]));
+                rest = &rest[i + 1..];
+            }
+            None => {
+                if sample.is_empty() {
+                    sample.push(String::from_utf8_lossy(rest));
+                }
+                break;
+            }
+        }
+    }
+    let err = match TraceFormat::detect(sample.iter().map(|s| s.as_ref())) {
+        Ok(f) => return Ok(f),
+        Err(e) => e,
+    };
+    // If the lines before the offending one agree on a format, use it: the
+    // parser then reports the offending line with its precise field.
+    let before = usize::try_from(err.line.saturating_sub(1)).unwrap_or(0);
+    if let Some(Ok(f)) = sample
+        .get(..before)
+        .map(|s| TraceFormat::detect(s.iter().map(|s| s.as_ref())))
+    {
+        return Ok(f);
+    }
+    Err(TraceError::new(
+        name,
+        err.line,
+        "format",
+        format!("cannot detect: {}", err.reason),
+    ))
+}
+
+/// Parses a trace held in memory; `name` is used in errors and stands for
+/// the file name. Applies the options as described on [`TraceOptions`],
+/// [`DevicePolicy`] and [`CapacityPolicy`]. `capacity_bytes` is the
+/// simulated device's user capacity and must be > 0.
+pub fn parse_bytes(
+    name: &str,
+    data: &[u8],
+    opts: &TraceOptions,
+    capacity_bytes: u64,
+) -> Result<Trace, TraceError> {
+    if !(opts.speed.is_finite() && opts.speed > 0.0) {
+        return Err(TraceError::new(
+            name,
+            0,
+            "speed",
+            format!("speed must be a finite number > 0, got {}", opts.speed),
+        ));
+    }
+    if capacity_bytes == 0 {
+        return Err(TraceError::new(
+            name,
+            0,
+            "capacity",
+            "capacity must be > 0 bytes",
+        ));
+    }
+    let format = match opts.format {
+        Some(f) => f,
+        None => detect_bytes(name, data)?,
+    };
+    let mut stats = TraceStats::new(format, capacity_bytes, opts.capacity_policy);
+    let mut requests = Vec::with_capacity(data.len() / 48);
+    let mut lines = Vec::with_capacity(data.len() / 48);
+    let mut blk = blkparse::Blkparse::default();
+    let mut events: Vec<(String, u64)> = Vec::new();
+    let unit_ns = opts.time_unit.ns();
+    let mut rest = data;
+    let mut lineno = 0u64;
+    while !rest.is_empty() {
+        let (raw, complete) = match rest.iter().position(|&b| b == b'\n') {
+            Some(i) => {
+                let l = &rest[..i];
+                rest = &rest[i + 1..];
+                (l, true)
+            }
+            None => {
+                let l = rest;
+                rest = &[];
+                (l, false)
+            }
+        };
+        lineno += 1;
+        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+        // Only a blkparse file is "known to be cut": its unterminated final
+        // line may be partial. Elsewhere a missing final newline is normal
+        // and the line must parse.
+        let truncatable = !complete && format == TraceFormat::Blkparse;
+        let text = match std::str::from_utf8(raw) {
+            Ok(t) => t.trim(),
+            Err(_) if truncatable => {
+                *stats
+                    .skipped
+                    .entry(SkipKind::TruncatedFinalLine)
+                    .or_default() += 1;
+                continue;
+            }
+            Err(e) => {
+                return Err(TraceError::new(
+                    name,
+                    lineno,
+                    "line",
+                    format!("invalid UTF-8 at byte {}", e.valid_up_to() + 1),
+                ))
+            }
+        };
+        let parsed = if text.is_empty() {
+            Ok(Parsed::Skip(SkipKind::Blank))
+        } else if text.starts_with('#') {
+            Ok(Parsed::Skip(SkipKind::Comment))
+        } else {
+            match format {
+                TraceFormat::Ascii => ascii::parse_line(text, unit_ns),
+                TraceFormat::Msr => msr::parse_line(text),
+                TraceFormat::Blkparse => blk.parse_line(text),
+                TraceFormat::Vscsi => vscsi::parse_line(text),
+            }
+        };
+        match parsed {
+            // A dispatch line always ends with `[process]`; without the
+            // closing bracket the size field may itself be cut short.
+            Ok(Parsed::Request(_)) if truncatable && !text.ends_with(']') => {
+                *stats
+                    .skipped
+                    .entry(SkipKind::TruncatedFinalLine)
+                    .or_default() += 1;
+            }
+            Ok(Parsed::Request(r)) => {
+                *stats.devices.entry(r.device).or_default() += 1;
+                if let DevicePolicy::Select(d) = opts.device_policy {
+                    if r.device != d {
+                        *stats.skipped.entry(SkipKind::OtherDevice).or_default() += 1;
+                        continue;
+                    }
+                }
+                let (count, bytes) = match r.op {
+                    TraceOp::Read => (&mut stats.reads, &mut stats.read_bytes),
+                    TraceOp::Write => (&mut stats.writes, &mut stats.write_bytes),
+                    TraceOp::Trim => (&mut stats.trims, &mut stats.trim_bytes),
+                };
+                *count += 1;
+                *bytes = bytes.saturating_add(r.len_bytes);
+                requests.push(r);
+                lines.push(lineno);
+            }
+            Ok(Parsed::Skip(kind)) => *stats.skipped.entry(kind).or_default() += 1,
+            Ok(Parsed::Event(action)) => match events.iter_mut().find(|(a, _)| a == action) {
+                Some((_, n)) => *n += 1,
+                None => events.push((action.to_string(), 1)),
+            },
+            Err(_) if truncatable => {
+                *stats
+                    .skipped
+                    .entry(SkipKind::TruncatedFinalLine)
+                    .or_default() += 1;
+            }
+            Err(e) => return Err(TraceError::new(name, lineno, e.field, e.reason)),
+        }
+    }
+    stats.lines = lineno;
+    stats.records = requests.len() as u64;
+    for (action, n) in events {
+        *stats.skipped.entry(SkipKind::BlkEvent(action)).or_default() += n;
+    }
+    let requests = policy::apply(name, requests, &lines, &mut stats, opts)?;
+    stats.requests = requests.len() as u64;
+    Ok(Trace { requests, stats })
+}
