@@ -142,3 +142,48 @@ mod tests {
         }
     }
 }
+
+/// Asks the cache to fetch the line holding `v[i]` (a hint: never faults, no effect on results).
+#[inline(always)]
+fn prefetch<T>(v: &[T], i: usize) {
+    if let Some(r) = v.get(i) {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `r` is a valid reference; a prefetch neither reads nor writes
+        // memory as far as the program can observe, and cannot fault.
+        unsafe {
+            core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
+                (r as *const T).cast::<i8>(),
+            );
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = r;
+    }
+}
+
+impl Ftl<'_> {
+    /// Look-ahead hint, stage 1: the driver will soon touch `lpn`; start fetching
+    /// its L2P entry. Issue it two commands ahead of [`Ftl::prefetch_location`].
+    /// Hints never change behaviour; on targets without a prefetch instruction
+    /// (or with tables in SRAM) they do nothing.
+    #[inline]
+    pub fn prefetch_mapping(&self, lpn: Lpn) {
+        prefetch(self.t.l2p, lpn.0 as usize);
+    }
+
+    /// Look-ahead hint, stage 2: read `lpn`'s (by now cached) L2P entry and start
+    /// fetching the P2L entry and block metadata an overwrite of it will touch.
+    #[inline]
+    pub fn prefetch_location(&self, lpn: Lpn) {
+        if let Ok(Loc::Flash(p)) = self.loc(lpn) {
+            prefetch(self.t.p2l, p.0 as usize);
+            let b = self.g.block_of(self.g.page_of_unit(p));
+            prefetch(self.t.blocks, b.0 as usize);
+        }
+    }
+
+    /// Starts fetching the L2P entry of a unit relocation will check later.
+    #[inline]
+    pub(crate) fn prefetch_l2p(&self, lpn: Lpn) {
+        prefetch(self.t.l2p, lpn.0 as usize);
+    }
+}

@@ -127,3 +127,28 @@ impl Ftl<'_> {
         }
     }
 }
+
+impl Ftl<'_> {
+    /// Look-ahead hint: the driver will complete `id` next; start fetching the
+    /// mapping entries its completion will check. Never changes behaviour.
+    pub fn prefetch_completion(&self, id: OpId) {
+        let Some(e) = self.t.ops.get(usize::from((id.0 & 0xffff) as u16)) else {
+            return;
+        };
+        match (&e.kind, &e.cmd) {
+            (OpKind::HostProgram | OpKind::GcProgram, NandCmd::Program { spare, .. }) => {
+                for l in spare.lpns.iter().take(usize::from(e.count)) {
+                    self.prefetch_l2p(*l);
+                }
+            }
+            (OpKind::GcRead, NandCmd::Read { dst, .. }) => {
+                for s in dst.iter().take(usize::from(e.count)) {
+                    if let Some(m) = self.t.slots.get(usize::from(s.0)) {
+                        self.prefetch_l2p(crate::addr::Lpn(m.lpn));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}

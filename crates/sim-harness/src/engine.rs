@@ -163,6 +163,7 @@ pub struct Engine<'a, N: Nand<Unit = u64>> {
     blocked: VecDeque<u32>,
     outstanding: u32,
     qd: u32,
+    write_seq: u32,
     unit_bytes: u64,
     /// Measurements of the current phase.
     pub stats: RunStats,
@@ -218,6 +219,7 @@ impl<'a, N: Nand<Unit = u64>> Engine<'a, N> {
             blocked: VecDeque::new(),
             outstanding: 0,
             qd,
+            write_seq: 0,
             unit_bytes: u64::from(cfg.geometry.unit_bytes()),
             stats: RunStats::default(),
         };
@@ -257,6 +259,9 @@ impl<'a, N: Nand<Unit = u64>> Engine<'a, N> {
     ) -> Result<(), Error> {
         let base = self.now;
         let mut next = src.next_request();
+        // Two requests of look-ahead feed the core's prefetch hints.
+        let mut ahead1 = src.next_request();
+        let mut ahead2 = src.next_request();
         let mut done_since = 0u64;
         loop {
             let arrival = match next {
@@ -268,8 +273,16 @@ impl<'a, N: Nand<Unit = u64>> Engine<'a, N> {
                 (Some(a), ev) if ev.is_none_or(|t| a < t) => {
                     self.now = a;
                     let Some(r) = next else { break };
+                    if let Some(r1) = ahead1 {
+                        self.ftl.prefetch_location(Lpn(r1.lpn));
+                    }
+                    if let Some(r2) = ahead2 {
+                        self.ftl.prefetch_mapping(Lpn(r2.lpn));
+                    }
                     self.start_request(r, a)?;
-                    next = src.next_request();
+                    next = ahead1;
+                    ahead1 = ahead2;
+                    ahead2 = src.next_request();
                 }
                 (_, Some(_)) => {
                     self.step_event()?;
@@ -327,9 +340,10 @@ impl<'a, N: Nand<Unit = u64>> Engine<'a, N> {
             match q.op {
                 HostOp::Write => match self.ftl.write(Lpn(lpn), self.now) {
                     Ok(slot) => {
-                        let v = &mut self.oracle[lpn as usize];
-                        *v = v.wrapping_add(1).max(1);
-                        self.data[usize::from(slot.0)] = stamp(lpn, *v);
+                        // A global version keeps this a store (no load of the old value).
+                        self.write_seq = self.write_seq.wrapping_add(1).max(1);
+                        self.oracle[lpn as usize] = self.write_seq;
+                        self.data[usize::from(slot.0)] = stamp(lpn, self.write_seq);
                     }
                     Err(Error::Busy) => break,
                     Err(e) => return Err(e),
@@ -432,6 +446,9 @@ impl<'a, N: Nand<Unit = u64>> Engine<'a, N> {
         let Some(Reverse((t, kind, id))) = self.heap.pop() else {
             return Ok(false);
         };
+        if let Some(Reverse((_, EV_NAND, next))) = self.heap.peek() {
+            self.ftl.prefetch_completion(firmware_core::OpId(*next));
+        }
         self.now = self.now.max(t);
         if kind == EV_HOST_DONE {
             self.complete_request(id);

@@ -183,8 +183,10 @@ mod tests {
     }
 
     fn program(page: u32) -> NandOp {
-        let mut spare = Spare::default();
-        spare.units = UnitMask::full(1);
+        let spare = Spare {
+            units: UnitMask::full(1),
+            ..Spare::default()
+        };
         NandOp {
             id: OpId(0),
             cmd: NandCmd::Program {
