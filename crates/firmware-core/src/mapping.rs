@@ -124,25 +124,6 @@ impl Ftl<'_> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn loc_round_trip() {
-        for l in [
-            Loc::Unmapped,
-            Loc::Lost,
-            Loc::Buffer(Slot(0)),
-            Loc::Buffer(Slot(65535)),
-            Loc::Flash(Pun(0)),
-            Loc::Flash(Pun(0x7fff_ffff)),
-        ] {
-            assert_eq!(Loc::decode(l.encode()), l);
-        }
-    }
-}
-
 /// Asks the cache to fetch the line holding `v[i]` (a hint: never faults, no effect on results).
 #[inline(always)]
 fn prefetch<T>(v: &[T], i: usize) {
@@ -185,5 +166,24 @@ impl Ftl<'_> {
     #[inline]
     pub(crate) fn prefetch_l2p(&self, lpn: Lpn) {
         prefetch(self.t.l2p, lpn.0 as usize);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loc_round_trip() {
+        for l in [
+            Loc::Unmapped,
+            Loc::Lost,
+            Loc::Buffer(Slot(0)),
+            Loc::Buffer(Slot(65535)),
+            Loc::Flash(Pun(0)),
+            Loc::Flash(Pun(0x7fff_ffff)),
+        ] {
+            assert_eq!(Loc::decode(l.encode()), l);
+        }
     }
 }

@@ -1,1 +1,0 @@
-//! Simulation configuration: TOML files, presets and `--set` overrides.
