@@ -169,7 +169,7 @@ impl Ftl<'_> {
         let pl = self.pl_mut(p)?;
         pl.free_head = b.0;
         pl.free_count = pl.free_count.saturating_add(1);
-        Ok(())
+        self.refresh_ready(p)
     }
 
     /// Takes the free block with the lowest P/E count (dynamic wear levelling).
@@ -232,6 +232,7 @@ impl Ftl<'_> {
         if self.pl(p)?.free_count <= self.cfg.gc_trigger_blocks {
             self.attend(p)?;
         }
+        self.refresh_ready(p)?;
         Ok(Some(b))
     }
 
@@ -287,6 +288,7 @@ impl Ftl<'_> {
         if pl.gc_active == b.0 {
             pl.gc_active = NIL;
         }
+        self.refresh_ready(p)?;
         self.stats.grown_bad_blocks = self.stats.grown_bad_blocks.saturating_add(1);
         self.attend(p)
     }

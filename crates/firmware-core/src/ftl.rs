@@ -91,7 +91,8 @@ pub struct Ftl<'a> {
     pub(crate) attn_head: u32,
     pub(crate) attn_tail: u32,
     pub(crate) seq: u64,
-    pub(crate) host_cursor: u32,
+    pub(crate) cursor_pos: [u32; 3],
+    pub(crate) ready_planes: u32,
     pub(crate) format_cursor: u32,
     pub(crate) format_pending: u32,
     pub(crate) ready: bool,
@@ -125,7 +126,8 @@ impl<'a> Ftl<'a> {
             attn_head: NIL,
             attn_tail: NIL,
             seq: 0,
-            host_cursor: 0,
+            cursor_pos: [0; 3],
+            ready_planes: 0,
             format_cursor: 0,
             format_pending: 0,
             ready: false,
@@ -526,30 +528,60 @@ impl<'a> Ftl<'a> {
         self.flush_buffer()
     }
 
-    /// Plane visited at round-robin position `c`: channels first, then dies, then planes.
-    fn plane_order(&self, c: u32) -> PlaneId {
-        let ch = u32::from(self.g.channels);
+    /// Re-evaluates whether plane `p`'s host stream can take a page now.
+    pub(crate) fn refresh_ready(&mut self, p: PlaneId) -> Result<(), Error> {
+        let reserve = self.cfg.gc_reserve_blocks;
+        let pl = self.pl_mut(p)?;
+        let ready = pl.host_active != NIL || pl.free_count > reserve;
+        if ready != pl.host_ready {
+            pl.host_ready = ready;
+            if ready {
+                self.ready_planes += 1;
+            } else {
+                self.ready_planes = self.ready_planes.saturating_sub(1);
+            }
+        }
+        Ok(())
+    }
+
+    /// Next plane in round-robin order: channels first, then dies, then planes,
+    /// so consecutive pages land on different buses.
+    fn next_plane(&mut self) -> PlaneId {
+        let [ch, die, pl] = self.cursor_pos;
         let dies = u32::from(self.g.dies_per_channel);
         let planes = u32::from(self.g.planes_per_die);
-        let channel = c % ch;
-        let r = c / ch;
-        let die = r % dies;
-        let plane = (r / dies) % planes;
-        PlaneId((channel * dies + die) * planes + plane)
+        let p = PlaneId((ch * dies + die) * planes + pl);
+        let mut next = [ch + 1, die, pl];
+        if next[0] >= u32::from(self.g.channels) {
+            next = [0, die + 1, pl];
+            if next[1] >= dies {
+                next = [0, 0, pl + 1];
+                if next[2] >= planes {
+                    next = [0, 0, 0];
+                }
+            }
+        }
+        self.cursor_pos = next;
+        p
     }
 
     /// Finds a plane whose host stream can take a page now, opening a block if needed.
     fn host_target(&mut self) -> Result<Option<BlockId>, Error> {
-        let n = self.g.planes();
-        for _ in 0..n {
-            let p = self.plane_order(self.host_cursor);
-            self.host_cursor = (self.host_cursor + 1) % n;
-            let active = self.pl(p)?.host_active;
-            if active != NIL {
-                return Ok(Some(BlockId(active)));
+        if self.ready_planes == 0 {
+            return Ok(None);
+        }
+        for _ in 0..self.g.planes() {
+            let p = self.next_plane();
+            let pl = self.pl(p)?;
+            if !pl.host_ready {
+                continue;
+            }
+            if pl.host_active != NIL {
+                return Ok(Some(BlockId(pl.host_active)));
             }
             if let Some(b) = self.open_block(p, Stream::Host)? {
                 self.pl_mut(p)?.host_active = b.0;
+                self.refresh_ready(p)?;
                 return Ok(Some(b));
             }
         }
@@ -636,6 +668,7 @@ impl<'a> Ftl<'a> {
                 Stream::Gc if pl.gc_active == b.0 => pl.gc_active = NIL,
                 _ => {}
             }
+            self.refresh_ready(p)?;
         }
         Ok(self.g.ppn(b, page))
     }
@@ -711,6 +744,18 @@ impl<'a> Ftl<'a> {
             if u32::from(m.valid) != live {
                 return Err(Error::Corrupt("valid count differs from live units"));
             }
+        }
+        let mut ready = 0;
+        for p in 0..self.g.planes() {
+            let pl = self.pl(PlaneId(p))?;
+            let want = pl.host_active != NIL || pl.free_count > self.cfg.gc_reserve_blocks;
+            if pl.host_ready != want {
+                return Err(Error::Corrupt("plane host-ready flag is stale"));
+            }
+            ready += u32::from(want);
+        }
+        if ready != self.ready_planes {
+            return Err(Error::Corrupt("host-ready plane count is off"));
         }
         for p in 0..self.g.planes() {
             for v in 0..=upb {

@@ -28,6 +28,7 @@ pub mod driver;
 pub mod error;
 pub mod ftl;
 mod gc;
+pub mod hint;
 pub mod host;
 mod mapping;
 pub mod nand;

@@ -4,6 +4,7 @@
 use crate::addr::{Lpn, Pun};
 use crate::error::Error;
 use crate::ftl::Ftl;
+use crate::hint::prefetch;
 use crate::nand::Slot;
 
 const UNMAPPED: u32 = u32::MAX;
@@ -121,23 +122,6 @@ impl Ftl<'_> {
             self.invalidate_unit(p)?;
         }
         Ok(())
-    }
-}
-
-/// Asks the cache to fetch the line holding `v[i]` (a hint: never faults, no effect on results).
-#[inline(always)]
-fn prefetch<T>(v: &[T], i: usize) {
-    if let Some(r) = v.get(i) {
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: `r` is a valid reference; a prefetch neither reads nor writes
-        // memory as far as the program can observe, and cannot fault.
-        unsafe {
-            core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
-                (r as *const T).cast::<i8>(),
-            );
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = r;
     }
 }
 

@@ -211,6 +211,8 @@ pub struct PlaneState {
     pub in_attn: bool,
     /// Lowest non-empty valid-count bucket may be at or above this.
     pub min_bucket_hint: u16,
+    /// Whether the host stream can take a page here now (counted in the core).
+    pub host_ready: bool,
 }
 
 impl Default for PlaneState {
@@ -232,6 +234,7 @@ impl Default for PlaneState {
             attn_next: NIL,
             in_attn: false,
             min_bucket_hint: 0,
+            host_ready: false,
         }
     }
 }

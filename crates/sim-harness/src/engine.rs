@@ -186,7 +186,7 @@ impl<'a, N: Nand<Unit = u64>> Engine<'a, N> {
             data,
             timing: Timing::new(cfg.geometry, p.timing),
             heap: BinaryHeap::with_capacity(cfg.max_inflight as usize + qd as usize),
-            results: vec![Ok(ReadReport::default()); 65536],
+            results: vec![Ok(ReadReport::default()); cfg.max_inflight as usize],
             ops: vec![
                 NandOp {
                     id: firmware_core::OpId(0),
@@ -195,7 +195,7 @@ impl<'a, N: Nand<Unit = u64>> Engine<'a, N> {
                     },
                     origin: firmware_core::Origin::Meta,
                 };
-                65536
+                cfg.max_inflight as usize
             ],
             die_queue: vec![VecDeque::new(); cfg.geometry.dies() as usize],
             die_busy: vec![false; cfg.geometry.dies() as usize],

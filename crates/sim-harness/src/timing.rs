@@ -33,7 +33,9 @@ pub struct TimingParams {
 pub struct Timing {
     p: TimingParams,
     g: Geometry,
-    unit_bytes: u64,
+    /// Transfer ns of 0..=8 units on a channel and on the DRAM bus.
+    chan_ns: [u64; 9],
+    dram_ns: [u64; 9],
     die_free: Vec<u64>,
     chan_free: Vec<u64>,
     dram_free: u64,
@@ -58,7 +60,12 @@ impl Timing {
         Timing {
             p,
             g,
-            unit_bytes: u64::from(g.unit_bytes()),
+            chan_ns: core::array::from_fn(|n| {
+                xfer_ns(n as u64 * u64::from(g.unit_bytes()), p.channel_bytes_per_ns)
+            }),
+            dram_ns: core::array::from_fn(|n| {
+                xfer_ns(n as u64 * u64::from(g.unit_bytes()), p.dram_bytes_per_ns)
+            }),
             die_free: vec![0; dies],
             chan_free: vec![0; usize::from(g.channels)],
             dram_free: 0,
@@ -85,9 +92,9 @@ impl Timing {
         };
         let die = self.g.die_of(block).0 as usize;
         let ch = self.g.channel_of_die(self.g.die_of(block)) as usize;
-        let bytes = units * self.unit_bytes;
-        let chan_x = xfer_ns(bytes, self.p.channel_bytes_per_ns);
-        let dram_x = xfer_ns(bytes, self.p.dram_bytes_per_ns);
+        let n = (units as usize).min(8);
+        let chan_x = self.chan_ns[n];
+        let dram_x = self.dram_ns[n];
         let die_free = self.die_free[die];
         match op.cmd {
             NandCmd::Read { .. } => {
