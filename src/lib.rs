@@ -1,0 +1,1 @@
+//! Workspace-level acceptance tests and benchmarks live in `tests/` and `benches/`.

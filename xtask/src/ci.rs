@@ -1,0 +1,93 @@
+//! `cargo xtask ci`: installs what the checks need, then runs them in order.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+/// The bare-metal target the core must build for.
+pub const TARGET: &str = "thumbv7em-none-eabihf";
+
+/// The workspace root (the parent of `xtask/`).
+pub fn root() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    dir.parent().map(PathBuf::from).unwrap_or(dir)
+}
+
+/// Runs a command in the workspace root, failing on a non-zero exit.
+pub fn run_cmd(program: &str, args: &[&str]) -> Result<(), String> {
+    eprintln!("+ {program} {}", args.join(" "));
+    let status = Command::new(program)
+        .args(args)
+        .current_dir(root())
+        .status()
+        .map_err(|e| format!("cannot start {program}: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{program} {}` failed with {status}",
+            args.join(" ")
+        ))
+    }
+}
+
+/// Installs the Rust target for bare-metal builds when it is missing.
+pub fn ensure_target() -> Result<(), String> {
+    let out = Command::new("rustup")
+        .args(["target", "list", "--installed"])
+        .output()
+        .map_err(|e| format!("cannot run rustup: {e}"))?;
+    if String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .any(|l| l.trim() == TARGET)
+    {
+        return Ok(());
+    }
+    run_cmd("rustup", &["target", "add", TARGET])
+}
+
+/// Every check, in the order a failure is cheapest to find.
+pub fn run() -> Result<(), String> {
+    ensure_target()?;
+    run_cmd("cargo", &["fmt", "--all", "--", "--check"])?;
+    run_cmd(
+        "cargo",
+        &[
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ],
+    )?;
+    run_cmd(
+        "cargo",
+        &["build", "-p", "firmware-core", "--target", TARGET],
+    )?;
+    run_cmd(
+        "cargo",
+        &[
+            "clippy",
+            "-p",
+            "firmware-core",
+            "--target",
+            TARGET,
+            "--",
+            "-D",
+            "warnings",
+        ],
+    )?;
+    run_cmd(
+        "cargo",
+        &[
+            "build",
+            "-p",
+            "nand-model",
+            "--no-default-features",
+            "--target",
+            TARGET,
+        ],
+    )?;
+    run_cmd("cargo", &["test", "--workspace", "--release"])?;
+    Ok(())
+}
