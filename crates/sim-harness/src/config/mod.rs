@@ -1,0 +1,808 @@
+//! Simulation configuration: TOML files, presets and `--set` overrides.
+//!
+//! A [`SimConfig`] has seven sections. Every leaf is addressed by a dotted key
+//! (`section.key`); the names are a public interface used by TOML files,
+//! `--set section.key=value` overrides, [`SimConfig::get`] and
+//! [`SimConfig::keys`]. A TOML file may give any subset of keys: the rest keep
+//! the values of the `default` preset. Unknown keys are errors.
+//!
+//! | key | type | meaning (default preset value) |
+//! |---|---|---|
+//! | `geometry.channels` | u16 | independent channels (buses) (4) |
+//! | `geometry.dies_per_channel` | u16 | dies (ways) sharing a channel; a multi-die chip counts each die (2) |
+//! | `geometry.planes_per_die` | u16 | planes per die (2) |
+//! | `geometry.blocks_per_plane` | u32 | erase blocks per plane (256) |
+//! | `geometry.pages_per_block` | u32 | program pages per block (64) |
+//! | `geometry.page_bytes` | u32 | data bytes per page, spare excluded (16384) |
+//! | `geometry.pages_per_wordline` | u8 | 1 SLC, 2 MLC, 3 TLC, 4 QLC (2) |
+//! | `geometry.spare_bytes` | u32 | *added key*: spare (OOB) bytes per page; not mapped capacity; a timing model may move them with every page transfer (0) |
+//! | `timing.t_read_us` | f64 | array read time tR, µs (50) |
+//! | `timing.t_prog_us` | f64 | page program time tPROG, µs (600) |
+//! | `timing.t_erase_us` | f64 | block erase time tBERS, µs (3000) |
+//! | `timing.channel_mts` | f64 | channel rate in MT/s on an 8-bit bus, so MB/s = MT/s (400) |
+//! | `timing.dram_mib_s` | f64 | bandwidth of the shared DRAM bus, MiB/s (3200) |
+//! | `timing.t_cmd_ns` | f64 | command/address cycles per NAND operation, ns; 0 folds them into tR/tPROG (0) |
+//! | `timing.host_mib_s` | f64 | host interface bandwidth (e.g. PCIe), MiB/s (3500) |
+//! | `ftl.op_ratio` | f64 | over-provisioning (physical - logical) / logical (0.15) |
+//! | `ftl.mapping_unit_bytes` | u32 | mapping unit, a multiple of 512 dividing the page (4096) |
+//! | `ftl.gc_reserve_blocks` | u32 | free blocks per plane only GC may take (2) |
+//! | `ftl.gc_trigger_blocks` | u32 | GC starts when a plane has this many free blocks or fewer (3) |
+//! | `ftl.wl_threshold` | u32 | static wear levelling P/E spread, 0 = off (0) |
+//! | `ftl.wl_check_interval` | u32 | erases per plane between wear-levelling checks (64) |
+//! | `ftl.max_inflight` | u32 | NAND operations the core may have in flight (4096) |
+//! | `ftl.read_slots` | u32 | buffer slots reserved for host reads (256) |
+//! | `ftl.gc_slots_per_plane` | u32 | buffer slots reserved per plane for GC (8) |
+//! | `buffer.write_buffer_bytes` | u64 | write buffer; divided by the mapping unit, rounded down (4 MiB) |
+//! | `host.queue_depth` | u32 | default outstanding host requests for replay and synthetic workloads (32) |
+//! | `nand.initial_pe` | u32 | P/E cycles every block starts with (0) |
+//! | `nand.rated_pe` | u32 | rated endurance in P/E cycles (3000) |
+//! | `nand.ecc_limit` | u16 | correctable raw bit errors per 1 KiB codeword (40) |
+//! | `nand.retention_months` | f64 | retention time the reliability model applies (data age at read), which is also the retention requirement *t* of copyback thresholds CT(x, t) (0) |
+//! | `nand.factory_bad_ratio` | f64 | fraction of blocks bad from the factory (0) |
+//! | `nand.program_fail_prob` | f64 | probability that a program fails (0) |
+//! | `nand.erase_fail_prob` | f64 | probability that an erase fails (0) |
+//! | `nand.seed` | u64 | seed of the reliability and fault model (1) |
+//! | `nand.full_data` | bool | keep full page payloads instead of compact per-unit stamps (false) |
+//! | `sim.seed` | u64 | workload seed (42) |
+//!
+//! Seeds must stay at or below `i64::MAX` so that the configuration can be
+//! written back as TOML.
+//!
+//! Errors are [`ConfigError`]s naming where the value came from (a file name,
+//! `--set`, `preset` or `config` for [`SimConfig::validate`]), the line when
+//! known, and the key.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
+use std::fmt;
+use std::path::Path;
+
+mod keys;
+mod presets;
+
+pub use presets::{presets, PresetInfo};
+
+#[cfg(test)]
+mod tests;
+
+/// Most mapping units one page may hold (the core's limit).
+const MAX_UNITS_PER_PAGE: u32 = firmware_core::addr::MAX_UNITS_PER_PAGE as u32;
+
+/// Most buffer slots the core can address.
+const MAX_SLOTS: u64 = u16::MAX as u64;
+
+/// Source name of errors found by [`SimConfig::validate`].
+const VALIDATE_SOURCE: &str = "config";
+
+/// Shape of the NAND array (section `[geometry]`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GeometrySection {
+    /// Independent channels (buses).
+    pub channels: u16,
+    /// Dies (ways) sharing one channel; a chip with several dies counts each.
+    pub dies_per_channel: u16,
+    /// Planes per die.
+    pub planes_per_die: u16,
+    /// Erase blocks per plane.
+    pub blocks_per_plane: u32,
+    /// Program pages per erase block.
+    pub pages_per_block: u32,
+    /// Data bytes per page (spare area excluded).
+    pub page_bytes: u32,
+    /// Pages sharing one wordline: 1 SLC, 2 MLC, 3 TLC, 4 QLC.
+    pub pages_per_wordline: u8,
+    /// Spare (out-of-band) bytes per page. Not part of the mapped capacity; a
+    /// timing model may move them over the channel with every page (0 = no).
+    pub spare_bytes: u32,
+}
+
+impl Default for GeometrySection {
+    fn default() -> Self {
+        GeometrySection {
+            channels: 4,
+            dies_per_channel: 2,
+            planes_per_die: 2,
+            blocks_per_plane: 256,
+            pages_per_block: 64,
+            page_bytes: 16 * 1024,
+            pages_per_wordline: 2,
+            spare_bytes: 0,
+        }
+    }
+}
+
+/// NAND, bus and host timing (section `[timing]`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TimingSection {
+    /// Array read time tR in microseconds.
+    pub t_read_us: f64,
+    /// Page program time tPROG in microseconds.
+    pub t_prog_us: f64,
+    /// Block erase time tBERS in microseconds.
+    pub t_erase_us: f64,
+    /// Channel transfer rate in MT/s on an 8-bit bus (so MB/s = MT/s).
+    pub channel_mts: f64,
+    /// Bandwidth of the DRAM bus shared by all channels and the host, MiB/s.
+    pub dram_mib_s: f64,
+    /// Command and address cycles per NAND operation in nanoseconds
+    /// (0 = folded into tR and tPROG).
+    pub t_cmd_ns: f64,
+    /// Host interface bandwidth (for example PCIe), MiB/s.
+    pub host_mib_s: f64,
+}
+
+impl Default for TimingSection {
+    fn default() -> Self {
+        TimingSection {
+            t_read_us: 50.0,
+            t_prog_us: 600.0,
+            t_erase_us: 3000.0,
+            channel_mts: 400.0,
+            dram_mib_s: 3200.0,
+            t_cmd_ns: 0.0,
+            host_mib_s: 3500.0,
+        }
+    }
+}
+
+/// FTL tunables (section `[ftl]`), passed to [`firmware_core::Config`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FtlSection {
+    /// Over-provisioning (physical - logical) / logical; the core truncates
+    /// `physical / (1 + op_ratio)` to get the logical units.
+    pub op_ratio: f64,
+    /// Mapping unit in bytes: a multiple of 512 that divides the page.
+    pub mapping_unit_bytes: u32,
+    /// Free blocks per plane that only GC may take.
+    pub gc_reserve_blocks: u32,
+    /// GC starts in a plane when its free blocks drop to this many or fewer.
+    pub gc_trigger_blocks: u32,
+    /// Static wear levelling threshold on the P/E spread in a plane (0 = off).
+    pub wl_threshold: u32,
+    /// Erases in a plane between two static wear-levelling checks.
+    pub wl_check_interval: u32,
+    /// NAND operations the core may have in flight at once.
+    pub max_inflight: u32,
+    /// Buffer slots reserved for host reads in flight.
+    pub read_slots: u32,
+    /// Buffer slots reserved for each plane's garbage collection.
+    pub gc_slots_per_plane: u32,
+}
+
+impl Default for FtlSection {
+    fn default() -> Self {
+        FtlSection {
+            op_ratio: 0.15,
+            mapping_unit_bytes: 4096,
+            gc_reserve_blocks: 2,
+            gc_trigger_blocks: 3,
+            wl_threshold: 0,
+            wl_check_interval: 64,
+            max_inflight: 4096,
+            read_slots: 256,
+            gc_slots_per_plane: 8,
+        }
+    }
+}
+
+/// Controller DRAM buffers (section `[buffer]`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BufferSection {
+    /// Write buffer in bytes (rounded down to whole mapping units).
+    pub write_buffer_bytes: u64,
+}
+
+impl Default for BufferSection {
+    fn default() -> Self {
+        BufferSection {
+            write_buffer_bytes: 4 * 1024 * 1024,
+        }
+    }
+}
+
+/// Host side (section `[host]`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HostSection {
+    /// Default number of outstanding requests for trace replay and synthetic workloads.
+    pub queue_depth: u32,
+}
+
+impl Default for HostSection {
+    fn default() -> Self {
+        HostSection { queue_depth: 32 }
+    }
+}
+
+/// Reliability and fault model of the medium (section `[nand]`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct NandSection {
+    /// P/E cycles every block has at the start of the run.
+    pub initial_pe: u32,
+    /// Rated endurance in P/E cycles.
+    pub rated_pe: u32,
+    /// Correctable raw bit errors per 1 KiB codeword.
+    pub ecc_limit: u16,
+    /// Retention time in months the reliability model applies (data age at
+    /// read); also the retention requirement of copyback thresholds CT(x, t).
+    pub retention_months: f64,
+    /// Fraction of blocks bad from the factory, in `[0, 1]`.
+    pub factory_bad_ratio: f64,
+    /// Probability that one program fails, in `[0, 1]`.
+    pub program_fail_prob: f64,
+    /// Probability that one erase fails, in `[0, 1]`.
+    pub erase_fail_prob: f64,
+    /// Seed of the reliability and fault model (at most `i64::MAX`).
+    pub seed: u64,
+    /// Keep full page payloads instead of compact per-unit stamps (memory heavy).
+    pub full_data: bool,
+}
+
+impl Default for NandSection {
+    fn default() -> Self {
+        NandSection {
+            initial_pe: 0,
+            rated_pe: 3000,
+            ecc_limit: 40,
+            retention_months: 0.0,
+            factory_bad_ratio: 0.0,
+            program_fail_prob: 0.0,
+            erase_fail_prob: 0.0,
+            seed: 1,
+            full_data: false,
+        }
+    }
+}
+
+/// Run-level settings (section `[sim]`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SimSection {
+    /// Default workload seed (at most `i64::MAX`).
+    pub seed: u64,
+}
+
+impl Default for SimSection {
+    fn default() -> Self {
+        SimSection { seed: 42 }
+    }
+}
+
+/// The whole simulation configuration. `SimConfig::default()` is the `default` preset.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SimConfig {
+    /// `[geometry]`: shape of the NAND array.
+    pub geometry: GeometrySection,
+    /// `[timing]`: NAND, bus and host timing.
+    pub timing: TimingSection,
+    /// `[ftl]`: FTL tunables.
+    pub ftl: FtlSection,
+    /// `[buffer]`: controller DRAM buffers.
+    pub buffer: BufferSection,
+    /// `[host]`: host side.
+    pub host: HostSection,
+    /// `[nand]`: reliability and fault model.
+    pub nand: NandSection,
+    /// `[sim]`: run-level settings.
+    pub sim: SimSection,
+}
+
+/// A configuration problem: where it came from, the line when known, the key and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError {
+    /// File name, `--set`, `preset`, or `config` (from [`SimConfig::validate`]).
+    pub source: String,
+    /// 1-based line in the file, when the error came from a file and the line is known.
+    pub line: Option<u64>,
+    /// Dotted key (`geometry.channels`), a section name, or empty when unknown.
+    pub key: String,
+    /// What is wrong.
+    pub reason: String,
+}
+
+impl ConfigError {
+    fn new(source: &str, line: Option<u64>, key: &str, reason: impl Into<String>) -> Self {
+        ConfigError {
+            source: source.to_string(),
+            line,
+            key: key.to_string(),
+            reason: reason.into(),
+        }
+    }
+
+    fn check(key: &str, reason: impl Into<String>) -> Self {
+        ConfigError::new(VALIDATE_SOURCE, None, key, reason)
+    }
+}
+
+impl fmt::Display for ConfigError {
+    /// `SOURCE:LINE: key KEY: REASON`; the `LINE` part is left out when unknown
+    /// and the `key KEY: ` part when the key is empty.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.source)?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+        }
+        f.write_str(": ")?;
+        if !self.key.is_empty() {
+            write!(f, "key {}: ", self.key)?;
+        }
+        f.write_str(&self.reason)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+impl SimConfig {
+    /// The preset called `name` (see [`presets`]); an unknown name is an error
+    /// listing the known presets.
+    pub fn preset(name: &str) -> Result<SimConfig, ConfigError> {
+        presets::build(name).ok_or_else(|| {
+            let known: Vec<&str> = presets().iter().map(|p| p.name).collect();
+            ConfigError::new(
+                "preset",
+                None,
+                "preset",
+                format!(
+                    "unknown preset `{name}`; known presets: {}",
+                    known.join(", ")
+                ),
+            )
+        })
+    }
+
+    /// Reads a TOML file on top of the defaults (see [`SimConfig::from_toml_str`]).
+    /// Errors name the file.
+    pub fn from_toml_file(path: impl AsRef<Path>) -> Result<SimConfig, ConfigError> {
+        let path = path.as_ref();
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ConfigError::new(&name, None, "", format!("cannot read file: {e}")))?;
+        SimConfig::from_toml_str(&text, &name)
+    }
+
+    /// Parses TOML text on top of the defaults: keys not given keep their
+    /// `default` preset value. Syntax errors, unknown keys, values of the wrong
+    /// type or range and non-finite floats are errors carrying `source_name`,
+    /// the line and the dotted key. Does not call [`SimConfig::validate`], so
+    /// `--set` overrides can still fix a value before validation.
+    pub fn from_toml_str(text: &str, source_name: &str) -> Result<SimConfig, ConfigError> {
+        keys::from_toml_str(text, source_name)
+    }
+
+    /// Applies one `section.key=value` override. The value is parsed as the
+    /// key's type: integers (`_` separators allowed), floats, `true`/`false`,
+    /// or strings (optionally quoted). Unknown keys, a missing `=` and values
+    /// that do not parse or fit are errors naming the key; on error `self` is
+    /// unchanged.
+    pub fn apply_set(&mut self, assignment: &str) -> Result<(), ConfigError> {
+        keys::apply_set(self, assignment)
+    }
+
+    /// The current value of a dotted key as text, or `None` for an unknown key
+    /// or a section name.
+    pub fn get(&self, key: &str) -> Option<String> {
+        keys::get(self, key)
+    }
+
+    /// Every dotted key, sorted.
+    pub fn keys() -> Vec<String> {
+        keys::all_keys()
+    }
+
+    /// The configuration as TOML, for echoing into reports. It parses back with
+    /// [`SimConfig::from_toml_str`] to an equal configuration.
+    pub fn to_toml_string(&self) -> String {
+        toml::to_string_pretty(self)
+            .unwrap_or_else(|e| format!("# configuration not representable as TOML: {e}\n"))
+    }
+
+    /// Mapping units per page (`page_bytes / mapping_unit_bytes`, rounded down;
+    /// 0 when the mapping unit is 0).
+    pub fn units_per_page(&self) -> u32 {
+        self.geometry
+            .page_bytes
+            .checked_div(self.ftl.mapping_unit_bytes)
+            .unwrap_or(0)
+    }
+
+    /// Checks every value; the error names the offending key. Builds the core
+    /// configuration and runs [`firmware_core::Config::validate`] as well, so a
+    /// configuration that passes here is accepted by the core.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        self.check_geometry()?;
+        self.check_timing()?;
+        self.check_ftl()?;
+        self.check_host_and_nand()?;
+        let core = self.build_core()?;
+        core.validate().map_err(|e| self.core_error(&core, e))?;
+        Ok(())
+    }
+
+    /// Validates and builds the core configuration: geometry with
+    /// `units_per_page = page_bytes / mapping_unit_bytes`,
+    /// [`firmware_core::Config::with_op_ratio`], then the `ftl.*` overrides and
+    /// `write_buffer_units = write_buffer_bytes / mapping_unit_bytes`.
+    pub fn to_core_config(&self) -> Result<firmware_core::Config, ConfigError> {
+        self.validate()?;
+        self.build_core()
+    }
+
+    fn core_geometry(&self) -> Result<firmware_core::Geometry, ConfigError> {
+        let g = &self.geometry;
+        let units = self.units_per_page();
+        let units_per_page = u8::try_from(units)
+            .ok()
+            .filter(|&u| u >= 1 && u32::from(u) <= MAX_UNITS_PER_PAGE)
+            .ok_or_else(|| {
+                ConfigError::check(
+                    "geometry.page_bytes",
+                    format!(
+                        "a page holds {units} mapping units of {} bytes; 1 to {MAX_UNITS_PER_PAGE} allowed",
+                        self.ftl.mapping_unit_bytes
+                    ),
+                )
+            })?;
+        Ok(firmware_core::Geometry {
+            channels: g.channels,
+            dies_per_channel: g.dies_per_channel,
+            planes_per_die: g.planes_per_die,
+            blocks_per_plane: g.blocks_per_plane,
+            pages_per_block: g.pages_per_block,
+            page_bytes: g.page_bytes,
+            pages_per_wordline: g.pages_per_wordline,
+            units_per_page,
+        })
+    }
+
+    fn build_core(&self) -> Result<firmware_core::Config, ConfigError> {
+        let geometry = self.core_geometry()?;
+        let mut core = firmware_core::Config::with_op_ratio(geometry, self.ftl.op_ratio)
+            .map_err(|e| self.core_error_plain(e))?;
+        let f = &self.ftl;
+        let unit = u64::from(f.mapping_unit_bytes.max(1));
+        core.write_buffer_units =
+            u32::try_from(self.buffer.write_buffer_bytes / unit).map_err(|_| {
+                ConfigError::check("buffer.write_buffer_bytes", "write buffer too large")
+            })?;
+        core.read_slots = f.read_slots;
+        core.gc_slots_per_plane = f.gc_slots_per_plane;
+        core.gc_reserve_blocks = f.gc_reserve_blocks;
+        core.gc_trigger_blocks = f.gc_trigger_blocks;
+        core.wl_threshold = f.wl_threshold;
+        core.wl_check_interval = f.wl_check_interval;
+        core.max_inflight = f.max_inflight;
+        Ok(core)
+    }
+
+    /// Maps a core error to the key that most likely causes it.
+    fn core_error_plain(&self, e: firmware_core::Error) -> ConfigError {
+        let msg = match e {
+            firmware_core::Error::InvalidConfig(m) => m,
+            _ => "",
+        };
+        let key = core_message_key(msg);
+        ConfigError::check(key, format!("rejected by the core: {e}"))
+    }
+
+    /// Like [`Self::core_error_plain`], with capacity numbers for the
+    /// over-provisioning check.
+    fn core_error(&self, core: &firmware_core::Config, e: firmware_core::Error) -> ConfigError {
+        let mut err = self.core_error_plain(e);
+        if err.key == "ftl.op_ratio" {
+            let g = &core.geometry;
+            let physical = u64::from(g.total_units());
+            let reserve = u64::from(core.gc_trigger_blocks.saturating_add(1))
+                * u64::from(g.planes())
+                * u64::from(g.units_per_block());
+            let mut detail = format!(
+                "; logical {} + GC reserve {} units (gc_trigger_blocks + 1 blocks per plane) > physical {} units",
+                core.logical_units, reserve, physical
+            );
+            if reserve < physical {
+                let min = physical as f64 / (physical - reserve) as f64 - 1.0;
+                detail.push_str(&format!("; op_ratio must be above {min:.6}"));
+            }
+            err.reason.push_str(&detail);
+        }
+        err
+    }
+
+    fn check_geometry(&self) -> Result<(), ConfigError> {
+        let g = &self.geometry;
+        let nonzero: [(&str, u64); 7] = [
+            ("geometry.channels", u64::from(g.channels)),
+            ("geometry.dies_per_channel", u64::from(g.dies_per_channel)),
+            ("geometry.planes_per_die", u64::from(g.planes_per_die)),
+            ("geometry.blocks_per_plane", u64::from(g.blocks_per_plane)),
+            ("geometry.pages_per_block", u64::from(g.pages_per_block)),
+            ("geometry.page_bytes", u64::from(g.page_bytes)),
+            (
+                "geometry.pages_per_wordline",
+                u64::from(g.pages_per_wordline),
+            ),
+        ];
+        for (key, v) in nonzero {
+            if v == 0 {
+                return Err(ConfigError::check(key, "must be at least 1"));
+            }
+        }
+        if g.pages_per_wordline > 4 {
+            return Err(ConfigError::check(
+                "geometry.pages_per_wordline",
+                "must be 1 (SLC), 2 (MLC), 3 (TLC) or 4 (QLC)",
+            ));
+        }
+        if !g
+            .pages_per_block
+            .is_multiple_of(u32::from(g.pages_per_wordline))
+        {
+            return Err(ConfigError::check(
+                "geometry.pages_per_block",
+                format!(
+                    "{} is not a multiple of pages_per_wordline {}",
+                    g.pages_per_block, g.pages_per_wordline
+                ),
+            ));
+        }
+        let unit = self.ftl.mapping_unit_bytes;
+        if unit == 0 || !unit.is_multiple_of(512) {
+            return Err(ConfigError::check(
+                "ftl.mapping_unit_bytes",
+                "must be a positive multiple of 512",
+            ));
+        }
+        if !g.page_bytes.is_multiple_of(unit) {
+            return Err(ConfigError::check(
+                "geometry.page_bytes",
+                format!(
+                    "{} is not a multiple of ftl.mapping_unit_bytes {unit}",
+                    g.page_bytes
+                ),
+            ));
+        }
+        // Range of units per page.
+        self.core_geometry()?;
+        let units = u64::from(g.channels)
+            * u64::from(g.dies_per_channel)
+            * u64::from(g.planes_per_die)
+            * u64::from(g.blocks_per_plane)
+            * u64::from(g.pages_per_block)
+            * u64::from(self.units_per_page());
+        if units >= 1 << 31 {
+            return Err(ConfigError::check(
+                "geometry",
+                format!("{units} physical mapping units; the core numbers at most 2^31 - 1"),
+            ));
+        }
+        Ok(())
+    }
+
+    fn check_timing(&self) -> Result<(), ConfigError> {
+        let t = &self.timing;
+        let positive = [
+            ("timing.t_read_us", t.t_read_us),
+            ("timing.t_prog_us", t.t_prog_us),
+            ("timing.t_erase_us", t.t_erase_us),
+            ("timing.channel_mts", t.channel_mts),
+            ("timing.dram_mib_s", t.dram_mib_s),
+            ("timing.host_mib_s", t.host_mib_s),
+        ];
+        for (key, v) in positive {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(ConfigError::check(
+                    key,
+                    format!("must be a finite number above 0, got {v}"),
+                ));
+            }
+        }
+        if !(t.t_cmd_ns.is_finite() && t.t_cmd_ns >= 0.0) {
+            return Err(ConfigError::check(
+                "timing.t_cmd_ns",
+                format!("must be a finite number at or above 0, got {}", t.t_cmd_ns),
+            ));
+        }
+        Ok(())
+    }
+
+    fn check_ftl(&self) -> Result<(), ConfigError> {
+        let f = &self.ftl;
+        let g = &self.geometry;
+        if !(f.op_ratio.is_finite() && f.op_ratio > 0.0) {
+            return Err(ConfigError::check(
+                "ftl.op_ratio",
+                format!("must be a finite number above 0, got {}", f.op_ratio),
+            ));
+        }
+        if f.gc_reserve_blocks == 0 {
+            return Err(ConfigError::check(
+                "ftl.gc_reserve_blocks",
+                "must be at least 1 (GC needs a block to make progress)",
+            ));
+        }
+        if f.gc_trigger_blocks < f.gc_reserve_blocks {
+            return Err(ConfigError::check(
+                "ftl.gc_trigger_blocks",
+                format!(
+                    "{} is below ftl.gc_reserve_blocks {}",
+                    f.gc_trigger_blocks, f.gc_reserve_blocks
+                ),
+            ));
+        }
+        if u64::from(f.gc_trigger_blocks) + 2 > u64::from(g.blocks_per_plane) {
+            return Err(ConfigError::check(
+                "ftl.gc_trigger_blocks",
+                format!(
+                    "{} needs at least {} blocks per plane, geometry has {}",
+                    f.gc_trigger_blocks,
+                    u64::from(f.gc_trigger_blocks) + 2,
+                    g.blocks_per_plane
+                ),
+            ));
+        }
+        if f.wl_check_interval == 0 {
+            return Err(ConfigError::check(
+                "ftl.wl_check_interval",
+                "must be at least 1",
+            ));
+        }
+        if f.max_inflight < 4 {
+            return Err(ConfigError::check("ftl.max_inflight", "must be at least 4"));
+        }
+        if f.read_slots == 0 {
+            return Err(ConfigError::check("ftl.read_slots", "must be at least 1"));
+        }
+        let upp = self.units_per_page();
+        if f.gc_slots_per_plane < upp {
+            return Err(ConfigError::check(
+                "ftl.gc_slots_per_plane",
+                format!(
+                    "{} is less than one page ({upp} units)",
+                    f.gc_slots_per_plane
+                ),
+            ));
+        }
+        let unit = u64::from(f.mapping_unit_bytes);
+        let wb_units = self.buffer.write_buffer_bytes / unit;
+        if wb_units < u64::from(upp) {
+            return Err(ConfigError::check(
+                "buffer.write_buffer_bytes",
+                format!(
+                    "{} bytes is less than one page ({} bytes)",
+                    self.buffer.write_buffer_bytes, g.page_bytes
+                ),
+            ));
+        }
+        let planes =
+            u64::from(g.channels) * u64::from(g.dies_per_channel) * u64::from(g.planes_per_die);
+        let gc_slots = u64::from(f.gc_slots_per_plane) * planes;
+        let slots = wb_units + u64::from(f.read_slots) + gc_slots;
+        if slots > MAX_SLOTS {
+            return Err(ConfigError::check(
+                "buffer.write_buffer_bytes",
+                format!(
+                    "needs {slots} buffer slots (write buffer {wb_units} + ftl.read_slots {} + \
+                     ftl.gc_slots_per_plane x planes {gc_slots}); the core allows {MAX_SLOTS}",
+                    f.read_slots
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn check_host_and_nand(&self) -> Result<(), ConfigError> {
+        if self.host.queue_depth == 0 {
+            return Err(ConfigError::check("host.queue_depth", "must be at least 1"));
+        }
+        let n = &self.nand;
+        if n.rated_pe == 0 {
+            return Err(ConfigError::check("nand.rated_pe", "must be at least 1"));
+        }
+        if !(n.retention_months.is_finite() && n.retention_months >= 0.0) {
+            return Err(ConfigError::check(
+                "nand.retention_months",
+                format!(
+                    "must be a finite number at or above 0, got {}",
+                    n.retention_months
+                ),
+            ));
+        }
+        let probabilities = [
+            ("nand.factory_bad_ratio", n.factory_bad_ratio),
+            ("nand.program_fail_prob", n.program_fail_prob),
+            ("nand.erase_fail_prob", n.erase_fail_prob),
+        ];
+        for (key, p) in probabilities {
+            if !(p.is_finite() && (0.0..=1.0).contains(&p)) {
+                return Err(ConfigError::check(
+                    key,
+                    format!("must be in [0, 1], got {p}"),
+                ));
+            }
+        }
+        let max_seed = i64::MAX as u64;
+        for (key, seed) in [("nand.seed", n.seed), ("sim.seed", self.sim.seed)] {
+            if seed > max_seed {
+                return Err(ConfigError::check(
+                    key,
+                    format!("must be at most {max_seed} (the TOML integer range)"),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The key behind a message of `firmware_core::Error::InvalidConfig` (first
+/// matching needle wins, so more specific needles come first).
+fn core_message_key(msg: &str) -> &'static str {
+    const TABLE: [(&str, &str); 13] = [
+        ("over-provisioning", "ftl.op_ratio"),
+        ("op_ratio", "ftl.op_ratio"),
+        ("logical capacity", "ftl.op_ratio"),
+        ("gc trigger", "ftl.gc_trigger_blocks"),
+        ("gc thresholds", "ftl.gc_trigger_blocks"),
+        ("gc reserve", "ftl.gc_reserve_blocks"),
+        ("write buffer", "buffer.write_buffer_bytes"),
+        ("gc slots", "ftl.gc_slots_per_plane"),
+        ("read slots", "ftl.read_slots"),
+        ("buffer slots", "buffer.write_buffer_bytes"),
+        ("units per page", "geometry.page_bytes"),
+        ("pages per wordline", "geometry.pages_per_block"),
+        ("geometry", "geometry"),
+    ];
+    TABLE
+        .iter()
+        .find(|(needle, _)| msg.contains(needle))
+        .map_or("geometry", |&(_, key)| key)
+}
+
+/// Converts a byte offset in `text` to a 1-based line number.
+fn line_of(text: &str, offset: usize) -> u64 {
+    let end = offset.min(text.len());
+    let newlines = text.as_bytes()[..end]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count();
+    newlines as u64 + 1
+}
+
+/// Edit distance between two short strings (for "did you mean" hints).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut cur = vec![0; b.len() + 1];
+    for (i, ca) in a.iter().enumerate() {
+        cur[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let subst = prev[j] + usize::from(ca != cb);
+            cur[j + 1] = subst.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    prev[b.len()]
+}
+
+/// The closest candidate to `word`, if it is close enough to be a likely typo.
+fn suggest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let limit = (word.chars().count() / 3).max(2);
+    candidates
+        .into_iter()
+        .map(|c| (edit_distance(word, c), c))
+        .filter(|&(d, _)| d <= limit)
+        .min_by_key(|&(d, _)| d)
+        .map(|(_, c)| c)
+}
+
+/// Serialises a configuration to a JSON tree (the generic form used by
+/// `--set`, `get` and the TOML loader).
+fn to_json(cfg: &SimConfig) -> Json {
+    serde_json::to_value(cfg).unwrap_or(Json::Null)
+}

@@ -1,0 +1,633 @@
+use super::keys::parse_typed;
+use super::*;
+use proptest::prelude::*;
+
+/// The public key interface: renaming or dropping a key must fail this list.
+const EXPECTED_KEYS: &[&str] = &[
+    "buffer.write_buffer_bytes",
+    "ftl.gc_reserve_blocks",
+    "ftl.gc_slots_per_plane",
+    "ftl.gc_trigger_blocks",
+    "ftl.mapping_unit_bytes",
+    "ftl.max_inflight",
+    "ftl.op_ratio",
+    "ftl.read_slots",
+    "ftl.wl_check_interval",
+    "ftl.wl_threshold",
+    "geometry.blocks_per_plane",
+    "geometry.channels",
+    "geometry.dies_per_channel",
+    "geometry.page_bytes",
+    "geometry.pages_per_block",
+    "geometry.pages_per_wordline",
+    "geometry.planes_per_die",
+    "geometry.spare_bytes",
+    "host.queue_depth",
+    "nand.ecc_limit",
+    "nand.erase_fail_prob",
+    "nand.factory_bad_ratio",
+    "nand.full_data",
+    "nand.initial_pe",
+    "nand.program_fail_prob",
+    "nand.rated_pe",
+    "nand.retention_months",
+    "nand.seed",
+    "sim.seed",
+    "timing.channel_mts",
+    "timing.dram_mib_s",
+    "timing.host_mib_s",
+    "timing.t_cmd_ns",
+    "timing.t_erase_us",
+    "timing.t_prog_us",
+    "timing.t_read_us",
+];
+
+fn expected_keys() -> Vec<String> {
+    let mut v: Vec<String> = EXPECTED_KEYS.iter().map(|k| k.to_string()).collect();
+    v.sort();
+    v
+}
+
+fn core(name: &str) -> firmware_core::Config {
+    SimConfig::preset(name)
+        .unwrap()
+        .to_core_config()
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+#[test]
+fn config_keys_are_the_public_interface() {
+    assert_eq!(SimConfig::keys(), expected_keys());
+}
+
+#[test]
+fn config_default_is_the_default_preset() {
+    assert_eq!(SimConfig::default(), SimConfig::preset("default").unwrap());
+    assert_eq!(presets()[0].name, "default");
+}
+
+#[test]
+fn config_every_preset_validates_and_converts() {
+    let mut names: Vec<&str> = presets().iter().map(|p| p.name).collect();
+    assert_eq!(
+        names,
+        [
+            "default",
+            "rcftl-dac18",
+            "rcftl-thesis",
+            "longftl-mqsim",
+            "dgcb-flashsim",
+            "dawid-femu",
+            "mqsim-gc16"
+        ]
+    );
+    for p in presets() {
+        assert!(
+            !p.description.is_empty() && !p.source.is_empty(),
+            "{}",
+            p.name
+        );
+        let cfg = SimConfig::preset(p.name).unwrap();
+        cfg.validate().unwrap_or_else(|e| panic!("{}: {e}", p.name));
+        let c = cfg.to_core_config().unwrap();
+        c.validate().unwrap();
+        assert_eq!(
+            c.geometry.units_per_page as u32,
+            cfg.geometry.page_bytes / cfg.ftl.mapping_unit_bytes
+        );
+        assert_eq!(
+            u64::from(c.write_buffer_units),
+            cfg.buffer.write_buffer_bytes / u64::from(cfg.ftl.mapping_unit_bytes)
+        );
+        assert!(c.logical_units < c.geometry.total_units());
+    }
+    names.sort();
+    names.dedup();
+    assert_eq!(names.len(), presets().len());
+}
+
+#[test]
+fn config_unknown_preset_lists_the_known_ones() {
+    let e = SimConfig::preset("nope").unwrap_err();
+    assert_eq!(e.source, "preset");
+    for p in presets() {
+        assert!(e.reason.contains(p.name), "{e}");
+    }
+    assert!(e
+        .to_string()
+        .starts_with("preset: key preset: unknown preset `nope`"));
+}
+
+#[test]
+fn config_mqsim_gc16_capacity_is_exact() {
+    let c = core("mqsim-gc16");
+    assert_eq!(c.geometry.total_units(), 4_194_304);
+    assert_eq!(c.logical_units, 3_900_702);
+    assert_eq!(c.geometry.dies(), 64);
+    assert_eq!(c.geometry.planes(), 128);
+    // The same count survives a TOML round trip of the float.
+    let cfg = SimConfig::preset("mqsim-gc16").unwrap();
+    let back = SimConfig::from_toml_str(&cfg.to_toml_string(), "echo").unwrap();
+    assert_eq!(back.to_core_config().unwrap().logical_units, 3_900_702);
+}
+
+#[test]
+fn config_preset_numbers_match_the_papers() {
+    // Seed 000: 8 x 8 chips x 1024 blocks x 64 pages x 16 KiB = 64 GiB.
+    let c = core("rcftl-dac18");
+    assert_eq!(u64::from(c.geometry.total_pages()) * 16384, 64 << 30);
+    let cfg = SimConfig::preset("rcftl-dac18").unwrap();
+    assert_eq!(cfg.timing.t_prog_us, 640.0);
+    assert_eq!(cfg.buffer.write_buffer_bytes, 10 << 20);
+    // Seed 001 ch. 4: 128 GiB, 533 MT/s, tPROG 660 us.
+    let c = core("rcftl-thesis");
+    assert_eq!(u64::from(c.geometry.total_pages()) * 16384, 128 << 30);
+    let cfg = SimConfig::preset("rcftl-thesis").unwrap();
+    assert_eq!(
+        (cfg.timing.channel_mts, cfg.timing.t_prog_us),
+        (533.0, 660.0)
+    );
+    // Seed 001 ch. 3: 4 x 1 x 2 x 1822 x 576 x 8 KiB, TLC, 10% OP in MQSim's sense.
+    let c = core("longftl-mqsim");
+    assert_eq!(c.geometry.total_pages(), 4 * 2 * 1822 * 576);
+    assert_eq!(c.geometry.pages_per_wordline, 3);
+    assert_eq!(
+        c.logical_units,
+        (f64::from(c.geometry.total_units()) * 0.9) as u32
+    );
+    let cfg = SimConfig::preset("longftl-mqsim").unwrap();
+    assert_eq!(
+        (
+            cfg.timing.t_prog_us,
+            cfg.timing.t_erase_us,
+            cfg.timing.channel_mts
+        ),
+        (700.0, 4000.0, 333.0)
+    );
+    // Seed 002 Table II.
+    let cfg = SimConfig::preset("dgcb-flashsim").unwrap();
+    assert_eq!(
+        (
+            cfg.timing.t_read_us,
+            cfg.timing.t_prog_us,
+            cfg.timing.t_erase_us
+        ),
+        (75.0, 1300.0, 3000.0)
+    );
+    assert_eq!(
+        (cfg.geometry.page_bytes, cfg.geometry.spare_bytes),
+        (8192, 448)
+    );
+    assert_eq!(cfg.timing.channel_mts, 40.0); // tRC 25 ns
+                                              // Seed 004 / FEMU: 16 GiB physical, 12 GiB exposed.
+    let c = core("dawid-femu");
+    assert_eq!(u64::from(c.geometry.total_units()) * 4096, 16 << 30);
+    assert_eq!(u64::from(c.logical_units) * 4096, 12 << 30);
+}
+
+#[test]
+fn config_apply_set_parses_each_type() {
+    let mut c = SimConfig::default();
+    c.apply_set("geometry.channels=8").unwrap();
+    assert_eq!(c.geometry.channels, 8);
+    c.apply_set(" timing.t_read_us = 42.5 ").unwrap();
+    assert_eq!(c.timing.t_read_us, 42.5);
+    c.apply_set("timing.t_prog_us=700").unwrap(); // integer text into a float key
+    assert_eq!(c.timing.t_prog_us, 700.0);
+    c.apply_set("ftl.op_ratio=1e-1").unwrap();
+    assert_eq!(c.ftl.op_ratio, 0.1);
+    c.apply_set("nand.full_data=true").unwrap();
+    assert!(c.nand.full_data);
+    c.apply_set("buffer.write_buffer_bytes=8_388_608").unwrap();
+    assert_eq!(c.buffer.write_buffer_bytes, 8 << 20);
+    c.apply_set("sim.seed=9223372036854775807").unwrap();
+    assert_eq!(c.sim.seed, i64::MAX as u64);
+    c.apply_set("nand.ecc_limit=24").unwrap();
+    assert_eq!(c.nand.ecc_limit, 24);
+    assert_eq!(c.get("geometry.channels").as_deref(), Some("8"));
+    assert_eq!(c.get("timing.t_read_us").as_deref(), Some("42.5"));
+    assert_eq!(c.get("nand.full_data").as_deref(), Some("true"));
+    // Strings, for keys added later: quoted or bare.
+    let s = serde_json::Value::String(String::new());
+    assert_eq!(
+        parse_typed(&s, "\"a b\"").unwrap(),
+        serde_json::json!("a b")
+    );
+    assert_eq!(
+        parse_typed(&s, "plain").unwrap(),
+        serde_json::json!("plain")
+    );
+}
+
+#[test]
+fn config_apply_set_errors_name_the_key() {
+    let mut c = SimConfig::default();
+    let before = c.clone();
+    let cases = [
+        (
+            "geometry.chanels=4",
+            "geometry.chanels",
+            "did you mean geometry.channels?",
+        ),
+        (
+            "geometry.channels=abc",
+            "geometry.channels",
+            "expected an integer",
+        ),
+        ("geometry.channels=70000", "geometry.channels", "u16"),
+        ("geometry.channels=-1", "geometry.channels", "u16"),
+        (
+            "geometry.channels=1.5",
+            "geometry.channels",
+            "expected an integer",
+        ),
+        (
+            "timing.t_read_us=fast",
+            "timing.t_read_us",
+            "expected a number",
+        ),
+        ("timing.t_read_us=nan", "timing.t_read_us", "finite"),
+        ("nand.full_data=yes", "nand.full_data", "true or false"),
+        ("geometry.channels", "geometry.channels", "missing `=`"),
+        ("geometry=4", "geometry", "is a section"),
+        ("nosuch=4", "nosuch", "unknown key"),
+        (
+            "ftl.page_bytes=4096",
+            "ftl.page_bytes",
+            "did you mean geometry.page_bytes?",
+        ),
+        (
+            "geometry.channels.x=1",
+            "geometry.channels.x",
+            "unknown key",
+        ),
+        ("=1", "", "empty key"),
+    ];
+    for (input, key, reason) in cases {
+        let e = c.apply_set(input).unwrap_err();
+        assert_eq!(e.source, "--set", "{input}");
+        assert_eq!(e.line, None, "{input}");
+        assert_eq!(e.key, key, "{input}: {e}");
+        assert!(e.reason.contains(reason), "{input}: {e}");
+        assert_eq!(c, before, "{input} changed the config");
+    }
+    let e = c.apply_set("geometry.chanels=4").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "--set: key geometry.chanels: unknown key (did you mean geometry.channels?)"
+    );
+}
+
+#[test]
+fn config_get_and_set_round_trip_every_key() {
+    for p in presets() {
+        let cfg = SimConfig::preset(p.name).unwrap();
+        for key in SimConfig::keys() {
+            let v = cfg.get(&key).unwrap_or_else(|| panic!("{key}"));
+            let mut again = cfg.clone();
+            again.apply_set(&format!("{key}={v}")).unwrap();
+            assert_eq!(again, cfg, "{}: {key}={v}", p.name);
+        }
+    }
+    let c = SimConfig::default();
+    assert_eq!(c.get("geometry"), None);
+    assert_eq!(c.get("geometry.nope"), None);
+    assert_eq!(c.get(""), None);
+}
+
+#[test]
+fn config_toml_partial_file_keeps_defaults() {
+    let text = "# comment\n[geometry]\nchannels = 8\n\n[timing]\nt_read_us = 60\n\n[nand]\nfull_data = true\n";
+    let c = SimConfig::from_toml_str(text, "cfg.toml").unwrap();
+    let mut expected = SimConfig::default();
+    expected.geometry.channels = 8;
+    expected.timing.t_read_us = 60.0;
+    expected.nand.full_data = true;
+    assert_eq!(c, expected);
+    // Dotted keys and inline tables are TOML too.
+    let c = SimConfig::from_toml_str("geometry.channels = 2\nftl = { op_ratio = 0.25 }\n", "x")
+        .unwrap();
+    assert_eq!((c.geometry.channels, c.ftl.op_ratio), (2, 0.25));
+    assert_eq!(
+        SimConfig::from_toml_str("", "empty").unwrap(),
+        SimConfig::default()
+    );
+}
+
+#[test]
+fn config_toml_unknown_key_reports_line() {
+    let text = "[geometry]\nchannels = 4\nchanels = 8\n";
+    let e = SimConfig::from_toml_str(text, "cfg.toml").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "cfg.toml:3: key geometry.chanels: unknown key (did you mean geometry.channels?)"
+    );
+    assert_eq!(e.line, Some(3));
+
+    // The first problem in file order wins.
+    let text = "[timing]\nt_read_us = 50\n\n[geometry]\nbogus = 1\nchanels = 8\n";
+    let e = SimConfig::from_toml_str(text, "c.toml").unwrap_err();
+    assert_eq!((e.key.as_str(), e.line), ("geometry.bogus", Some(5)));
+
+    let e = SimConfig::from_toml_str("[geometri]\nchannels = 4\n", "c.toml").unwrap_err();
+    assert_eq!((e.key.as_str(), e.line), ("geometri", Some(1)));
+    assert!(e.reason.contains("did you mean geometry?"), "{e}");
+
+    let e = SimConfig::from_toml_str("a = 1\n\n[zzz]\n", "c.toml").unwrap_err();
+    assert_eq!((e.key.as_str(), e.line), ("a", Some(1)));
+    let e = SimConfig::from_toml_str("[ftl]\n\n[zzz]\n", "c.toml").unwrap_err();
+    assert_eq!((e.key.as_str(), e.line), ("zzz", Some(3)));
+
+    let e = SimConfig::from_toml_str("x = 1\ngeometry.chanels = 4\n", "c.toml").unwrap_err();
+    assert_eq!((e.key.as_str(), e.line), ("x", Some(1)));
+    let e = SimConfig::from_toml_str("\ngeometry.chanels = 4\n", "c.toml").unwrap_err();
+    assert_eq!((e.key.as_str(), e.line), ("geometry.chanels", Some(2)));
+
+    let e = SimConfig::from_toml_str("geometry = 3\n", "c.toml").unwrap_err();
+    assert_eq!((e.key.as_str(), e.line), ("geometry", Some(1)));
+    assert!(e.reason.contains("section"), "{e}");
+
+    let e = SimConfig::from_toml_str("[geometry.sub]\na = 1\n", "c.toml").unwrap_err();
+    assert_eq!((e.key.as_str(), e.line), ("geometry.sub", Some(1)));
+}
+
+#[test]
+fn config_toml_bad_values_report_key_and_line() {
+    let text = "[geometry]\nchannels = 4\n\n[timing]\nt_read_us = \"fast\"\n";
+    let e = SimConfig::from_toml_str(text, "c.toml").unwrap_err();
+    assert_eq!((e.key.as_str(), e.line), ("timing.t_read_us", Some(5)));
+    assert!(
+        e.to_string()
+            .starts_with("c.toml:5: key timing.t_read_us: invalid type"),
+        "{e}"
+    );
+
+    let e = SimConfig::from_toml_str("[geometry]\nchannels = 70000\n", "c.toml").unwrap_err();
+    assert_eq!((e.key.as_str(), e.line), ("geometry.channels", Some(2)));
+
+    let e = SimConfig::from_toml_str("[ftl]\nop_ratio = nan\n", "c.toml").unwrap_err();
+    assert_eq!((e.key.as_str(), e.line), ("ftl.op_ratio", Some(2)));
+    assert!(e.reason.contains("finite"), "{e}");
+
+    let e = SimConfig::from_toml_str("[nand]\nfull_data = 1\n", "c.toml").unwrap_err();
+    assert_eq!(e.key, "nand.full_data");
+
+    // Syntax error: line from the parser, no key.
+    let e = SimConfig::from_toml_str("[geometry]\nchannels = = 4\n", "c.toml").unwrap_err();
+    assert_eq!((e.key.as_str(), e.line), ("", Some(2)));
+    assert!(e.to_string().starts_with("c.toml:2: "), "{e}");
+    let e = SimConfig::from_toml_str("[ftl]\nop_ratio = 0.1\nop_ratio = 0.2\n", "c").unwrap_err();
+    assert_eq!(e.line, Some(3), "{e}");
+}
+
+#[test]
+fn config_toml_round_trips_every_preset() {
+    for p in presets() {
+        let cfg = SimConfig::preset(p.name).unwrap();
+        let text = cfg.to_toml_string();
+        assert!(text.contains("[geometry]"), "{text}");
+        let back = SimConfig::from_toml_str(&text, p.name).unwrap();
+        assert_eq!(back, cfg, "{}", p.name);
+        // Plain serde with deny_unknown_fields agrees.
+        let direct: SimConfig = toml::from_str(&text).unwrap();
+        assert_eq!(direct, cfg);
+    }
+}
+
+#[test]
+fn config_toml_file_loading() {
+    let dir = std::env::temp_dir().join(format!("sim-harness-config-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("cfg.toml");
+    std::fs::write(&path, "[host]\nqueue_depth = 4\n[ftl]\nbogus = 1\n").unwrap();
+    let e = SimConfig::from_toml_file(&path).unwrap_err();
+    assert_eq!(e.source, path.display().to_string());
+    assert_eq!((e.key.as_str(), e.line), ("ftl.bogus", Some(4)));
+    std::fs::write(&path, "[host]\nqueue_depth = 4\n").unwrap();
+    assert_eq!(
+        SimConfig::from_toml_file(&path).unwrap().host.queue_depth,
+        4
+    );
+    let e = SimConfig::from_toml_file(dir.join("missing.toml")).unwrap_err();
+    assert!(e.reason.contains("cannot read"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn invalid(set: &str) -> ConfigError {
+    let mut c = SimConfig::default();
+    c.apply_set(set).unwrap();
+    let e = c.validate().unwrap_err();
+    assert_eq!(e.source, "config");
+    assert_eq!(c.to_core_config().unwrap_err(), e);
+    e
+}
+
+#[test]
+fn config_validate_names_the_key() {
+    let cases = [
+        ("geometry.channels=0", "geometry.channels"),
+        ("geometry.dies_per_channel=0", "geometry.dies_per_channel"),
+        ("geometry.planes_per_die=0", "geometry.planes_per_die"),
+        ("geometry.blocks_per_plane=0", "geometry.blocks_per_plane"),
+        ("geometry.pages_per_block=0", "geometry.pages_per_block"),
+        ("geometry.page_bytes=0", "geometry.page_bytes"),
+        (
+            "geometry.pages_per_wordline=0",
+            "geometry.pages_per_wordline",
+        ),
+        (
+            "geometry.pages_per_wordline=5",
+            "geometry.pages_per_wordline",
+        ),
+        ("geometry.pages_per_wordline=3", "geometry.pages_per_block"),
+        ("geometry.page_bytes=6000", "geometry.page_bytes"),
+        ("geometry.page_bytes=65536", "geometry.page_bytes"),
+        ("geometry.blocks_per_plane=4", "ftl.gc_trigger_blocks"),
+        ("geometry.blocks_per_plane=600000", "geometry"),
+        ("ftl.mapping_unit_bytes=0", "ftl.mapping_unit_bytes"),
+        ("ftl.mapping_unit_bytes=1000", "ftl.mapping_unit_bytes"),
+        ("ftl.op_ratio=0", "ftl.op_ratio"),
+        ("ftl.op_ratio=-0.5", "ftl.op_ratio"),
+        ("ftl.gc_reserve_blocks=0", "ftl.gc_reserve_blocks"),
+        ("ftl.gc_trigger_blocks=1", "ftl.gc_trigger_blocks"),
+        ("ftl.wl_check_interval=0", "ftl.wl_check_interval"),
+        ("ftl.max_inflight=3", "ftl.max_inflight"),
+        ("ftl.read_slots=0", "ftl.read_slots"),
+        ("ftl.gc_slots_per_plane=3", "ftl.gc_slots_per_plane"),
+        (
+            "buffer.write_buffer_bytes=8192",
+            "buffer.write_buffer_bytes",
+        ),
+        (
+            "buffer.write_buffer_bytes=1073741824",
+            "buffer.write_buffer_bytes",
+        ),
+        ("timing.t_read_us=0", "timing.t_read_us"),
+        ("timing.t_prog_us=-1", "timing.t_prog_us"),
+        ("timing.t_erase_us=0", "timing.t_erase_us"),
+        ("timing.channel_mts=0", "timing.channel_mts"),
+        ("timing.dram_mib_s=0", "timing.dram_mib_s"),
+        ("timing.host_mib_s=-3", "timing.host_mib_s"),
+        ("timing.t_cmd_ns=-1", "timing.t_cmd_ns"),
+        ("host.queue_depth=0", "host.queue_depth"),
+        ("nand.rated_pe=0", "nand.rated_pe"),
+        ("nand.retention_months=-1", "nand.retention_months"),
+        ("nand.factory_bad_ratio=1.5", "nand.factory_bad_ratio"),
+        ("nand.program_fail_prob=-0.1", "nand.program_fail_prob"),
+        ("nand.erase_fail_prob=2", "nand.erase_fail_prob"),
+        ("nand.seed=18446744073709551615", "nand.seed"),
+        ("sim.seed=9223372036854775808", "sim.seed"),
+    ];
+    for (set, key) in cases {
+        let e = invalid(set);
+        assert_eq!(e.key, key, "{set}: {e}");
+        assert!(
+            e.to_string().starts_with(&format!("config: key {key}: ")),
+            "{e}"
+        );
+    }
+    // Non-finite values set in code are caught too.
+    let mut c = SimConfig::default();
+    c.timing.t_erase_us = f64::INFINITY;
+    assert_eq!(c.validate().unwrap_err().key, "timing.t_erase_us");
+    let mut c = SimConfig::default();
+    c.nand.erase_fail_prob = f64::NAN;
+    assert_eq!(c.validate().unwrap_err().key, "nand.erase_fail_prob");
+}
+
+#[test]
+fn config_op_ratio_below_gc_reserve_is_rejected() {
+    // Default: 1,048,576 units; reserve (3 + 1) blocks x 16 planes x 256 units = 16,384,
+    // so op_ratio must exceed 1048576 / 1032192 - 1 = 0.015873.
+    let e = invalid("ftl.op_ratio=0.01");
+    assert_eq!(e.key, "ftl.op_ratio");
+    assert!(e.reason.contains("over-provisioning"), "{e}");
+    assert!(e.reason.contains("0.015873"), "{e}");
+    let mut c = SimConfig::default();
+    c.apply_set("ftl.op_ratio=0.016").unwrap();
+    c.validate().unwrap();
+    // A larger GC trigger needs more over-provisioning.
+    c.apply_set("ftl.gc_trigger_blocks=20").unwrap();
+    assert_eq!(c.validate().unwrap_err().key, "ftl.op_ratio");
+}
+
+#[test]
+fn config_core_messages_map_to_keys() {
+    assert_eq!(
+        core_message_key("over-provisioning below the gc reserve (logical + reserve > physical)"),
+        "ftl.op_ratio"
+    );
+    assert_eq!(core_message_key("logical capacity is zero"), "ftl.op_ratio");
+    assert_eq!(
+        core_message_key("gc trigger below gc reserve"),
+        "ftl.gc_trigger_blocks"
+    );
+    assert_eq!(
+        core_message_key("too many buffer slots (limit 65535)"),
+        "buffer.write_buffer_bytes"
+    );
+    assert_eq!(
+        core_message_key("gc reserve must be at least one block"),
+        "ftl.gc_reserve_blocks"
+    );
+    assert_eq!(
+        core_message_key("too few blocks per plane for the gc thresholds"),
+        "ftl.gc_trigger_blocks"
+    );
+    assert_eq!(
+        core_message_key("write buffer smaller than one page"),
+        "buffer.write_buffer_bytes"
+    );
+    assert_eq!(
+        core_message_key("gc slots per plane smaller than one page"),
+        "ftl.gc_slots_per_plane"
+    );
+    assert_eq!(
+        core_message_key("read slots or in-flight operations too few"),
+        "ftl.read_slots"
+    );
+    assert_eq!(
+        core_message_key("units per page out of range"),
+        "geometry.page_bytes"
+    );
+    assert_eq!(
+        core_message_key("pages per block not a multiple of pages per wordline"),
+        "geometry.pages_per_block"
+    );
+    assert_eq!(core_message_key("geometry dimension is zero"), "geometry");
+}
+
+#[test]
+fn config_error_display() {
+    let e = ConfigError {
+        source: "cfg.toml".into(),
+        line: Some(3),
+        key: "geometry.chanels".into(),
+        reason: "unknown key".into(),
+    };
+    assert_eq!(
+        e.to_string(),
+        "cfg.toml:3: key geometry.chanels: unknown key"
+    );
+    let e = ConfigError { line: None, ..e };
+    assert_eq!(e.to_string(), "cfg.toml: key geometry.chanels: unknown key");
+    let e = ConfigError {
+        key: String::new(),
+        ..e
+    };
+    assert_eq!(e.to_string(), "cfg.toml: unknown key");
+    let _: &dyn std::error::Error = &e;
+}
+
+#[test]
+fn config_suggestions() {
+    assert_eq!(edit_distance("kitten", "sitting"), 3);
+    assert_eq!(suggest("chanels", ["channels", "planes"]), Some("channels"));
+    assert_eq!(suggest("zzzzzzzz", ["channels"]), None);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn config_arbitrary_text_never_panics(text in any::<String>()) {
+        let _ = SimConfig::from_toml_str(&text, "fuzz");
+        let mut c = SimConfig::default();
+        let before = c.clone();
+        if c.apply_set(&text).is_err() {
+            prop_assert_eq!(c, before);
+        }
+    }
+
+    #[test]
+    fn config_toml_like_text_never_panics(
+        section in prop::sample::select(vec!["geometry", "timing", "ftl", "buffer", "host", "nand", "sim", "x"]),
+        key in "[a-z_]{0,20}",
+        value in prop::sample::select(vec!["1", "-1", "0", "1.5", "nan", "inf", "true", "\"s\"", "[1, 2]", "{ a = 1 }", "1979-05-27", "99999999999999999999", "= ="]),
+        prefix in "[ -~\n]{0,40}",
+    ) {
+        let text = format!("{prefix}\n[{section}]\n{key} = {value}\n");
+        let _ = SimConfig::from_toml_str(&text, "fuzz");
+        let dotted = format!("{section}.{key} = {value}\n");
+        if let Err(e) = SimConfig::from_toml_str(&dotted, "fuzz") {
+            prop_assert!(e.line.is_none() || e.line == Some(1), "{}", e);
+        }
+        let mut c = SimConfig::default();
+        let _ = c.apply_set(&format!("{section}.{key}={value}"));
+        let _ = c.validate();
+    }
+
+    #[test]
+    fn config_set_any_key_never_panics(
+        idx in 0usize..64,
+        value in any::<String>(),
+    ) {
+        let keys = SimConfig::keys();
+        let key = &keys[idx % keys.len()];
+        let mut c = SimConfig::default();
+        match c.apply_set(&format!("{key}={value}")) {
+            Ok(()) => { let _ = c.validate(); let _ = c.to_toml_string(); }
+            Err(e) => prop_assert_eq!(&e.key, key),
+        }
+    }
+}
