@@ -35,6 +35,26 @@ pub struct DieId(pub u32);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct Pun(pub u32);
 
+// Flat-number arithmetic. A validated geometry keeps every flat number below
+// 2^31, so the wrapping operations never wrap; a zero divisor (possible only in
+// a geometry that was never validated) gives 0 instead of a panic.
+#[inline(always)]
+fn mul(a: u32, b: u32) -> u32 {
+    a.wrapping_mul(b)
+}
+#[inline(always)]
+fn add(a: u32, b: u32) -> u32 {
+    a.wrapping_add(b)
+}
+#[inline(always)]
+fn div(a: u32, b: u32) -> u32 {
+    a.checked_div(b).unwrap_or(0)
+}
+#[inline(always)]
+fn rem(a: u32, b: u32) -> u32 {
+    a.checked_rem(b).unwrap_or(0)
+}
+
 /// A fully decoded physical page address.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct PageAddr {
@@ -96,8 +116,8 @@ impl Geometry {
             ));
         }
         let units = u64::from(self.total_blocks_u64_checked()?)
-            * u64::from(self.pages_per_block)
-            * u64::from(self.units_per_page);
+            .saturating_mul(u64::from(self.pages_per_block))
+            .saturating_mul(u64::from(self.units_per_page));
         if units >= (1u64 << 31) {
             return Err(Error::InvalidConfig(
                 "too many physical units for 31-bit numbering",
@@ -108,75 +128,75 @@ impl Geometry {
 
     fn total_blocks_u64_checked(&self) -> Result<u32, Error> {
         let b = u64::from(self.channels)
-            * u64::from(self.dies_per_channel)
-            * u64::from(self.planes_per_die)
-            * u64::from(self.blocks_per_plane);
+            .saturating_mul(u64::from(self.dies_per_channel))
+            .saturating_mul(u64::from(self.planes_per_die))
+            .saturating_mul(u64::from(self.blocks_per_plane));
         u32::try_from(b).map_err(|_| Error::InvalidConfig("too many blocks"))
     }
 
     /// Number of dies in the array.
     pub fn dies(&self) -> u32 {
-        u32::from(self.channels) * u32::from(self.dies_per_channel)
+        mul(u32::from(self.channels), u32::from(self.dies_per_channel))
     }
 
     /// Number of planes in the array.
     pub fn planes(&self) -> u32 {
-        self.dies() * u32::from(self.planes_per_die)
+        mul(self.dies(), u32::from(self.planes_per_die))
     }
 
     /// Number of erase blocks in the array.
     pub fn total_blocks(&self) -> u32 {
-        self.planes() * self.blocks_per_plane
+        mul(self.planes(), self.blocks_per_plane)
     }
 
     /// Number of pages in the array.
     pub fn total_pages(&self) -> u32 {
-        self.total_blocks() * self.pages_per_block
+        mul(self.total_blocks(), self.pages_per_block)
     }
 
     /// Number of physical mapping units in the array.
     pub fn total_units(&self) -> u32 {
-        self.total_pages() * u32::from(self.units_per_page)
+        mul(self.total_pages(), u32::from(self.units_per_page))
     }
 
     /// Mapping units per erase block.
     pub fn units_per_block(&self) -> u32 {
-        self.pages_per_block * u32::from(self.units_per_page)
+        mul(self.pages_per_block, u32::from(self.units_per_page))
     }
 
     /// Mapping unit size in bytes.
     pub fn unit_bytes(&self) -> u32 {
-        self.page_bytes / u32::from(self.units_per_page)
+        div(self.page_bytes, u32::from(self.units_per_page))
     }
 
     /// Block containing a page.
     #[inline]
     pub fn block_of(&self, p: Ppn) -> BlockId {
-        BlockId(p.0 / self.pages_per_block)
+        BlockId(div(p.0, self.pages_per_block))
     }
 
     /// Page index inside its block.
     #[inline]
     pub fn page_in_block(&self, p: Ppn) -> u32 {
-        p.0 % self.pages_per_block
+        rem(p.0, self.pages_per_block)
     }
 
     /// Page `page` of block `b`.
     #[inline]
     pub fn ppn(&self, b: BlockId, page: u32) -> Ppn {
-        Ppn(b.0 * self.pages_per_block + page)
+        Ppn(add(mul(b.0, self.pages_per_block), page))
     }
 
     /// Plane holding a block.
     #[inline]
     pub fn plane_of(&self, b: BlockId) -> PlaneId {
-        PlaneId(b.0 / self.blocks_per_plane)
+        PlaneId(div(b.0, self.blocks_per_plane))
     }
 
     /// Die holding a plane.
     #[inline]
     pub fn die_of_plane(&self, p: PlaneId) -> DieId {
-        DieId(p.0 / u32::from(self.planes_per_die))
+        DieId(div(p.0, u32::from(self.planes_per_die)))
     }
 
     /// Die holding a block.
@@ -188,38 +208,41 @@ impl Geometry {
     /// Channel a die sits on.
     #[inline]
     pub fn channel_of_die(&self, d: DieId) -> u32 {
-        d.0 / u32::from(self.dies_per_channel)
+        div(d.0, u32::from(self.dies_per_channel))
     }
 
     /// First block of a plane.
     #[inline]
     pub fn first_block(&self, p: PlaneId) -> BlockId {
-        BlockId(p.0 * self.blocks_per_plane)
+        BlockId(mul(p.0, self.blocks_per_plane))
     }
 
     /// Physical unit `offset` of page `p`.
     #[inline]
     pub fn pun(&self, p: Ppn, offset: u8) -> Pun {
-        Pun(p.0 * u32::from(self.units_per_page) + u32::from(offset))
+        Pun(add(
+            mul(p.0, u32::from(self.units_per_page)),
+            u32::from(offset),
+        ))
     }
 
     /// Page holding a physical unit.
     #[inline]
     pub fn page_of_unit(&self, u: Pun) -> Ppn {
-        Ppn(u.0 / u32::from(self.units_per_page))
+        Ppn(div(u.0, u32::from(self.units_per_page)))
     }
 
     /// Offset of a physical unit inside its page.
     #[inline]
     pub fn unit_offset(&self, u: Pun) -> u8 {
         // The remainder is below units_per_page, which is a u8.
-        (u.0 % u32::from(self.units_per_page)) as u8
+        rem(u.0, u32::from(self.units_per_page)) as u8
     }
 
     /// Wordline index of a page inside its block.
     #[inline]
     pub fn wordline_of(&self, page_in_block: u32) -> u32 {
-        page_in_block / u32::from(self.pages_per_wordline)
+        div(page_in_block, u32::from(self.pages_per_wordline))
     }
 
     /// Decodes a flat page number.
@@ -228,10 +251,10 @@ impl Geometry {
         let plane = self.plane_of(block);
         let die = self.die_of_plane(plane);
         PageAddr {
-            channel: (die.0 / u32::from(self.dies_per_channel)) as u16,
-            die: (die.0 % u32::from(self.dies_per_channel)) as u16,
-            plane: (plane.0 % u32::from(self.planes_per_die)) as u16,
-            block: block.0 % self.blocks_per_plane,
+            channel: div(die.0, u32::from(self.dies_per_channel)) as u16,
+            die: rem(die.0, u32::from(self.dies_per_channel)) as u16,
+            plane: rem(plane.0, u32::from(self.planes_per_die)) as u16,
+            block: rem(block.0, self.blocks_per_plane),
             page: self.page_in_block(p),
         }
     }
@@ -246,10 +269,13 @@ impl Geometry {
         {
             return Err(Error::AddressOutOfRange);
         }
-        let die = u32::from(a.channel) * u32::from(self.dies_per_channel) + u32::from(a.die);
-        let plane = die * u32::from(self.planes_per_die) + u32::from(a.plane);
-        let block = plane * self.blocks_per_plane + a.block;
-        Ok(Ppn(block * self.pages_per_block + a.page))
+        let die = add(
+            mul(u32::from(a.channel), u32::from(self.dies_per_channel)),
+            u32::from(a.die),
+        );
+        let plane = add(mul(die, u32::from(self.planes_per_die)), u32::from(a.plane));
+        let block = add(mul(plane, self.blocks_per_plane), a.block);
+        Ok(Ppn(add(mul(block, self.pages_per_block), a.page)))
     }
 }
 
@@ -263,7 +289,7 @@ impl UnitMask {
         if usize::from(n) >= 8 {
             UnitMask(0xff)
         } else {
-            UnitMask((1u8 << n) - 1)
+            UnitMask((1u8 << n).wrapping_sub(1))
         }
     }
     /// Whether unit `i` is in the set.

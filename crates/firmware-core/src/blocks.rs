@@ -44,8 +44,11 @@ impl Ftl<'_> {
     }
 
     fn bucket_index(&self, p: PlaneId, valid: u16) -> usize {
-        let per = self.g.units_per_block() as usize + 1;
-        (p.0 as usize) * per + usize::from(valid)
+        // Bounded by the bucket table size, which TableSizes computed without overflow.
+        let per = (self.g.units_per_block() as usize).saturating_add(1);
+        (p.0 as usize)
+            .saturating_mul(per)
+            .saturating_add(usize::from(valid))
     }
 
     pub(crate) fn bucket_head(&self, p: PlaneId, valid: u16) -> Result<u32, Error> {

@@ -39,15 +39,18 @@ impl Ftl<'_> {
         // Push in reverse so the lowest index is handed out first.
         let mut i = total;
         while i > 0 {
-            i -= 1;
+            i = i.saturating_sub(1);
             let idx = u16::try_from(i).map_err(|_| Error::InvalidConfig("slot count"))?;
             *self.slot_mut(Slot(idx))? = SlotMeta::default();
             if i < w {
                 stack_push(self.t.slots, &mut self.wb_free, idx)?;
-            } else if i < w + r {
+            } else if i < w.saturating_add(r) {
                 stack_push(self.t.slots, &mut self.read_free, idx)?;
             } else {
-                let p = (i - w - r) / g;
+                let p = i
+                    .saturating_sub(w.saturating_add(r))
+                    .checked_div(g)
+                    .unwrap_or(0);
                 let pl = self
                     .t
                     .planes

@@ -70,7 +70,7 @@ impl Config {
         if self.gc_trigger_blocks < self.gc_reserve_blocks {
             return Err(Error::InvalidConfig("gc trigger below gc reserve"));
         }
-        if self.gc_trigger_blocks + 2 > g.blocks_per_plane {
+        if self.gc_trigger_blocks.saturating_add(2) > g.blocks_per_plane {
             return Err(Error::InvalidConfig(
                 "too few blocks per plane for the gc thresholds",
             ));
@@ -93,10 +93,11 @@ impl Config {
         }
         // Usable space per plane must exceed the logical share plus the GC reserve,
         // or GC cannot guarantee progress.
-        let reserve_units = u64::from(self.gc_trigger_blocks + 1)
-            * u64::from(g.planes())
-            * u64::from(g.units_per_block());
-        if u64::from(self.logical_units) + reserve_units > u64::from(g.total_units()) {
+        let reserve_units = u64::from(self.gc_trigger_blocks.saturating_add(1))
+            .saturating_mul(u64::from(g.planes()))
+            .saturating_mul(u64::from(g.units_per_block()));
+        if u64::from(self.logical_units).saturating_add(reserve_units) > u64::from(g.total_units())
+        {
             return Err(Error::InvalidConfig(
                 "over-provisioning below the gc reserve (logical + reserve > physical)",
             ));

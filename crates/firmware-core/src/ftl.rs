@@ -512,8 +512,8 @@ impl<'a> Ftl<'a> {
                     0,
                     0,
                 )?;
-                self.format_cursor += 1;
-                self.format_pending += 1;
+                self.format_cursor = self.format_cursor.saturating_add(1);
+                self.format_pending = self.format_pending.saturating_add(1);
             }
             return Ok(());
         }
@@ -521,7 +521,7 @@ impl<'a> Ftl<'a> {
         // their turn wait for the next pump, so this loop always ends.
         let mut turns = self.g.planes();
         while turns > 0 {
-            turns -= 1;
+            turns = turns.saturating_sub(1);
             let Some(p) = self.attn_pop()? else { break };
             self.gc_step(p)?;
         }
@@ -536,7 +536,7 @@ impl<'a> Ftl<'a> {
         if ready != pl.host_ready {
             pl.host_ready = ready;
             if ready {
-                self.ready_planes += 1;
+                self.ready_planes = self.ready_planes.saturating_add(1);
             } else {
                 self.ready_planes = self.ready_planes.saturating_sub(1);
             }
@@ -550,12 +550,18 @@ impl<'a> Ftl<'a> {
         let [ch, die, pl] = self.cursor_pos;
         let dies = u32::from(self.g.dies_per_channel);
         let planes = u32::from(self.g.planes_per_die);
-        let p = PlaneId((ch * dies + die) * planes + pl);
-        let mut next = [ch + 1, die, pl];
+        // Below the validated plane count, so no step can wrap.
+        let p = PlaneId(
+            ch.wrapping_mul(dies)
+                .wrapping_add(die)
+                .wrapping_mul(planes)
+                .wrapping_add(pl),
+        );
+        let mut next = [ch.wrapping_add(1), die, pl];
         if next[0] >= u32::from(self.g.channels) {
-            next = [0, die + 1, pl];
+            next = [0, die.wrapping_add(1), pl];
             if next[1] >= dies {
-                next = [0, 0, pl + 1];
+                next = [0, 0, pl.wrapping_add(1)];
                 if next[2] >= planes {
                     next = [0, 0, 0];
                 }
@@ -622,7 +628,7 @@ impl<'a> Ftl<'a> {
                     *l = lpn;
                 }
                 spare.units.insert(n);
-                n += 1;
+                n = n.saturating_add(1);
             }
             if n == 0 {
                 return Ok(());
@@ -630,7 +636,7 @@ impl<'a> Ftl<'a> {
             self.stats.pad_units = self
                 .stats
                 .pad_units
-                .saturating_add(u64::from(upp - u32::from(n)));
+                .saturating_add(u64::from(upp.saturating_sub(u32::from(n))));
             let page = self.next_page_of(b, Stream::Host)?;
             spare.seq = self.next_seq();
             self.emit(
@@ -656,11 +662,11 @@ impl<'a> Ftl<'a> {
                 return Err(Error::Corrupt("programming a block that is not open"));
             }
             let page = u32::from(m.next_page);
-            m.next_page += 1;
-            m.pending += 1;
+            m.next_page = m.next_page.saturating_add(1);
+            m.pending = m.pending.saturating_add(1);
             page
         };
-        if page + 1 >= ppb {
+        if page.saturating_add(1) >= ppb {
             let p = self.g.plane_of(b);
             let pl = self.pl_mut(p)?;
             match stream {
@@ -692,7 +698,7 @@ impl<'a> Ftl<'a> {
                     && target.wrapping_sub(m.aux) < 0x8000_0000
             });
             if blocked {
-                i += 1;
+                i = i.saturating_add(1);
                 continue;
             }
             self.flushes.swap_remove(i);
@@ -732,12 +738,12 @@ impl<'a> Ftl<'a> {
         for b in 0..self.g.total_blocks() {
             let mut live = 0u32;
             for u in 0..upb {
-                let pun = crate::addr::Pun(b * upb + u);
+                let pun = crate::addr::Pun(b.wrapping_mul(upb).wrapping_add(u));
                 if let Some(l) = self.p2l(pun)? {
                     if self.loc(l)? != Loc::Flash(pun) {
                         return Err(Error::Corrupt("p2l entry not referenced by l2p"));
                     }
-                    live += 1;
+                    live = live.saturating_add(1);
                 }
             }
             let m = self.blk(BlockId(b))?;
@@ -745,14 +751,14 @@ impl<'a> Ftl<'a> {
                 return Err(Error::Corrupt("valid count differs from live units"));
             }
         }
-        let mut ready = 0;
+        let mut ready: u32 = 0;
         for p in 0..self.g.planes() {
             let pl = self.pl(PlaneId(p))?;
             let want = pl.host_active != NIL || pl.free_count > self.cfg.gc_reserve_blocks;
             if pl.host_ready != want {
                 return Err(Error::Corrupt("plane host-ready flag is stale"));
             }
-            ready += u32::from(want);
+            ready = ready.saturating_add(u32::from(want));
         }
         if ready != self.ready_planes {
             return Err(Error::Corrupt("host-ready plane count is off"));

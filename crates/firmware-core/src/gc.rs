@@ -116,9 +116,9 @@ impl Ftl<'_> {
                     if let Some(d) = dst.get_mut(j) {
                         *d = s;
                     }
-                    j += 1;
+                    j = j.saturating_add(1);
                 }
-                free_slots -= need;
+                free_slots = free_slots.saturating_sub(need);
                 self.emit(
                     OpKind::GcRead,
                     NandCmd::Read { page, units, dst },
@@ -127,10 +127,10 @@ impl Ftl<'_> {
                     0,
                 )?;
                 let pl = self.pl_mut(p)?;
-                pl.gc_reads += 1;
+                pl.gc_reads = pl.gc_reads.saturating_add(1);
                 self.stats.gc_read_units = self.stats.gc_read_units.saturating_add(u64::from(need));
             }
-            self.pl_mut(p)?.victim_cursor = cursor + 1;
+            self.pl_mut(p)?.victim_cursor = cursor.saturating_add(1);
         }
     }
 
@@ -181,7 +181,7 @@ impl Ftl<'_> {
                     *l = lpn;
                 }
                 spare.units.insert(n);
-                n += 1;
+                n = n.saturating_add(1);
             }
             let pad = u64::from(upp.saturating_sub(u16::from(n)));
             self.stats.pad_units = self.stats.pad_units.saturating_add(pad);

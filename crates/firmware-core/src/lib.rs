@@ -13,6 +13,7 @@
         clippy::expect_used,
         clippy::panic,
         clippy::indexing_slicing,
+        clippy::arithmetic_side_effects,
         clippy::unreachable,
         clippy::todo,
         clippy::unimplemented

@@ -15,7 +15,7 @@ impl Ftl<'_> {
         let n = self.cfg.max_inflight;
         let mut i = n;
         while i > 0 {
-            i -= 1;
+            i = i.saturating_sub(1);
             let idx =
                 u16::try_from(i).map_err(|_| Error::InvalidConfig("max_inflight above 65535"))?;
             let e = self

@@ -376,13 +376,17 @@ impl TableSizes {
     /// Total bytes of lent memory.
     pub fn bytes(&self) -> usize {
         use core::mem::size_of;
-        self.l2p * 4
-            + self.p2l * 4
-            + self.blocks * size_of::<BlockMeta>()
-            + self.buckets * 4
-            + self.planes * size_of::<PlaneState>()
-            + self.slots * size_of::<SlotMeta>()
-            + self.ops * size_of::<OpEntry>()
+        [
+            self.l2p.saturating_mul(4),
+            self.p2l.saturating_mul(4),
+            self.blocks.saturating_mul(size_of::<BlockMeta>()),
+            self.buckets.saturating_mul(4),
+            self.planes.saturating_mul(size_of::<PlaneState>()),
+            self.slots.saturating_mul(size_of::<SlotMeta>()),
+            self.ops.saturating_mul(size_of::<OpEntry>()),
+        ]
+        .iter()
+        .fold(0usize, |a, b| a.saturating_add(*b))
     }
 }
 

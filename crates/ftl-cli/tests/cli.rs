@@ -7,18 +7,31 @@ use std::process::{Command, Output};
 use serde_json::Value;
 
 fn ftl(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ftl")).args(args).output().expect("run ftl")
+    Command::new(env!("CARGO_BIN_EXE_ftl"))
+        .args(args)
+        .output()
+        .expect("run ftl")
 }
 
 fn json_of(out: &Output) -> Value {
-    assert!(out.status.success(), "ftl failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "ftl failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8(out.stdout.clone()).expect("utf8");
-    assert_eq!(text.trim().lines().count(), 1, "exactly one JSON object on stdout");
+    assert_eq!(
+        text.trim().lines().count(),
+        1,
+        "exactly one JSON object on stdout"
+    );
     serde_json::from_str(text.trim()).expect("stdout is JSON")
 }
 
 fn get<'a>(v: &'a Value, path: &str) -> &'a Value {
-    path.split('.').fold(v, |cur, k| cur.get(k).unwrap_or_else(|| panic!("missing key {path}")))
+    path.split('.').fold(v, |cur, k| {
+        cur.get(k).unwrap_or_else(|| panic!("missing key {path}"))
+    })
 }
 
 /// Keys other tools read; renaming one breaks them.
@@ -60,7 +73,9 @@ fn default_replay_reports_every_key_and_no_mismatch() {
 }
 
 fn shared(name: &str) -> Option<PathBuf> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces").join(name);
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/traces")
+        .join(name);
     if p.exists() {
         Some(p)
     } else {
@@ -78,16 +93,30 @@ fn every_shared_trace_replays_with_its_request_count() {
         ("cloudphysics_vscsi_sample.csv", 113_872),
     ] {
         let Some(path) = shared(file) else { continue };
-        let v = json_of(&ftl(&["replay", "--json", "--quiet", path.to_str().unwrap()]));
+        let v = json_of(&ftl(&[
+            "replay",
+            "--json",
+            "--quiet",
+            path.to_str().unwrap(),
+        ]));
         assert_eq!(get(&v, "host.requests").as_u64(), Some(requests), "{file}");
         assert_eq!(get(&v, "trace.records").as_u64(), Some(requests), "{file}");
         assert_eq!(get(&v, "integrity.mismatches").as_u64(), Some(0), "{file}");
-        assert_eq!(get(&v, "integrity.uncorrectable_reads").as_u64(), Some(0), "{file}");
+        assert_eq!(
+            get(&v, "integrity.uncorrectable_reads").as_u64(),
+            Some(0),
+            "{file}"
+        );
     }
 }
 
 fn assert_input_error(out: &Output, needles: &[&str]) {
-    assert_eq!(out.status.code(), Some(2), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(out.stdout.is_empty(), "no report on bad input");
     let err = String::from_utf8_lossy(&out.stderr);
     for n in needles {
@@ -103,21 +132,37 @@ fn malformed_trace_names_file_line_and_field() {
     std::fs::write(&p, "0 0 100 8 0\n10 0 abc 8 1\n").unwrap();
     let out = ftl(&["replay", "--json", "--format", "ascii", p.to_str().unwrap()]);
     assert_input_error(&out, &["bad.ascii:2", "sector"]);
-    let out = ftl(&["replay", "--json", dir.join("missing.trace").to_str().unwrap()]);
+    let out = ftl(&[
+        "replay",
+        "--json",
+        dir.join("missing.trace").to_str().unwrap(),
+    ]);
     assert_input_error(&out, &["missing.trace"]);
 }
 
 #[test]
 fn bad_config_is_rejected_naming_the_key() {
-    assert_input_error(&ftl(&["replay", "--json", "--set", "geometry.channels=0"]), &["geometry.channels"]);
-    assert_input_error(&ftl(&["replay", "--json", "--set", "geometry.chanels=4"]), &["geometry.chanels"]);
-    assert_input_error(&ftl(&["replay", "--json", "--set", "ftl.op_ratio=0.0001"]), &["ftl.op_ratio"]);
+    assert_input_error(
+        &ftl(&["replay", "--json", "--set", "geometry.channels=0"]),
+        &["geometry.channels"],
+    );
+    assert_input_error(
+        &ftl(&["replay", "--json", "--set", "geometry.chanels=4"]),
+        &["geometry.chanels"],
+    );
+    assert_input_error(
+        &ftl(&["replay", "--json", "--set", "ftl.op_ratio=0.0001"]),
+        &["ftl.op_ratio"],
+    );
     assert_input_error(&ftl(&["replay", "--json", "--preset", "nope"]), &["nope"]);
     let dir = std::env::temp_dir().join(format!("ftl-cli-cfg-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let p = dir.join("cfg.toml");
     std::fs::write(&p, "[geometry]\nchannels = 2\nplanes_per_dye = 1\n").unwrap();
-    assert_input_error(&ftl(&["replay", "--json", "--config", p.to_str().unwrap()]), &["cfg.toml:3", "planes_per_dye"]);
+    assert_input_error(
+        &ftl(&["replay", "--json", "--config", p.to_str().unwrap()]),
+        &["cfg.toml:3", "planes_per_dye"],
+    );
 }
 
 #[test]
@@ -127,9 +172,19 @@ fn config_file_and_set_override_the_preset() {
     let p = dir.join("cfg.toml");
     std::fs::write(&p, "[ftl]\nop_ratio = 0.25\n").unwrap();
     let v = json_of(&ftl(&[
-        "synth", "--json", "--requests", "2000", "--config", p.to_str().unwrap(), "--set", "geometry.blocks_per_plane=128",
+        "synth",
+        "--json",
+        "--requests",
+        "2000",
+        "--config",
+        p.to_str().unwrap(),
+        "--set",
+        "geometry.blocks_per_plane=128",
     ]));
-    assert_eq!(get(&v, "config.geometry.blocks_per_plane").as_u64(), Some(128));
+    assert_eq!(
+        get(&v, "config.geometry.blocks_per_plane").as_u64(),
+        Some(128)
+    );
     assert!((get(&v, "config.ftl.op_ratio").as_f64().unwrap() - 0.25).abs() < 1e-9);
     assert_eq!(get(&v, "host.requests").as_u64(), Some(2000));
 }
@@ -137,8 +192,18 @@ fn config_file_and_set_override_the_preset() {
 #[test]
 fn synth_with_precondition_and_reads_verifies_clean() {
     let v = json_of(&ftl(&[
-        "synth", "--json", "--set", "geometry.blocks_per_plane=64", "--pattern", "hotcold", "--read-pct", "30",
-        "--requests", "20000", "--precondition", "--verify",
+        "synth",
+        "--json",
+        "--set",
+        "geometry.blocks_per_plane=64",
+        "--pattern",
+        "hotcold",
+        "--read-pct",
+        "30",
+        "--requests",
+        "20000",
+        "--precondition",
+        "--verify",
     ]));
     assert_eq!(get(&v, "integrity.mismatches").as_u64(), Some(0));
     assert!(get(&v, "integrity.read_checks").as_u64().unwrap() > 20_000);
@@ -150,7 +215,15 @@ fn presets_lists_the_papers_setups() {
     let out = ftl(&["presets"]);
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
-    for p in ["default", "rcftl-dac18", "rcftl-thesis", "longftl-mqsim", "dgcb-flashsim", "dawid-femu", "mqsim-gc16"] {
+    for p in [
+        "default",
+        "rcftl-dac18",
+        "rcftl-thesis",
+        "longftl-mqsim",
+        "dgcb-flashsim",
+        "dawid-femu",
+        "mqsim-gc16",
+    ] {
         assert!(text.contains(p), "preset {p} missing");
     }
 }
