@@ -6,7 +6,10 @@ use clap::Args;
 use serde_json::Value;
 use sim_harness::config::{presets, SimConfig};
 use sim_harness::report;
+use sim_harness::sim::{self, Outcome, Plan, RunSpec};
+use sim_harness::workload::RequestSource;
 
+use crate::progress::Progress;
 use crate::CliError;
 
 /// Options shared by every run command.
@@ -67,6 +70,49 @@ impl CommonOpts {
         Ok(cfg)
     }
 
+    /// The configuration and run plan, with a `--qd` override applied.
+    pub fn plan(&self, qd: Option<u32>) -> Result<(SimConfig, Plan), CliError> {
+        let mut cfg = self.load_config()?;
+        if let Some(qd) = qd {
+            cfg.apply_set(&format!("host.queue_depth={qd}"))
+                .map_err(|e| CliError::Input(e.to_string()))?;
+        }
+        let plan = Plan::from_config(&cfg).map_err(|e| CliError::Input(e.to_string()))?;
+        Ok((cfg, plan))
+    }
+
+    /// Runs `source` on a fresh drive with a progress bar.
+    pub fn simulate(
+        &self,
+        plan: &Plan,
+        source: &mut dyn RequestSource,
+        precondition: Option<u32>,
+        verify: bool,
+    ) -> Result<Outcome, CliError> {
+        let mut progress = Progress::new(source.len_hint(), self.quiet);
+        let out = sim::run(
+            plan,
+            RunSpec {
+                precondition: precondition.is_some(),
+                precondition_units: precondition.unwrap_or(1),
+                verify,
+                source,
+                progress: &mut |d, ph| progress.update(d, ph),
+            },
+        )?;
+        progress.finish();
+        Ok(out)
+    }
+
+    /// The JSON report: run figures plus one section describing the input, the preset and the config.
+    pub fn report(&self, cfg: &SimConfig, out: &Outcome, section: &str, input: Value) -> Value {
+        let mut extra = serde_json::Map::new();
+        extra.insert(section.to_string(), input);
+        extra.insert("preset".into(), Value::String(self.preset.clone()));
+        extra.insert("config".into(), config_json(cfg));
+        report::json_report(out, Value::Object(extra))
+    }
+
     /// Writes `report.json` into `--out`, if given.
     pub fn write_out(&self, v: &Value) -> Result<(), CliError> {
         if let Some(dir) = &self.out {
@@ -121,7 +167,7 @@ pub fn list_presets(a: &PresetsArgs) -> Result<(), CliError> {
 }
 
 /// The configuration as JSON, for the report.
-pub fn config_json(cfg: &SimConfig) -> Value {
+fn config_json(cfg: &SimConfig) -> Value {
     let text = cfg.to_toml_string();
     match text.parse::<toml::Table>() {
         Ok(t) => serde_json::to_value(t).unwrap_or(Value::Null),

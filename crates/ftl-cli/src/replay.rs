@@ -4,14 +4,12 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use serde_json::json;
-use sim_harness::sim::{self, Plan, RunSpec};
 use sim_harness::trace::{
     self, CapacityPolicy, DevicePolicy, TimeUnit, TraceFormat, TraceOp, TraceOptions,
 };
 use sim_harness::workload::{HostOp, HostRequest, VecSource};
 
-use crate::common::{config_json, CommonOpts};
-use crate::progress::Progress;
+use crate::common::CommonOpts;
 use crate::CliError;
 
 /// The bundled default trace (see `crates/ftl-cli/traces/README.md`).
@@ -128,12 +126,7 @@ fn to_units(
 
 /// Runs `ftl replay`.
 pub fn run(a: ReplayArgs) -> Result<(), CliError> {
-    let mut cfg = a.common.load_config()?;
-    if let Some(qd) = a.qd {
-        cfg.apply_set(&format!("host.queue_depth={qd}"))
-            .map_err(|e| CliError::Input(e.to_string()))?;
-    }
-    let plan = Plan::from_config(&cfg).map_err(|e| CliError::Input(e.to_string()))?;
+    let (cfg, plan) = a.common.plan(a.qd)?;
     let unit = u64::from(plan.core.geometry.unit_bytes());
     let logical = plan.core.logical_units;
     let capacity = u64::from(logical) * unit;
@@ -186,26 +179,14 @@ pub fn run(a: ReplayArgs) -> Result<(), CliError> {
         let (reqs, wrapped) = to_units(&t.requests, unit, logical, wrap);
         let n = reqs.len() as u64;
         let mut src = VecSource::new(reqs);
-        let mut progress = Progress::new(Some(n), a.common.quiet);
-        let out = sim::run(
-            &plan,
-            RunSpec {
-                precondition: false,
-                precondition_units: 1,
-                verify: a.verify,
-                source: &mut src,
-                progress: &mut |d, ph| progress.update(d, ph),
-            },
-        )?;
-        progress.finish();
+        let out = a.common.simulate(&plan, &mut src, None, a.verify)?;
         let s = &t.stats;
         let skipped: serde_json::Map<String, serde_json::Value> = s
             .skipped
             .iter()
             .map(|(k, v)| (format!("{k:?}"), json!(v)))
             .collect();
-        let extra = json!({
-            "trace": {
+        let input = json!({
                 "file": name,
                 "format": s.format.name(),
                 "lines": s.lines,
@@ -221,11 +202,8 @@ pub fn run(a: ReplayArgs) -> Result<(), CliError> {
                 "scaled": s.scaled,
                 "time_span_s": s.time_span_ns as f64 / 1e9,
                 "time_regressions": s.time_regressions,
-            },
-            "preset": a.common.preset,
-            "config": config_json(&cfg),
         });
-        let v = sim_harness::report::json_report(&out, extra);
+        let v = a.common.report(&cfg, &out, "trace", input);
         let header = format!(
             "replay of {name} ({} format, {} requests, {} wrapped, {} lines skipped) on preset {}\n",
             s.format.name(),

@@ -2,11 +2,9 @@
 
 use clap::{Args, ValueEnum};
 use serde_json::json;
-use sim_harness::sim::{self, Plan, RunSpec};
 use sim_harness::workload::{Pattern, Synth, SynthSpec};
 
-use crate::common::{config_json, CommonOpts};
-use crate::progress::Progress;
+use crate::common::CommonOpts;
 use crate::CliError;
 
 /// Access pattern.
@@ -62,12 +60,7 @@ pub struct SynthArgs {
 
 /// Runs `ftl synth`.
 pub fn run(a: SynthArgs) -> Result<(), CliError> {
-    let mut cfg = a.common.load_config()?;
-    if let Some(qd) = a.qd {
-        cfg.apply_set(&format!("host.queue_depth={qd}"))
-            .map_err(|e| CliError::Input(e.to_string()))?;
-    }
-    let plan = Plan::from_config(&cfg).map_err(|e| CliError::Input(e.to_string()))?;
+    let (cfg, plan) = a.common.plan(a.qd)?;
     let unit_bytes = plan.core.geometry.unit_bytes();
     let size_bytes = u64::from(a.size_kib) * 1024;
     if a.size_kib == 0 || size_bytes % u64::from(unit_bytes) != 0 {
@@ -114,33 +107,20 @@ pub fn run(a: SynthArgs) -> Result<(), CliError> {
         seed: a.seed.unwrap_or(cfg.sim.seed),
     };
     let mut src = Synth::new(spec);
-    let mut progress = Progress::new(Some(requests), a.common.quiet);
-    let out = sim::run(
-        &plan,
-        RunSpec {
-            precondition: a.precondition,
-            precondition_units: units,
-            verify: a.verify,
-            source: &mut src,
-            progress: &mut |d, ph| progress.update(d, ph),
-        },
-    )?;
-    progress.finish();
-    let extra = json!({
-        "workload": {
-            "pattern": format!("{:?}", a.pattern).to_lowercase(),
-            "read_pct": a.read_pct,
-            "size_kib": a.size_kib,
-            "requests": requests,
-            "footprint_units": footprint_units,
-            "queue_depth": plan.engine.queue_depth,
-            "precondition": a.precondition,
-            "seed": spec.seed,
-        },
-        "preset": a.common.preset,
-        "config": config_json(&cfg),
+    let out = a
+        .common
+        .simulate(&plan, &mut src, a.precondition.then_some(units), a.verify)?;
+    let input = json!({
+        "pattern": format!("{:?}", a.pattern).to_lowercase(),
+        "read_pct": a.read_pct,
+        "size_kib": a.size_kib,
+        "requests": requests,
+        "footprint_units": footprint_units,
+        "queue_depth": plan.engine.queue_depth,
+        "precondition": a.precondition,
+        "seed": spec.seed,
     });
-    let v = sim_harness::report::json_report(&out, extra);
+    let v = a.common.report(&cfg, &out, "workload", input);
     let header = format!(
         "synthetic {:?} workload: {requests} requests of {} KiB, {}% reads, QD {}, preset {}\n",
         a.pattern, a.size_kib, a.read_pct, plan.engine.queue_depth, a.common.preset
