@@ -15,85 +15,103 @@ const BLOCKS: u32 = 1024;
 const PPB: u32 = 64;
 const RESERVE: usize = 2;
 
-/// An independent greedy-GC model. Returns the measured WAF.
-fn model_waf(logical: u32, seed: u64) -> f64 {
-    let phys = (BLOCKS * PPB) as usize;
-    let mut owner = vec![u32::MAX; phys];
-    let mut valid = vec![0u32; BLOCKS as usize];
-    let mut full = vec![false; BLOCKS as usize];
-    let mut l2p = vec![u32::MAX; logical as usize];
-    let mut free: std::collections::VecDeque<u32> = (0..BLOCKS).collect();
-    // Frontiers: (block, next page) for host (0) and GC (1).
-    let mut front: [Option<(u32, u32)>; 2] = [None, None];
-    let (mut host, mut prog) = (0u64, 0u64);
+/// An independent greedy-GC model: plain arrays, a full scan for the victim.
+struct Model {
+    owner: Vec<u32>,
+    valid: Vec<u32>,
+    full: Vec<bool>,
+    l2p: Vec<u32>,
+    free: std::collections::VecDeque<u32>,
+    /// Write frontiers (block, next page): host = 0, GC = 1.
+    front: [Option<(u32, u32)>; 2],
+    programs: u64,
+}
 
-    fn put(
-        s: usize,
-        lpn: u32,
-        front: &mut [Option<(u32, u32)>; 2],
-        free: &mut std::collections::VecDeque<u32>,
-        full: &mut [bool],
-        owner: &mut [u32],
-        valid: &mut [u32],
-        l2p: &mut [u32],
-    ) {
-        if front[s].is_none_or(|(_, p)| p == PPB) {
-            if let Some((b, _)) = front[s] {
-                full[b as usize] = true;
-            }
-            front[s] = Some((free.pop_front().expect("model out of blocks"), 0));
+impl Model {
+    fn new(logical: u32) -> Self {
+        Model {
+            owner: vec![u32::MAX; (BLOCKS * PPB) as usize],
+            valid: vec![0; BLOCKS as usize],
+            full: vec![false; BLOCKS as usize],
+            l2p: vec![u32::MAX; logical as usize],
+            free: (0..BLOCKS).collect(),
+            front: [None, None],
+            programs: 0,
         }
-        let (b, p) = front[s].unwrap();
-        front[s] = Some((b, p + 1));
-        owner[(b * PPB + p) as usize] = lpn;
-        valid[b as usize] += 1;
-        l2p[lpn as usize] = b * PPB + p;
     }
 
+    fn frontier_full(&self, s: usize) -> bool {
+        self.front[s].is_none_or(|(_, p)| p == PPB)
+    }
+
+    /// Appends `lpn` at frontier `s`, opening a free block when it is full.
+    fn put(&mut self, s: usize, lpn: u32) {
+        if self.frontier_full(s) {
+            if let Some((b, _)) = self.front[s] {
+                self.full[b as usize] = true;
+            }
+            self.front[s] = Some((self.free.pop_front().expect("model out of blocks"), 0));
+        }
+        let (b, p) = self.front[s].unwrap();
+        self.front[s] = Some((b, p + 1));
+        self.owner[(b * PPB + p) as usize] = lpn;
+        self.valid[b as usize] += 1;
+        self.l2p[lpn as usize] = b * PPB + p;
+        self.programs += 1;
+    }
+
+    /// Moves the live pages of the full block with the fewest, then frees it.
+    fn collect(&mut self) {
+        let v = (0..BLOCKS)
+            .filter(|b| self.full[*b as usize])
+            .min_by_key(|b| self.valid[*b as usize])
+            .unwrap();
+        self.full[v as usize] = false;
+        for p in 0..PPB {
+            let l = self.owner[(v * PPB + p) as usize];
+            if l != u32::MAX {
+                self.owner[(v * PPB + p) as usize] = u32::MAX;
+                self.valid[v as usize] -= 1;
+                self.put(1, l);
+            }
+        }
+        self.free.push_back(v);
+    }
+
+    fn write(&mut self, lpn: u32) {
+        let old = self.l2p[lpn as usize];
+        if old != u32::MAX {
+            self.owner[old as usize] = u32::MAX;
+            self.valid[(old / PPB) as usize] -= 1;
+        }
+        // The host needs a new block and only the reserve is left: collect.
+        while self.frontier_full(0) && self.free.len() <= RESERVE {
+            self.collect();
+        }
+        self.put(0, lpn);
+    }
+}
+
+/// The model's WAF over the measured phase of the shared workload.
+fn model_waf(logical: u32, seed: u64) -> f64 {
+    let mut m = Model::new(logical);
     let mut rng = Rng::new(seed);
     let total = u64::from(logical) * 5;
+    let mut host = 0u64;
     for i in 0..total {
         if i == u64::from(logical) * 3 {
             host = 0;
-            prog = 0;
+            m.programs = 0;
         }
         let lpn = if i < u64::from(logical) {
             i as u32
         } else {
             rng.below(u64::from(logical)) as u32
         };
-        let old = l2p[lpn as usize];
-        if old != u32::MAX {
-            owner[old as usize] = u32::MAX;
-            valid[(old / PPB) as usize] -= 1;
-        }
-        // The host needs a new block and only the reserve is left: collect.
-        while front[0].is_none_or(|(_, p)| p == PPB) && free.len() <= RESERVE {
-            let v = (0..BLOCKS)
-                .filter(|b| full[*b as usize])
-                .min_by_key(|b| valid[*b as usize])
-                .unwrap();
-            full[v as usize] = false;
-            for p in 0..PPB {
-                let l = owner[(v * PPB + p) as usize];
-                if l != u32::MAX {
-                    owner[(v * PPB + p) as usize] = u32::MAX;
-                    valid[v as usize] -= 1;
-                    put(
-                        1, l, &mut front, &mut free, &mut full, &mut owner, &mut valid, &mut l2p,
-                    );
-                    prog += 1;
-                }
-            }
-            free.push_back(v);
-        }
-        put(
-            0, lpn, &mut front, &mut free, &mut full, &mut owner, &mut valid, &mut l2p,
-        );
+        m.write(lpn);
         host += 1;
-        prog += 1;
     }
-    prog as f64 / host as f64
+    m.programs as f64 / host as f64
 }
 
 fn config(op: f64) -> Config {
