@@ -282,7 +282,9 @@ impl<'a> Ftl<'a> {
             Loc::Lost => ReadStart::Lost,
             Loc::Buffer(s) => ReadStart::Buffered(s),
             Loc::Flash(pun) => {
-                if self.ops_available() == 0 {
+                let page = self.g.page_of_unit(pun);
+                let off = self.g.unit_offset(pun);
+                if !self.can_join_read(page, off) && self.ops_available() == 0 {
                     return Err(Error::Busy);
                 }
                 let Some(s) = self.read_alloc()? else {
@@ -294,18 +296,19 @@ impl<'a> Ftl<'a> {
                     next: NIL16,
                     state: SlotState::Reading,
                 };
-                let page = self.g.page_of_unit(pun);
-                let mut units = UnitMask::default();
-                units.insert(self.g.unit_offset(pun));
-                let mut dst = [Slot(0); MAX_UNITS_PER_PAGE];
-                dst[0] = s;
-                self.emit(
-                    OpKind::HostRead,
-                    NandCmd::Read { page, units, dst },
-                    Origin::Host,
-                    1,
-                    tag.0,
-                )?;
+                if !self.join_read(page, off, s)? {
+                    let mut units = UnitMask::default();
+                    units.insert(off);
+                    let mut dst = [Slot(0); MAX_UNITS_PER_PAGE];
+                    dst[0] = s;
+                    self.emit(
+                        OpKind::HostRead,
+                        NandCmd::Read { page, units, dst },
+                        Origin::Host,
+                        1,
+                        tag.0,
+                    )?;
+                }
                 ReadStart::Issued
             }
         };
@@ -388,20 +391,22 @@ impl<'a> Ftl<'a> {
     }
 
     fn host_read_done(&mut self, cmd: &NandCmd, result: NandResult) -> Result<(), Error> {
-        let NandCmd::Read { dst, .. } = cmd else {
+        let NandCmd::Read { dst, units, .. } = cmd else {
             return Err(Error::Corrupt("host read op is not a read"));
         };
-        let s = dst[0];
         let ok = result.is_ok();
-        if !ok {
-            self.stats.host_read_errors = self.stats.host_read_errors.saturating_add(1);
+        for s in dst.iter().take(units.count() as usize) {
+            if !ok {
+                self.stats.host_read_errors = self.stats.host_read_errors.saturating_add(1);
+            }
+            self.slot_mut(*s)?.state = if ok {
+                SlotState::ReadDone
+            } else {
+                SlotState::ReadFailed
+            };
+            self.done.push_back(self.t.slots, s.0)?;
         }
-        self.slot_mut(s)?.state = if ok {
-            SlotState::ReadDone
-        } else {
-            SlotState::ReadFailed
-        };
-        self.done.push_back(self.t.slots, s.0)
+        Ok(())
     }
 
     fn host_program_done(

@@ -5,7 +5,8 @@
 
 use crate::error::Error;
 use crate::ftl::Ftl;
-use crate::nand::{NandCmd, NandOp, OpId, Origin};
+use crate::addr::UnitMask;
+use crate::nand::{NandCmd, NandOp, OpId, Origin, Slot};
 use crate::tables::{stack_pop, stack_push, OpEntry, OpKind, NIL16};
 
 impl Ftl<'_> {
@@ -84,6 +85,46 @@ impl Ftl<'_> {
     /// Operations emitted but not yet taken by [`Ftl::poll_op`].
     pub fn ops_queued(&self) -> usize {
         usize::from(self.outbound.len)
+    }
+
+    /// Whether a host read of unit `off` of `page` can ride on the newest queued
+    /// operation: a host read of the same page, not yet taken by the driver.
+    pub(crate) fn can_join_read(&self, page: crate::addr::Ppn, off: u8) -> bool {
+        let Some(e) = self.t.ops.get(usize::from(self.outbound.tail)) else {
+            return false;
+        };
+        matches!(e.cmd, NandCmd::Read { page: p, units, .. }
+            if e.kind == OpKind::HostRead && p == page && !units.contains(off))
+    }
+
+    /// Adds unit `off` of `page`, read into slot `s`, to the newest queued host
+    /// read of that page (keeping slots in mask order). Returns false when there
+    /// is no such read, so the caller emits a new one.
+    pub(crate) fn join_read(&mut self, page: crate::addr::Ppn, off: u8, s: Slot) -> Result<bool, Error> {
+        if !self.can_join_read(page, off) {
+            return Ok(false);
+        }
+        let e = self
+            .t
+            .ops
+            .get_mut(usize::from(self.outbound.tail))
+            .ok_or(Error::Corrupt("outbound tail"))?;
+        let NandCmd::Read { units, dst, .. } = &mut e.cmd else {
+            return Ok(false);
+        };
+        // Position of `off` among the set bits: the slots follow mask order.
+        let below = UnitMask(units.0 & ((1u8 << off).wrapping_sub(1))).count() as usize;
+        let n = units.count() as usize;
+        let mut i = n;
+        while i > below {
+            let prev = *dst.get(i.saturating_sub(1)).ok_or(Error::Corrupt("read dst"))?;
+            *dst.get_mut(i).ok_or(Error::Corrupt("read dst"))? = prev;
+            i = i.saturating_sub(1);
+        }
+        *dst.get_mut(below).ok_or(Error::Corrupt("read dst"))? = s;
+        units.insert(off);
+        e.count = e.count.saturating_add(1);
+        Ok(true)
     }
 
     /// Removes a completed operation from the table and returns what it was.

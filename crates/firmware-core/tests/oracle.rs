@@ -198,3 +198,35 @@ fn long_random_run_exercises_gc_wear_levelling_and_failures() {
     );
     assert!(stats.grown_bad_blocks > 0, "{stats:?}");
 }
+
+#[test]
+fn reads_of_one_page_share_one_nand_read() {
+    use firmware_core::{HostCompletion, ReadStart, ReadStatus, Tag};
+    let cfg = config(4, 0);
+    let mut store = Store::new(&cfg);
+    let mut nand = TestNand::new(cfg.geometry);
+    let (tables, data) = store.split();
+    let mut ftl = Ftl::new(cfg, tables).unwrap();
+    let mut drv = SyncDriver::new(&mut nand, data);
+    drv.format(&mut ftl).unwrap();
+    // Four consecutive units fill one page; flush so they are on flash.
+    for l in 0..4u32 {
+        drv.write(&mut ftl, Lpn(l), 100 + u64::from(l)).unwrap();
+    }
+    drv.flush(&mut ftl).unwrap();
+    let before = ftl.stats().nand_reads;
+    // Read them in a scrambled order without running the driver in between.
+    for l in [2u32, 0, 3, 1] {
+        assert_eq!(ftl.read(Tag(l), Lpn(l), 0).unwrap(), ReadStart::Issued);
+    }
+    assert_eq!(ftl.stats().nand_reads - before, 1, "one page read for four units");
+    drv.run(&mut ftl).unwrap();
+    let mut seen = 0;
+    while let Some(c) = ftl.poll_completion() {
+        let HostCompletion::Read { tag, slot, status } = c else { continue };
+        assert_eq!(status, ReadStatus::Ok);
+        assert_eq!(drv.data[usize::from(slot.0)], 100 + u64::from(tag.0), "tag {}", tag.0);
+        seen += 1;
+    }
+    assert_eq!(seen, 4);
+}
