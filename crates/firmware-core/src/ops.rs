@@ -3,9 +3,9 @@
 //! An [`OpId`] is `generation << 16 | index`: a completion for an entry that was
 //! already completed (or never issued) is detected and refused.
 
+use crate::addr::UnitMask;
 use crate::error::Error;
 use crate::ftl::Ftl;
-use crate::addr::UnitMask;
 use crate::nand::{NandCmd, NandOp, OpId, Origin, Slot};
 use crate::tables::{stack_pop, stack_push, OpEntry, OpKind, NIL16};
 
@@ -100,7 +100,12 @@ impl Ftl<'_> {
     /// Adds unit `off` of `page`, read into slot `s`, to the newest queued host
     /// read of that page (keeping slots in mask order). Returns false when there
     /// is no such read, so the caller emits a new one.
-    pub(crate) fn join_read(&mut self, page: crate::addr::Ppn, off: u8, s: Slot) -> Result<bool, Error> {
+    pub(crate) fn join_read(
+        &mut self,
+        page: crate::addr::Ppn,
+        off: u8,
+        s: Slot,
+    ) -> Result<bool, Error> {
         if !self.can_join_read(page, off) {
             return Ok(false);
         }
@@ -117,7 +122,9 @@ impl Ftl<'_> {
         let n = units.count() as usize;
         let mut i = n;
         while i > below {
-            let prev = *dst.get(i.saturating_sub(1)).ok_or(Error::Corrupt("read dst"))?;
+            let prev = *dst
+                .get(i.saturating_sub(1))
+                .ok_or(Error::Corrupt("read dst"))?;
             *dst.get_mut(i).ok_or(Error::Corrupt("read dst"))? = prev;
             i = i.saturating_sub(1);
         }

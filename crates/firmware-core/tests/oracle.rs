@@ -219,13 +219,24 @@ fn reads_of_one_page_share_one_nand_read() {
     for l in [2u32, 0, 3, 1] {
         assert_eq!(ftl.read(Tag(l), Lpn(l), 0).unwrap(), ReadStart::Issued);
     }
-    assert_eq!(ftl.stats().nand_reads - before, 1, "one page read for four units");
+    assert_eq!(
+        ftl.stats().nand_reads - before,
+        1,
+        "one page read for four units"
+    );
     drv.run(&mut ftl).unwrap();
     let mut seen = 0;
     while let Some(c) = ftl.poll_completion() {
-        let HostCompletion::Read { tag, slot, status } = c else { continue };
+        let HostCompletion::Read { tag, slot, status } = c else {
+            continue;
+        };
         assert_eq!(status, ReadStatus::Ok);
-        assert_eq!(drv.data[usize::from(slot.0)], 100 + u64::from(tag.0), "tag {}", tag.0);
+        assert_eq!(
+            drv.data[usize::from(slot.0)],
+            100 + u64::from(tag.0),
+            "tag {}",
+            tag.0
+        );
         seen += 1;
     }
     assert_eq!(seen, 4);
