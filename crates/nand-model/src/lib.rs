@@ -27,15 +27,25 @@
 //! [`StorageSizes::for_geometry`] (see [`LentMedium`]). A page costs
 //! `11 + 12 * units_per_page` bytes: 23 bytes with one unit per page, so a
 //! 16 GiB drive of 4 KiB pages needs about 92 MiB.
+//!
+//! # Full data
+//!
+//! With feature `std`, [`FullDataMedium`] keeps the real bytes of every unit
+//! ([`FullUnit`]) in a side store next to a [`SimMedium`] that still applies
+//! every rule; it costs `B` bytes per physical mapping unit (see [`full`]).
 #![cfg_attr(not(feature = "std"), no_std)]
 #![warn(missing_docs)]
 
 pub mod config;
+#[cfg(feature = "std")]
+pub mod full;
 mod hash;
 pub mod medium;
 pub mod storage;
 
 pub use config::{FaultConfig, ReliabilityConfig};
+#[cfg(feature = "std")]
+pub use full::{FullDataMedium, FullUnit};
 #[cfg(feature = "std")]
 pub use medium::SimMedium;
 pub use medium::{BlockQuality, BlockStatus, LentMedium, Medium, QualityClass, Stats, TornProgram};

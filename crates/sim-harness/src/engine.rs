@@ -7,6 +7,12 @@
 //! pages whose programs completed) and its completion is delivered at the time
 //! the timing model computes. Every host read is checked against an oracle of
 //! what was last written.
+//!
+//! The engine runs on any medium whose unit type is a [`StampUnit`]: the
+//! compact `u64` stamps of `nand_model::SimMedium` (the fast default) or the
+//! full byte payloads of `nand_model::FullDataMedium`, where every written unit
+//! is filled with a byte pattern derived from its stamp and every read checks
+//! all its bytes.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -18,12 +24,106 @@ use firmware_core::{
     ReadStatus, TableSizes, Tables, Tag,
 };
 
+use nand_model::FullUnit;
+
 use crate::hist::Histogram;
 use crate::timing::{Timing, TimingParams};
 use crate::workload::{HostOp, HostRequest, RequestSource};
 
-/// Memory the engine lends to the core (the caller-lends-memory pattern).
-pub struct CoreStore {
+/// Unit content the engine can derive from a stamp and check against one.
+///
+/// A stamp is `lpn << 32 | version` (0 for data never written). The engine
+/// writes `from_stamp(stamp)` into the buffer slot of every host write and
+/// checks every unit a host read returns with `matches(expected stamp)`.
+pub trait StampUnit: Copy + Default {
+    /// The unit holding `stamp`'s data. Stamp 0 gives `Self::default()`.
+    fn from_stamp(s: u64) -> Self;
+
+    /// Whether the unit holds exactly `stamp`'s data.
+    fn matches(&self, s: u64) -> bool;
+
+    /// Overwrites the unit with `stamp`'s data (in place, for large units).
+    #[inline]
+    fn set_stamp(&mut self, s: u64) {
+        *self = Self::from_stamp(s);
+    }
+}
+
+impl StampUnit for u64 {
+    /// The stamp itself.
+    #[inline(always)]
+    fn from_stamp(s: u64) -> Self {
+        s
+    }
+
+    #[inline(always)]
+    fn matches(&self, s: u64) -> bool {
+        *self == s
+    }
+
+    #[inline(always)]
+    fn set_stamp(&mut self, s: u64) {
+        *self = s;
+    }
+}
+
+/// Word `k` of the byte pattern of stamp `s` (little-endian in the unit): the
+/// stamp xored with a distinct odd multiple of the word index, so word 0 is
+/// the stamp itself and no two words of a unit, nor of two stamps at the same
+/// offset, are equal.
+#[inline(always)]
+fn pattern_word(s: u64, k: usize) -> u64 {
+    s ^ (k as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+impl<const B: usize> StampUnit for FullUnit<B> {
+    /// Zeros for stamp 0; otherwise 8-byte little-endian words, word `k` being
+    /// `s ^ k * 0x9E37_79B9_7F4A_7C15` (wrapping), so word 0 is the stamp and
+    /// every word of the unit differs (a short last word is truncated).
+    #[inline]
+    fn from_stamp(s: u64) -> Self {
+        let mut u = FullUnit::default();
+        u.set_stamp(s);
+        u
+    }
+
+    /// Checks every byte against the pattern of `s`.
+    #[inline]
+    fn matches(&self, s: u64) -> bool {
+        let bytes = self.as_bytes();
+        if s == 0 {
+            return bytes.iter().all(|&b| b == 0);
+        }
+        let mut words = bytes.chunks_exact(8);
+        let mut ok = true;
+        for (k, w) in (&mut words).enumerate() {
+            let mut b8 = [0u8; 8];
+            b8.copy_from_slice(w);
+            ok &= u64::from_le_bytes(b8) == pattern_word(s, k);
+        }
+        let rest = words.remainder();
+        let last = pattern_word(s, B / 8).to_le_bytes();
+        ok && *rest == last[..rest.len()]
+    }
+
+    #[inline]
+    fn set_stamp(&mut self, s: u64) {
+        let bytes = self.as_bytes_mut();
+        if s == 0 {
+            bytes.fill(0);
+            return;
+        }
+        for (k, w) in bytes.chunks_mut(8).enumerate() {
+            let p = pattern_word(s, k).to_le_bytes();
+            w.copy_from_slice(&p[..w.len()]);
+        }
+    }
+}
+
+/// Memory the engine lends to the core (the caller-lends-memory pattern):
+/// the core's tables and the slot data pool of units `U` (`u64` stamps by
+/// default, `nand_model::FullUnit` for full-data runs).
+pub struct CoreStore<U = u64> {
     l2p: Vec<u32>,
     p2l: Vec<u32>,
     blocks: Vec<BlockMeta>,
@@ -31,11 +131,11 @@ pub struct CoreStore {
     planes: Vec<PlaneState>,
     slots: Vec<SlotMeta>,
     ops: Vec<OpEntry>,
-    data: Vec<u64>,
+    data: Vec<U>,
 }
 
-impl CoreStore {
-    /// Allocates every table a configuration needs.
+impl<U: Copy + Default> CoreStore<U> {
+    /// Allocates every table a configuration needs, and one unit per buffer slot.
     pub fn new(cfg: &Config) -> Result<Self, Error> {
         let s = TableSizes::for_config(cfg)?;
         Ok(CoreStore {
@@ -46,12 +146,12 @@ impl CoreStore {
             planes: vec![PlaneState::default(); s.planes],
             slots: vec![SlotMeta::default(); s.slots],
             ops: vec![OpEntry::default(); s.ops],
-            data: vec![0; s.slots],
+            data: vec![U::default(); s.slots],
         })
     }
 
     /// Lends the tables and the slot data pool.
-    pub fn split(&mut self) -> (Tables<'_>, &mut [u64]) {
+    pub fn split(&mut self) -> (Tables<'_>, &mut [U]) {
         (
             Tables {
                 l2p: &mut self.l2p,
@@ -139,13 +239,13 @@ fn stamp(lpn: u32, version: u32) -> u64 {
     (u64::from(lpn) << 32) | u64::from(version)
 }
 
-/// The engine over a medium `N`.
-pub struct Engine<'a, N: Nand<Unit = u64>> {
+/// The engine over a medium `N` whose units are [`StampUnit`]s.
+pub struct Engine<'a, N: Nand> {
     /// The FTL core.
     pub ftl: Ftl<'a>,
     /// The medium.
     pub nand: N,
-    data: &'a mut [u64],
+    data: &'a mut [N::Unit],
     /// Resource reservations.
     pub timing: Timing,
     heap: BinaryHeap<Reverse<(u64, u8, u32)>>,
@@ -169,11 +269,14 @@ pub struct Engine<'a, N: Nand<Unit = u64>> {
     pub stats: RunStats,
 }
 
-impl<'a, N: Nand<Unit = u64>> Engine<'a, N> {
+impl<'a, N: Nand> Engine<'a, N>
+where
+    N::Unit: StampUnit,
+{
     /// Builds an engine, formats the device and waits until it is ready.
     pub fn new(
         cfg: Config,
-        store: &'a mut CoreStore,
+        store: &'a mut CoreStore<N::Unit>,
         nand: N,
         p: EngineParams,
     ) -> Result<Self, Error> {
@@ -343,7 +446,7 @@ impl<'a, N: Nand<Unit = u64>> Engine<'a, N> {
                         // A global version keeps this a store (no load of the old value).
                         self.write_seq = self.write_seq.wrapping_add(1).max(1);
                         self.oracle[lpn as usize] = self.write_seq;
-                        self.data[usize::from(slot.0)] = stamp(lpn, self.write_seq);
+                        self.data[usize::from(slot.0)].set_stamp(stamp(lpn, self.write_seq));
                     }
                     Err(Error::Busy) => break,
                     Err(e) => return Err(e),
@@ -367,9 +470,10 @@ impl<'a, N: Nand<Unit = u64>> Engine<'a, N> {
                             self.free_reads.push(tag);
                             match start {
                                 ReadStart::Buffered(s) => {
-                                    self.check(self.data[usize::from(s.0)], expect)
+                                    let ok = self.data[usize::from(s.0)].matches(expect);
+                                    self.check(ok);
                                 }
-                                ReadStart::Unmapped => self.check(0, expect),
+                                ReadStart::Unmapped => self.check(expect == 0),
                                 ReadStart::Lost => self.stats.uncorrectable_reads += 1,
                                 ReadStart::Issued => {
                                     self.free_reads.pop();
@@ -398,9 +502,10 @@ impl<'a, N: Nand<Unit = u64>> Engine<'a, N> {
         Ok(true)
     }
 
-    fn check(&mut self, got: u64, expect: u64) {
+    /// Counts one checked read; `ok` says whether it returned the expected data.
+    fn check(&mut self, ok: bool) {
         self.stats.read_checks += 1;
-        if got != expect {
+        if !ok {
             self.stats.mismatches += 1;
         }
     }
@@ -480,7 +585,10 @@ impl<'a, N: Nand<Unit = u64>> Engine<'a, N> {
                 if let HostCompletion::Read { tag, slot, status } = c {
                     let tr = self.reads[tag.0 as usize];
                     match status {
-                        ReadStatus::Ok => self.check(self.data[usize::from(slot.0)], tr.expect),
+                        ReadStatus::Ok => {
+                            let ok = self.data[usize::from(slot.0)].matches(tr.expect);
+                            self.check(ok);
+                        }
                         ReadStatus::MediaError => self.stats.uncorrectable_reads += 1,
                     }
                     self.free_reads.push(tag.0);

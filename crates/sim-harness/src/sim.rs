@@ -2,10 +2,11 @@
 
 use std::time::Instant;
 
-use nand_model::{FaultConfig, ReliabilityConfig, SimMedium};
+use firmware_core::Nand;
+use nand_model::{FaultConfig, FullDataMedium, ReliabilityConfig, SimMedium};
 
 use crate::config::{ConfigError, SimConfig};
-use crate::engine::{CoreStore, Engine, EngineParams, RunStats};
+use crate::engine::{CoreStore, Engine, EngineParams, RunStats, StampUnit};
 use crate::timing::TimingParams;
 use crate::workload::{Pattern, RequestSource, Synth, SynthSpec};
 
@@ -22,7 +23,18 @@ pub struct Plan {
     pub faults: FaultConfig,
     /// P/E cycles every block starts with.
     pub initial_pe: u32,
+    /// Keep full unit payloads ([`FullDataMedium`]) instead of `u64` stamps;
+    /// the mapping unit size must be one of [`FULL_DATA_UNIT_BYTES`].
+    pub full_data: bool,
 }
+
+/// Mapping unit sizes (bytes) a full-data run supports (`nand.full_data`):
+/// the engine and medium are instantiated for each of them.
+pub const FULL_DATA_UNIT_BYTES: [u32; 6] = [512, 1024, 2048, 4096, 8192, 16384];
+
+/// Why a full-data run cannot use the configured mapping unit size.
+const FULL_DATA_UNIT_ERROR: &str =
+    "nand.full_data needs a mapping unit of 512, 1024, 2048, 4096, 8192 or 16384 bytes";
 
 impl Plan {
     /// Validates `cfg` and derives the run plan.
@@ -52,6 +64,17 @@ impl Plan {
             program_fail_prob: n.program_fail_prob,
             erase_fail_prob: n.erase_fail_prob,
         };
+        if n.full_data && !FULL_DATA_UNIT_BYTES.contains(&core.geometry.unit_bytes()) {
+            return Err(ConfigError {
+                source: "config".to_string(),
+                line: None,
+                key: "nand.full_data".to_string(),
+                reason: format!(
+                    "full data supports mapping units of {FULL_DATA_UNIT_BYTES:?} bytes, not {}",
+                    core.geometry.unit_bytes()
+                ),
+            });
+        }
         Ok(Plan {
             core,
             engine: EngineParams {
@@ -61,6 +84,7 @@ impl Plan {
             reliability,
             faults,
             initial_pe: n.initial_pe,
+            full_data: n.full_data,
         })
     }
 
@@ -71,6 +95,13 @@ impl Plan {
             m.set_initial_pe(self.initial_pe);
         }
         Ok(m)
+    }
+
+    /// Builds the full-data medium for this plan (the stamp medium of
+    /// [`Plan::medium`] with a side store of `B` bytes per physical unit).
+    /// `B` must be the mapping unit size.
+    pub fn full_medium<const B: usize>(&self) -> Result<FullDataMedium<B>, firmware_core::Error> {
+        FullDataMedium::from_medium(self.medium()?)
     }
 }
 
@@ -113,12 +144,54 @@ pub struct RunSpec<'s> {
     pub progress: &'s mut dyn FnMut(u64, &str),
 }
 
-/// Runs a workload on a fresh drive built from `plan`.
+/// Runs a workload on a fresh drive built from `plan`: the stamp medium, or
+/// with `plan.full_data` the full-data medium (every read then checks every
+/// byte of every unit).
 pub fn run(plan: &Plan, spec: RunSpec<'_>) -> Result<Outcome, firmware_core::Error> {
     let t_start = Instant::now();
-    let mut store = CoreStore::new(&plan.core)?;
+    if !plan.full_data {
+        return run_on(plan, spec, t_start, || plan.medium(), |m| *m.stats());
+    }
+    match plan.core.geometry.unit_bytes() {
+        512 => run_full::<512>(plan, spec, t_start),
+        1024 => run_full::<1024>(plan, spec, t_start),
+        2048 => run_full::<2048>(plan, spec, t_start),
+        4096 => run_full::<4096>(plan, spec, t_start),
+        8192 => run_full::<8192>(plan, spec, t_start),
+        16384 => run_full::<16384>(plan, spec, t_start),
+        _ => Err(firmware_core::Error::InvalidConfig(FULL_DATA_UNIT_ERROR)),
+    }
+}
+
+/// [`run`] on a full-data medium of `B`-byte units.
+fn run_full<const B: usize>(
+    plan: &Plan,
+    spec: RunSpec<'_>,
+    t_start: Instant,
+) -> Result<Outcome, firmware_core::Error> {
+    run_on(
+        plan,
+        spec,
+        t_start,
+        || plan.full_medium::<B>(),
+        |m| *m.stats(),
+    )
+}
+
+/// [`run`] on the medium `medium` builds; `nand_stats` reads its counters at the end.
+fn run_on<N: Nand>(
+    plan: &Plan,
+    spec: RunSpec<'_>,
+    t_start: Instant,
+    medium: impl FnOnce() -> Result<N, firmware_core::Error>,
+    nand_stats: fn(&N) -> nand_model::Stats,
+) -> Result<Outcome, firmware_core::Error>
+where
+    N::Unit: StampUnit,
+{
+    let mut store = CoreStore::<N::Unit>::new(&plan.core)?;
     let core_table_bytes = firmware_core::TableSizes::for_config(&plan.core)?.bytes();
-    let medium = plan.medium()?;
+    let medium = medium()?;
     let mut eng = Engine::new(plan.core, &mut store, medium, plan.engine)?;
     let progress = spec.progress;
     if spec.precondition {
@@ -163,7 +236,7 @@ pub fn run(plan: &Plan, spec: RunSpec<'_>) -> Result<Outcome, firmware_core::Err
     Ok(Outcome {
         run,
         ftl,
-        nand: *eng.nand.stats(),
+        nand: nand_stats(&eng.nand),
         chan_busy_ns,
         die_busy_ns,
         pe_spread: eng.ftl.pe_spread(),
