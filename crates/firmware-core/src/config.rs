@@ -78,9 +78,13 @@ impl Config {
         if self.write_buffer_units < u32::from(g.units_per_page) {
             return Err(Error::InvalidConfig("write buffer smaller than one page"));
         }
-        if self.gc_slots_per_plane < u32::from(g.units_per_page) {
+        // GC may hold a partly filled page (up to units_per_page - 1 units)
+        // while it reads the next victim page (up to units_per_page units):
+        // with fewer slots both wait for each other.
+        let upp = u32::from(g.units_per_page);
+        if self.gc_slots_per_plane < upp.saturating_mul(2).saturating_sub(1) {
             return Err(Error::InvalidConfig(
-                "gc slots per plane smaller than one page",
+                "gc slots per plane below 2 x units per page - 1",
             ));
         }
         if self.read_slots == 0 || self.max_inflight < 4 {

@@ -227,3 +227,35 @@ fn presets_lists_the_papers_setups() {
         assert!(text.contains(p), "preset {p} missing");
     }
 }
+
+#[test]
+fn eight_units_per_page_run_gc_without_stalling() {
+    // 16 KiB pages of 2 KiB units: GC holds partial pages while it reads.
+    let v = json_of(&ftl(&[
+        "synth",
+        "--json",
+        "--set",
+        "ftl.mapping_unit_bytes=2048",
+        "--set",
+        "geometry.blocks_per_plane=64",
+        "--precondition",
+        "--read-pct",
+        "20",
+        "--requests",
+        "100000",
+    ]));
+    assert!(get(&v, "ftl.gc_victims").as_u64().unwrap() > 0);
+    assert_eq!(get(&v, "integrity.mismatches").as_u64(), Some(0));
+    // Too few GC slots for such pages is refused up front.
+    assert_input_error(
+        &ftl(&[
+            "synth",
+            "--json",
+            "--set",
+            "ftl.mapping_unit_bytes=2048",
+            "--set",
+            "ftl.gc_slots_per_plane=8",
+        ]),
+        &["ftl.gc_slots_per_plane"],
+    );
+}

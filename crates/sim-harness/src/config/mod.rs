@@ -31,7 +31,7 @@
 //! | `ftl.wl_check_interval` | u32 | erases per plane between wear-levelling checks (64) |
 //! | `ftl.max_inflight` | u32 | NAND operations the core may have in flight (4096) |
 //! | `ftl.read_slots` | u32 | buffer slots reserved for host reads (256) |
-//! | `ftl.gc_slots_per_plane` | u32 | buffer slots reserved per plane for GC (8) |
+//! | `ftl.gc_slots_per_plane` | u32 | buffer slots reserved per plane for GC (16; at least 2 x units per page - 1) |
 //! | `buffer.write_buffer_bytes` | u64 | write buffer; divided by the mapping unit, rounded down (4 MiB) |
 //! | `host.queue_depth` | u32 | default outstanding host requests for replay and synthetic workloads (32) |
 //! | `nand.initial_pe` | u32 | P/E cycles every block starts with (0) |
@@ -183,7 +183,7 @@ impl Default for FtlSection {
             wl_check_interval: 64,
             max_inflight: 4096,
             read_slots: 256,
-            gc_slots_per_plane: 8,
+            gc_slots_per_plane: 16,
         }
     }
 }
@@ -659,11 +659,13 @@ impl SimConfig {
             return Err(ConfigError::check("ftl.read_slots", "must be at least 1"));
         }
         let upp = self.units_per_page();
-        if f.gc_slots_per_plane < upp {
+        // A partly filled GC page plus one full page read must fit, or GC deadlocks.
+        let need = (2 * upp).saturating_sub(1);
+        if f.gc_slots_per_plane < need {
             return Err(ConfigError::check(
                 "ftl.gc_slots_per_plane",
                 format!(
-                    "{} is less than one page ({upp} units)",
+                    "{} is below 2 x units per page - 1 = {need} (a partly filled GC page plus one page read)",
                     f.gc_slots_per_plane
                 ),
             ));
