@@ -14,20 +14,7 @@ pub fn root() -> PathBuf {
 
 /// Runs a command in the workspace root, failing on a non-zero exit.
 pub fn run_cmd(program: &str, args: &[&str]) -> Result<(), String> {
-    eprintln!("+ {program} {}", args.join(" "));
-    let status = Command::new(program)
-        .args(args)
-        .current_dir(root())
-        .status()
-        .map_err(|e| format!("cannot start {program}: {e}"))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "`{program} {}` failed with {status}",
-            args.join(" ")
-        ))
-    }
+    crate::qemu::run_in(&root(), program, args)
 }
 
 /// Installs the Rust target for bare-metal builds when it is missing.
@@ -89,5 +76,6 @@ pub fn run() -> Result<(), String> {
         ],
     )?;
     run_cmd("cargo", &["test", "--workspace", "--release"])?;
+    crate::qemu::run()?;
     Ok(())
 }

@@ -1,12 +1,16 @@
 //! Project automation: `cargo xtask ci` runs every check CI runs.
 
+mod budget;
 mod ci;
+mod qemu;
 
 use std::process::ExitCode;
 
 fn usage() -> ExitCode {
-    eprintln!("usage: cargo xtask <ci>");
-    eprintln!("  ci      formatting, lints (host and thumbv7em), tests, target build");
+    eprintln!("usage: cargo xtask <ci|qemu|budget>");
+    eprintln!("  ci      formatting, lints (host and thumbv7em), tests, target build, qemu");
+    eprintln!("  qemu    boot the bare-metal Cortex-M4 firmware on QEMU, clean and corrupted");
+    eprintln!("  budget  code size, RAM, stack and instructions per write of the core");
     ExitCode::from(2)
 }
 
@@ -14,6 +18,8 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci::run(),
+        Some("qemu") => qemu::run(),
+        Some("budget") => budget::run(),
         _ => return usage(),
     };
     match result {

@@ -1,0 +1,128 @@
+//! Host binary of the core alone, for counting instructions per host write
+//! with `valgrind --tool=callgrind` (`cargo xtask budget` runs it).
+//!
+//! `write_cost K` formats the drive of `benches/core_write.rs` (2 channels x 2
+//! dies x 256 blocks x 64 pages of 4 KiB, 7 % over-provisioning), fills it,
+//! overwrites it twice at random so GC is in steady state, then performs `K`
+//! more random 4 KiB writes. Running it with `K` and `2K` and subtracting the
+//! instruction totals leaves the cost of `K` steady-state writes, GC included;
+//! set-up, preconditioning and process start cancel out.
+//!
+//! The medium is a null one (every operation succeeds at once, nothing is
+//! stored) so the count is the core's plus `SyncDriver`'s, not a simulator's.
+
+use firmware_core::tables::{BlockMeta, OpEntry, PlaneState, SlotMeta};
+use firmware_core::{
+    BlockId, Config, Ftl, Geometry, Lpn, Nand, NandResult, Ppn, ReadReport, Spare, SyncDriver,
+    TableSizes, Tables, UnitMask,
+};
+
+/// A medium that accepts everything and stores nothing.
+struct NullNand;
+
+impl Nand for NullNand {
+    type Unit = u64;
+
+    fn read(&mut self, _: Ppn, _: UnitMask, _: &mut [u64]) -> NandResult {
+        Ok(ReadReport::default())
+    }
+    fn program(&mut self, _: Ppn, _: &[u64], _: &Spare) -> NandResult {
+        Ok(ReadReport::default())
+    }
+    fn erase(&mut self, _: BlockId) -> NandResult {
+        Ok(ReadReport::default())
+    }
+    fn copyback(&mut self, _: Ppn, _: Ppn, _: &Spare) -> NandResult {
+        Ok(ReadReport::default())
+    }
+}
+
+/// xorshift64*, as in the scenario.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u32) -> u32 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        (((x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 32) * u64::from(n)) >> 32) as u32
+    }
+}
+
+fn main() -> Result<(), String> {
+    let k: u64 = std::env::args()
+        .nth(1)
+        .ok_or("usage: write_cost K")?
+        .parse()
+        .map_err(|e| format!("K: {e}"))?;
+    let geometry = Geometry {
+        channels: 2,
+        dies_per_channel: 2,
+        planes_per_die: 1,
+        blocks_per_plane: 256,
+        pages_per_block: 64,
+        page_bytes: 4096,
+        pages_per_wordline: 1,
+        units_per_page: 1,
+    };
+    let cfg = Config::with_op_ratio(geometry, 0.07).map_err(|e| e.to_string())?;
+    let s = TableSizes::for_config(&cfg).map_err(|e| e.to_string())?;
+    let mut l2p = vec![0u32; s.l2p];
+    let mut p2l = vec![0u32; s.p2l];
+    let mut blocks = vec![BlockMeta::default(); s.blocks];
+    let mut buckets = vec![0u32; s.buckets];
+    let mut planes = vec![PlaneState::default(); s.planes];
+    let mut slots = vec![SlotMeta::default(); s.slots];
+    let mut ops = vec![OpEntry::default(); s.ops];
+    let mut data = vec![0u64; s.slots];
+    let tables = Tables {
+        l2p: &mut l2p,
+        p2l: &mut p2l,
+        blocks: &mut blocks,
+        buckets: &mut buckets,
+        planes: &mut planes,
+        slots: &mut slots,
+        ops: &mut ops,
+    };
+    let mut ftl = Ftl::new(cfg, tables).map_err(|e| e.to_string())?;
+    let mut nand = NullNand;
+    let mut drv = SyncDriver::new(&mut nand, &mut data);
+    drv.format(&mut ftl).map_err(|e| e.to_string())?;
+    let n = cfg.logical_units;
+    let mut rng = Rng(0x00C0_FFEE_1234_5679);
+    for l in 0..n {
+        drv.write(&mut ftl, Lpn(l), u64::from(l))
+            .map_err(|e| e.to_string())?;
+    }
+    for _ in 0..2 * n {
+        let l = rng.below(n);
+        drv.write(&mut ftl, Lpn(l), 1).map_err(|e| e.to_string())?;
+    }
+    let before = *ftl.stats();
+    measure(&mut drv, &mut ftl, &mut rng, k)?;
+    let after = ftl.stats();
+    println!(
+        "{k} steady-state writes: {} gc units, {} gc victims",
+        after.gc_program_units - before.gc_program_units,
+        after.gc_victims - before.gc_victims
+    );
+    Ok(())
+}
+
+/// The measured loop: `k` random single-unit writes.
+#[inline(never)]
+fn measure(
+    drv: &mut SyncDriver<'_, NullNand>,
+    ftl: &mut Ftl<'_>,
+    rng: &mut Rng,
+    k: u64,
+) -> Result<(), String> {
+    let n = ftl.logical_units();
+    for i in 0..k {
+        drv.write(ftl, Lpn(rng.below(n)), i)
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}

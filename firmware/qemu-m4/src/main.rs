@@ -1,0 +1,298 @@
+//! Bare-metal Cortex-M4 firmware: runs the shared FTL scenario
+//! (`ftl_scenario::run`, the very function the host tests call) on QEMU's
+//! `mps2-an386` board and reports over semihosting.
+//!
+//! Boot: cortex-m-rt starts `main` with the stack at the top of the 4 MiB data
+//! RAM. `main` paints the unused stack, lends the scenario every array it needs
+//! from `static`s placed in the 16 MiB PSRAM (`.lent`, see `memory.x`), runs the
+//! scenario, measures the stack high-water mark, prints the report and exits
+//! through semihosting: status 0 when every check passed, 1 otherwise. Panics
+//! and hard faults print what happened and exit with status 1 too.
+//!
+//! Feature `corrupt` asks the scenario to damage one block of the medium after
+//! the workload; that build must fail.
+#![no_std]
+#![no_main]
+
+use core::mem::{size_of, MaybeUninit};
+use core::ptr::{addr_of, addr_of_mut};
+use core::sync::atomic::{AtomicBool, Ordering};
+
+use cortex_m_rt::{entry, exception, ExceptionFrame};
+use cortex_m_semihosting::debug::{self, EXIT_FAILURE, EXIT_SUCCESS};
+use cortex_m_semihosting::hprintln;
+use firmware_core::tables::{BlockMeta, OpEntry, PlaneState, SlotMeta};
+use firmware_core::{Ftl, ReadValue, Tables};
+use ftl_scenario::{sizes, Corruption, Failure, Memory, Options, Report, GEOMETRY};
+use nand_model::{BlockRec, PageRec, UnitRec};
+
+/// Corruption requested at build time (feature `corrupt`).
+const CORRUPTION: Corruption = if cfg!(feature = "corrupt") {
+    Corruption::UnreadableBlock
+} else {
+    Corruption::None
+};
+
+/// Word painted over the unused stack at boot.
+const PAINT: u32 = 0xDEAD_BEEF;
+
+/// Space left unpainted below the painter's own stack pointer.
+const PAINT_MARGIN: usize = 64;
+
+extern "C" {
+    /// Top of the stack (initial SP), from cortex-m-rt's `link.x`.
+    static _stack_start: u32;
+    /// Lowest address the stack may reach (end of `.bss`/`.uninit`), from `link.x`.
+    static _stack_end: u32;
+}
+
+#[entry]
+fn main() -> ! {
+    paint_stack();
+    let ok = run();
+    debug::exit(if ok { EXIT_SUCCESS } else { EXIT_FAILURE });
+    // Semihosting exit does not return on QEMU; park if a debugger ignores it.
+    loop {
+        cortex_m::asm::wfi();
+    }
+}
+
+/// Fills the stack below the current frame with [`PAINT`].
+#[inline(never)]
+fn paint_stack() {
+    let sp = cortex_m::register::msp::read() as usize;
+    let bottom = addr_of!(_stack_end) as usize;
+    let top = sp.saturating_sub(PAINT_MARGIN) & !3;
+    let mut p = bottom;
+    while p < top {
+        // SAFETY: [bottom, top) lies between the end of the statics and this
+        // function's own frame: nothing lives there yet, and no interrupt is
+        // enabled that could push a frame into it.
+        unsafe { (p as *mut u32).write_volatile(PAINT) };
+        p += 4;
+    }
+}
+
+/// Deepest stack use since [`paint_stack`], in bytes below the initial SP.
+fn stack_high_water() -> usize {
+    let top = addr_of!(_stack_start) as usize;
+    let mut p = addr_of!(_stack_end) as usize;
+    // SAFETY: reads of plain RAM words between the statics and the initial SP.
+    while p < top && unsafe { (p as *const u32).read_volatile() } == PAINT {
+        p += 4;
+    }
+    top - p
+}
+
+/// Writes `init` into each of the `n` elements at `p` and returns them as a slice.
+///
+/// # Safety
+/// `p` must point to `n` writable, suitably aligned `T`s that nothing else
+/// references for `'static`.
+unsafe fn init_slice<T: Copy>(p: *mut T, n: usize, init: T) -> &'static mut [T] {
+    for i in 0..n {
+        p.add(i).write(init);
+    }
+    core::slice::from_raw_parts_mut(p, n)
+}
+
+/// Lends one `static` array from the `.lent` section, every element set to `init`.
+macro_rules! lend {
+    ($t:ty, $n:expr, $init:expr) => {{
+        #[link_section = ".lent"]
+        static mut CELL: MaybeUninit<[$t; $n]> = MaybeUninit::uninit();
+        // SAFETY: `take_memory` runs at most once (guarded by `TAKEN`), so this
+        // is the only reference ever made to `CELL`; every element is written
+        // before the slice is formed.
+        unsafe { init_slice(addr_of_mut!(CELL).cast::<$t>(), $n, $init) }
+    }};
+}
+
+/// Set once the lent memory has been handed out.
+static TAKEN: AtomicBool = AtomicBool::new(false);
+
+/// Hands out every array the scenario borrows (once per boot).
+fn take_memory() -> Memory<'static> {
+    if TAKEN.swap(true, Ordering::AcqRel) {
+        panic!("lent memory taken twice");
+    }
+    Memory {
+        tables: Tables {
+            l2p: lend!(u32, sizes::L2P, 0),
+            p2l: lend!(u32, sizes::P2L, 0),
+            blocks: lend!(BlockMeta, sizes::BLOCKS, BlockMeta::default()),
+            buckets: lend!(u32, sizes::BUCKETS, 0),
+            planes: lend!(PlaneState, sizes::PLANES, PlaneState::default()),
+            slots: lend!(SlotMeta, sizes::SLOTS, SlotMeta::default()),
+            ops: lend!(OpEntry, sizes::OPS, OpEntry::default()),
+        },
+        data: lend!(u64, sizes::DATA, 0),
+        medium_blocks: lend!(BlockRec, sizes::MEDIUM_BLOCKS, BlockRec::INIT),
+        medium_pages: lend!(PageRec, sizes::MEDIUM_PAGES, PageRec::INIT),
+        medium_units: lend!(UnitRec, sizes::MEDIUM_UNITS, UnitRec::INIT),
+        oracle: lend!(u32, sizes::ORACLE, 0),
+    }
+}
+
+/// Runs the scenario and prints everything; true when every check passed.
+#[inline(never)]
+fn run() -> bool {
+    let opts = Options {
+        corruption: CORRUPTION,
+        ..Options::DEFAULT
+    };
+    let result = ftl_scenario::run(take_memory(), &opts);
+    let stack = stack_high_water();
+
+    hprintln!("qemu-m4: FTL core on a Cortex-M4 (QEMU mps2-an386), bare metal");
+    let g = GEOMETRY;
+    hprintln!(
+        "geometry: {} ch x {} dies x {} plane x {} blocks x {} pages x {} B, {} units/page; {} logical units",
+        g.channels,
+        g.dies_per_channel,
+        g.planes_per_die,
+        g.blocks_per_plane,
+        g.pages_per_block,
+        g.page_bytes,
+        g.units_per_page,
+        sizes::L2P
+    );
+    hprintln!("corruption: {:?}", opts.corruption);
+    match ftl_scenario::lent_bytes() {
+        Ok(b) => hprintln!(
+            "lent memory (PSRAM): core tables {} B, data pool {} B, medium {} B, oracle {} B",
+            b.core_tables,
+            b.data_pool,
+            b.medium,
+            b.oracle
+        ),
+        Err(e) => hprintln!("lent memory: {}", e),
+    }
+    hprintln!("size_of::<Ftl>: {} bytes", size_of::<Ftl<'static>>());
+    hprintln!(
+        "table elements: BlockMeta {} B, PlaneState {} B, SlotMeta {} B, OpEntry {} B",
+        size_of::<BlockMeta>(),
+        size_of::<PlaneState>(),
+        size_of::<SlotMeta>(),
+        size_of::<OpEntry>()
+    );
+
+    match result {
+        Ok(r) => {
+            print_report(&r);
+            hprintln!("stack high-water: {} bytes", stack);
+            hprintln!("{} passed, {} failed", r.checks_passed, r.checks_failed);
+            r.ok()
+        }
+        Err(e) => {
+            hprintln!("scenario stopped: {}", e);
+            hprintln!("stack high-water: {} bytes", stack);
+            hprintln!("0 passed, 1 failed");
+            false
+        }
+    }
+}
+
+/// `num / den` with two decimals, without floating-point formatting.
+struct Ratio(u64, u64);
+
+impl core::fmt::Display for Ratio {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let hundredths = self.0.saturating_mul(100).checked_div(self.1).unwrap_or(0);
+        write!(f, "{}.{:02}", hundredths / 100, hundredths % 100)
+    }
+}
+
+/// A read result, with a data stamp shown as its `lpn << 32 | version` parts.
+struct Value(ReadValue<u64>);
+
+impl core::fmt::Display for Value {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self.0 {
+            ReadValue::Data(s) => write!(f, "data (lpn {}, version {})", s >> 32, s & 0xFFFF_FFFF),
+            ReadValue::Unmapped => f.write_str("unmapped"),
+            ReadValue::Error => f.write_str("a media error"),
+        }
+    }
+}
+
+fn print_report(r: &Report) {
+    let c = &r.core;
+    hprintln!(
+        "workload: {} host writes ({}x capacity), {} trims, {} flushes, {} checks during churn",
+        r.host_writes,
+        Ratio(r.host_writes, u64::from(r.logical_units)),
+        r.trims,
+        r.flushes,
+        r.churn_checks
+    );
+    hprintln!(
+        "core: {} gc victims, {} wl moves, {} gc units, {} pad units, write amplification {}",
+        c.gc_victims,
+        c.wl_moves,
+        c.gc_program_units,
+        c.pad_units,
+        Ratio(
+            c.host_program_units
+                .saturating_add(c.gc_program_units)
+                .saturating_add(c.pad_units),
+            c.host_write_units
+        )
+    );
+    hprintln!(
+        "nand: {} reads, {} programs, {} erases; max bit errors {}; P/E {}..{}",
+        r.medium.reads,
+        r.medium.programs,
+        r.medium.erases,
+        r.medium.max_bit_errors,
+        r.pe_range.0,
+        r.pe_range.1
+    );
+    hprintln!(
+        "core errors: {} lost units, {} host read errors, {} bad blocks",
+        c.lost_units,
+        c.host_read_errors,
+        c.bad_blocks
+    );
+    if let Some(d) = r.corrupted {
+        hprintln!(
+            "corrupted: block {} made unreadable with {} live units",
+            d.block,
+            d.live_units
+        );
+    }
+    hprintln!(
+        "remount: {:?} (mount-from-flash is not in the core yet)",
+        r.remount
+    );
+    match r.first_failure {
+        None => hprintln!("verify: every logical unit matched the oracle; audit clean"),
+        Some(Failure::Read { lpn, expected, got }) => hprintln!(
+            "first failure: lpn {} expected {}, got {}",
+            lpn,
+            Value(expected),
+            Value(got)
+        ),
+        Some(Failure::Audit(e)) => hprintln!("first failure: audit: {}", e),
+    }
+}
+
+#[panic_handler]
+fn panic(info: &core::panic::PanicInfo) -> ! {
+    hprintln!("panic: {}", info);
+    hprintln!("0 passed, 1 failed");
+    debug::exit(EXIT_FAILURE);
+    loop {
+        cortex_m::asm::wfi();
+    }
+}
+
+#[exception]
+unsafe fn HardFault(ef: &ExceptionFrame) -> ! {
+    hprintln!("hard fault at pc {:#010x}", ef.pc());
+    hprintln!("0 passed, 1 failed");
+    debug::exit(EXIT_FAILURE);
+    loop {
+        cortex_m::asm::wfi();
+    }
+}
