@@ -764,28 +764,35 @@ impl<S: Storage> Medium<S> {
             }
             return Err(e);
         }
-        if spib >= sblk.next_page {
-            return Err(NandError::Erased);
-        }
         let srec = pages[sp];
-        match srec.meta & ST_MASK {
-            ST_PROGRAMMED => {}
-            ST_TORN => {
+        let source_state = if spib >= sblk.next_page {
+            0
+        } else {
+            srec.meta & ST_MASK
+        };
+        if source_state != ST_PROGRAMMED {
+            // The chip copies whatever its page buffer sensed: the destination
+            // is consumed and holds nothing readable.
+            blocks[db as usize].next_page = dpib + 1;
+            pages[dp].meta = ST_TORN;
+            return Err(if source_state == ST_TORN {
                 m.stats.uncorrectable_copybacks += 1;
-                return Err(NandError::Uncorrectable);
-            }
-            _ => return Err(NandError::Erased),
+                NandError::Uncorrectable
+            } else {
+                NandError::Erased
+            });
         }
         let mean = m.mean_errors(&sblk, spib);
         let errors = m
             .sample(src.0, mean)
             .saturating_add(u32::from(srec.carried));
         if errors > u32::from(m.rel.ecc_limit) {
+            // Nothing corrects data on its way through the page register: the
+            // copy is made and every later read of it fails.
             m.stats.uncorrectable_copybacks += 1;
-            return Err(NandError::Uncorrectable);
         }
         let report = ReadReport {
-            bit_errors: errors as u16,
+            bit_errors: errors.min(u32::from(u16::MAX)) as u16,
             spare: spare_of(&srec, &units[sp * upp..(sp + 1) * upp]),
         };
         let dblk = &mut blocks[db as usize];
@@ -856,12 +863,16 @@ impl<S: Storage> Nand for Medium<S> {
         self.erase_inner(block)
     }
 
-    /// Copies `src` to `dst` in one plane. The source is sampled like a read; if
-    /// it is uncorrectable, torn or erased nothing is programmed and the error is
-    /// returned. Otherwise `dst` gets the source stamps of the units in
-    /// `spare.units` (others read 0), the given spare, and carried errors equal to
-    /// the source's raw count, which the report's `bit_errors` gives; the report's
-    /// `spare` is the source's spare area.
+    /// Copies `src` to `dst` in one plane, without error correction. Once the
+    /// addresses and the destination's program order check out, the
+    /// destination page is consumed whatever happens. The source is sampled
+    /// like a read: `dst` gets the source stamps of the units in `spare.units`
+    /// (others read 0), the given spare, and carried errors equal to the
+    /// source's raw count, which the report's `bit_errors` gives (it may exceed
+    /// the ECC limit: the copy is made and reads of it fail, as on a real
+    /// chip); the report's `spare` is the source's spare area. A torn source
+    /// gives `Uncorrectable` and an erased one `Erased`; the destination then
+    /// holds nothing readable.
     #[inline]
     fn copyback(&mut self, src: Ppn, dst: Ppn, spare: &Spare) -> NandResult {
         self.m.stats.copybacks += 1;

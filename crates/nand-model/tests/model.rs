@@ -128,11 +128,13 @@ fn copyback_rules() {
         m.copyback(src, pp(1, 1), &spare(2, 0b11)),
         Err(NandError::ProgramOrder)
     );
-    // Erased source: nothing programmed.
+    // Erased source: the destination is consumed and reads nothing.
     assert_eq!(
-        m.copyback(pp(0, 5), pp(1, 0), &spare(2, 0b11)),
+        m.copyback(pp(0, 5), pp(2, 0), &spare(2, 0b11)),
         Err(NandError::Erased)
     );
+    assert_eq!(read_all(&mut m, pp(2, 0)), Err(NandError::Uncorrectable));
+    assert_eq!(prog(&mut m, 2, 0, 3), Err(NandError::ProgramOrder));
     let rep = m.copyback(src, pp(1, 0), &spare(2, 0b01)).unwrap();
     assert_eq!(rep.spare, spare(1, 0b11), "report carries the source spare");
     let (out, _, sp) = read_all(&mut m, pp(1, 0)).unwrap();
@@ -173,20 +175,24 @@ fn copyback_accumulates_and_program_clears() {
         40
     );
     assert_eq!(read_all(&mut m, dst), Err(NandError::Uncorrectable));
+    // Nothing corrects on the way: the copy is made, 45 errors and unreadable.
     assert_eq!(
-        m.copyback(dst, pp(1, 8), &spare(1, 0b11)),
-        Err(NandError::Uncorrectable)
+        m.copyback(dst, pp(1, 8), &spare(1, 0b11))
+            .unwrap()
+            .bit_errors,
+        45
     );
     assert_eq!(
         m.block_status(BlockId(1)).unwrap().next_page,
-        8,
-        "nothing programmed"
+        9,
+        "the destination is consumed"
     );
+    assert_eq!(read_all(&mut m, pp(1, 8)), Err(NandError::Uncorrectable));
     // A normal program of the (controller-corrected) data starts clean.
     let (out, _, _) = read_all(&mut m, src).unwrap();
-    m.program(pp(1, 8), &out, &spare(1, 0b11)).unwrap();
-    assert_eq!(read_all(&mut m, pp(1, 8)).unwrap().1, 5);
-    assert_eq!(m.stats().uncorrectable_reads, 1);
+    m.program(pp(1, 9), &out, &spare(1, 0b11)).unwrap();
+    assert_eq!(read_all(&mut m, pp(1, 9)).unwrap().1, 5);
+    assert_eq!(m.stats().uncorrectable_reads, 2);
     assert_eq!(m.stats().uncorrectable_copybacks, 1);
 }
 
