@@ -231,7 +231,9 @@ impl Ftl<'_> {
             m.valid = 0;
             m.next_page = 0;
             m.pending = 0;
+            m.ber = None;
         }
+        self.blk_mut(b)?.quota = self.cb.epm.q_init();
         if self.pl(p)?.free_count <= self.cfg.gc_trigger_blocks {
             self.attend(p)?;
         }
@@ -288,9 +290,7 @@ impl Ftl<'_> {
         if pl.host_active == b.0 {
             pl.host_active = NIL;
         }
-        if pl.gc_active == b.0 {
-            pl.gc_active = NIL;
-        }
+        self.drop_gc_active(p, b)?;
         self.refresh_ready(p)?;
         self.stats.grown_bad_blocks = self.stats.grown_bad_blocks.saturating_add(1);
         self.attend(p)

@@ -1,6 +1,7 @@
 //! Run-time configuration of the core, checked before any table is touched.
 
 use crate::addr::Geometry;
+use crate::copyback::CopybackPolicy;
 use crate::error::Error;
 
 /// Tunables of the FTL core. Sizes of the lent tables follow from these.
@@ -26,6 +27,8 @@ pub struct Config {
     pub wl_check_interval: u32,
     /// Operations the core may have in flight at once.
     pub max_inflight: u32,
+    /// How GC migrates data: copyback modes, thresholds and selector.
+    pub copyback: CopybackPolicy,
 }
 
 impl Config {
@@ -51,6 +54,7 @@ impl Config {
             wl_threshold: 0,
             wl_check_interval: 64,
             max_inflight: 4096,
+            copyback: CopybackPolicy::OFF_CHIP,
         };
         Ok(cfg)
     }

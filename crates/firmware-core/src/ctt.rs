@@ -99,6 +99,12 @@ pub struct BerClassifier {
 }
 
 impl BerClassifier {
+    /// Boundaries for the medium's default reliability model at low wear.
+    pub const DEFAULT: BerClassifier = BerClassifier {
+        best_max: 1,
+        median_max: 3,
+    };
+
     /// The class of a block whose post-program read showed `bit_errors`.
     pub fn classify(&self, bit_errors: u32) -> BerClass {
         if bit_errors <= self.best_max {

@@ -70,6 +70,12 @@ pub struct Stats {
     pub bad_blocks: u64,
     /// Host reads that failed on the medium.
     pub host_read_errors: u64,
+    /// Victims the migration mode selector sent off-chip.
+    pub offchip_victims: u64,
+    /// Blocks whose BER class was measured.
+    pub classified_blocks: u64,
+    /// Most GC active blocks (copyback quota levels) open at once in one plane.
+    pub epm_active_blocks_max: u32,
 }
 
 /// The FTL core. See the crate documentation.
@@ -101,6 +107,7 @@ pub struct Ftl<'a> {
     pub(crate) flush_done: heapless::Deque<Tag, 8>,
     pub(crate) force_flush: bool,
     pub(crate) last_now: u64,
+    pub(crate) cb: crate::copyback::CopybackState,
 }
 
 impl<'a> Ftl<'a> {
@@ -136,6 +143,7 @@ impl<'a> Ftl<'a> {
             flush_done: heapless::Deque::new(),
             force_flush: false,
             last_now: 0,
+            cb: crate::copyback::CopybackState::new(&cfg.copyback)?,
         };
         for e in f.t.l2p.iter_mut().take(sizes.l2p) {
             *e = Loc::Unmapped.encode();
@@ -190,6 +198,7 @@ impl<'a> Ftl<'a> {
     pub fn reset_stats(&mut self) {
         self.stats = Stats {
             bad_blocks: self.stats.bad_blocks,
+            epm_active_blocks_max: self.stats.epm_active_blocks_max,
             ..Stats::default()
         };
     }
@@ -270,6 +279,7 @@ impl<'a> Ftl<'a> {
         };
         self.pending_push_back(s)?;
         self.stats.host_write_units = self.stats.host_write_units.saturating_add(1);
+        self.note_buffer_use();
         self.pump()?;
         Ok(s)
     }
@@ -386,6 +396,8 @@ impl<'a> Ftl<'a> {
             OpKind::GcProgram => self.gc_program_done(&e.cmd, e.count, result)?,
             OpKind::Erase => self.erase_done(&e.cmd, result)?,
             OpKind::FormatErase => self.format_erase_done(&e.cmd, result)?,
+            OpKind::GcCopyback => self.gc_copyback_done(&e.cmd, e.tag, result)?,
+            OpKind::Classify => self.classify_done(&e.cmd, result)?,
         }
         self.pump()
     }
@@ -446,8 +458,12 @@ impl<'a> Ftl<'a> {
         if failed {
             self.stats.program_failures = self.stats.program_failures.saturating_add(1);
             self.retire_block(b)?;
+        } else {
+            self.set_page_state(*page, self.fresh_page_state())?;
+            self.maybe_classify(*page)?;
         }
         self.block_settle(b)?;
+        self.note_buffer_use();
         self.check_flushes()
     }
 
@@ -676,8 +692,8 @@ impl<'a> Ftl<'a> {
             let pl = self.pl_mut(p)?;
             match stream {
                 Stream::Host if pl.host_active == b.0 => pl.host_active = NIL,
-                Stream::Gc if pl.gc_active == b.0 => pl.gc_active = NIL,
-                _ => {}
+                Stream::Host => {}
+                Stream::Gc => self.drop_gc_active(p, b)?,
             }
             self.refresh_ready(p)?;
         }

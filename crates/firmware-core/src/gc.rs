@@ -65,10 +65,12 @@ impl Ftl<'_> {
             self.bucket_remove(victim)?;
             self.blk_mut(victim)?.state = BlockState::Victim;
         }
+        let copyback = self.victim_mode(p);
         let pl = self.pl_mut(p)?;
         pl.victim = victim.0;
         pl.victim_origin = origin;
         pl.victim_cursor = 0;
+        pl.victim_copyback = copyback;
         Ok(true)
     }
 
@@ -92,7 +94,14 @@ impl Ftl<'_> {
             }
             let need = units.count();
             if need > 0 {
-                if free_slots < need || self.ops_available() == 0 {
+                if self.ops_available() == 0 {
+                    return Ok(());
+                }
+                if self.try_copyback(p, victim, page, units)? {
+                    self.pl_mut(p)?.victim_cursor = cursor.saturating_add(1);
+                    continue;
+                }
+                if free_slots < need {
                     return Ok(());
                 }
                 let mut dst = [Slot(0); MAX_UNITS_PER_PAGE];
@@ -292,6 +301,8 @@ impl Ftl<'_> {
             self.stats.program_failures = self.stats.program_failures.saturating_add(1);
             self.retire_block(b)?;
         } else {
+            self.set_page_state(*page, self.fresh_page_state())?;
+            self.maybe_classify(*page)?;
             for (j, s) in src.iter().take(usize::from(count)).enumerate() {
                 let (lpn, from) = {
                     let m = self.slot(*s)?;

@@ -25,6 +25,7 @@ pub mod addr;
 mod blocks;
 mod buffer;
 pub mod config;
+pub mod copyback;
 pub mod ctt;
 pub mod dmms;
 pub mod driver;
@@ -42,6 +43,7 @@ mod wear;
 
 pub use addr::{BlockId, DieId, Geometry, Lpn, PageAddr, PlaneId, Ppn, Pun, UnitMask};
 pub use config::Config;
+pub use copyback::{CopybackMode, CopybackPolicy, Selector};
 pub use driver::{ReadValue, SyncDriver};
 pub use error::Error;
 pub use ftl::{Ftl, Stats, Stream};

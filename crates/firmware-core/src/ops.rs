@@ -171,7 +171,11 @@ impl Ftl<'_> {
                 }
             }
             NandCmd::Erase { .. } => s.nand_erases = s.nand_erases.saturating_add(1),
-            NandCmd::Copyback { .. } => s.nand_copybacks = s.nand_copybacks.saturating_add(1),
+            NandCmd::Copyback { spare, .. } => {
+                s.nand_copybacks = s.nand_copybacks.saturating_add(1);
+                let n = u64::from(spare.units.count());
+                s.gc_program_units = s.gc_program_units.saturating_add(n);
+            }
         }
     }
 }

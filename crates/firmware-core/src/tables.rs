@@ -49,6 +49,10 @@ pub struct BlockMeta {
     pub state: BlockState,
     /// Write stream that opened the block (see [`crate::Stream`]).
     pub stream: u8,
+    /// Copyback quota every page of the block carries (rcFTL per-block EPM).
+    pub quota: u8,
+    /// BER class measured after the block's first program since erase (`None`: not yet).
+    pub ber: Option<crate::ctt::BerClass>,
 }
 
 /// Intrusive-list terminator for block and plane links.
@@ -213,6 +217,11 @@ pub struct PlaneState {
     pub min_bucket_hint: u16,
     /// Whether the host stream can take a page here now (counted in the core).
     pub host_ready: bool,
+    /// GC active blocks of the lower copyback quota levels (`NIL` if none);
+    /// `gc_active` is the level of the full quota.
+    pub cb_active: [u32; crate::copyback::MAX_LEVELS - 1],
+    /// Whether the current victim moves its pages by copyback where the EPM allows.
+    pub victim_copyback: bool,
 }
 
 impl Default for PlaneState {
@@ -235,6 +244,8 @@ impl Default for PlaneState {
             in_attn: false,
             min_bucket_hint: 0,
             host_ready: false,
+            cb_active: [NIL; crate::copyback::MAX_LEVELS - 1],
+            victim_copyback: false,
         }
     }
 }
@@ -299,6 +310,10 @@ pub enum OpKind {
     Erase,
     /// Erase issued by format.
     FormatErase,
+    /// GC copyback of one victim page.
+    GcCopyback,
+    /// Read of a block's first page to measure its BER class.
+    Classify,
 }
 
 /// One entry of the in-flight operation table (lent by the caller).
@@ -353,6 +368,8 @@ pub struct TableSizes {
     pub slots: usize,
     /// In-flight operation entries.
     pub ops: usize,
+    /// Per-page copyback state bytes (FastGC counters, per-page quotas); 0 otherwise.
+    pub page_cb: usize,
 }
 
 impl TableSizes {
@@ -370,6 +387,11 @@ impl TableSizes {
             planes: g.planes() as usize,
             slots: cfg.total_slots() as usize,
             ops: cfg.max_inflight as usize,
+            page_cb: if cfg.copyback.mode.per_page() {
+                g.total_pages() as usize
+            } else {
+                0
+            },
         })
     }
 
@@ -384,6 +406,7 @@ impl TableSizes {
             self.planes.saturating_mul(size_of::<PlaneState>()),
             self.slots.saturating_mul(size_of::<SlotMeta>()),
             self.ops.saturating_mul(size_of::<OpEntry>()),
+            self.page_cb,
         ]
         .iter()
         .fold(0usize, |a, b| a.saturating_add(*b))
@@ -406,12 +429,14 @@ pub struct Tables<'a> {
     pub slots: &'a mut [SlotMeta],
     /// In-flight operations.
     pub ops: &'a mut [OpEntry],
+    /// Per-page copyback state (empty unless the copyback mode keeps it).
+    pub page_cb: &'a mut [u8],
 }
 
 impl Tables<'_> {
     /// Checks every slice against the sizes a configuration needs.
     pub fn check(&self, s: &TableSizes) -> Result<(), Error> {
-        let checks: [(bool, &'static str); 7] = [
+        let checks: [(bool, &'static str); 8] = [
             (self.l2p.len() >= s.l2p, "l2p"),
             (self.p2l.len() >= s.p2l, "p2l"),
             (self.blocks.len() >= s.blocks, "blocks"),
@@ -419,6 +444,7 @@ impl Tables<'_> {
             (self.planes.len() >= s.planes, "planes"),
             (self.slots.len() >= s.slots, "slots"),
             (self.ops.len() >= s.ops, "ops"),
+            (self.page_cb.len() >= s.page_cb, "page_cb"),
         ];
         for (ok, name) in checks {
             if !ok {

@@ -4,7 +4,9 @@
 mod common;
 
 use common::{small_geometry, Store, TestNand};
-use firmware_core::{Config, Ftl, Lpn, ReadValue, SyncDriver};
+use firmware_core::{
+    Config, CopybackMode, CopybackPolicy, Ftl, Lpn, ReadValue, Selector, SyncDriver,
+};
 use proptest::prelude::*;
 
 #[derive(Clone, Debug)]
@@ -135,6 +137,73 @@ proptest! {
         let ops: Vec<Op> = ops.into_iter().map(|o| clamp(o, n)).collect();
         run(cfg, &ops, fp, fe)?;
     }
+}
+
+/// Every copyback mode, with both selectors: the same oracle must hold.
+fn copyback_modes() -> Vec<CopybackPolicy> {
+    let mut v = Vec::new();
+    for mode in [
+        CopybackMode::FastGc,
+        CopybackMode::RcftlPerPage,
+        CopybackMode::Rcftl,
+        CopybackMode::Unchecked,
+    ] {
+        for selector in [Selector::Greedy, Selector::Dmms] {
+            v.push(CopybackPolicy {
+                mode,
+                selector,
+                dmms_window_ns: 1_000,
+                ..CopybackPolicy::OFF_CHIP
+            });
+        }
+    }
+    v
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+
+    #[test]
+    fn matches_oracle_with_every_copyback_mode(
+        ops in prop::collection::vec(op_strategy(400), 1..700),
+        upp in 1u8..=2,
+        min_live in 0u8..=1,
+        fp in prop::option::of(60u64..400),
+    ) {
+        for cb in copyback_modes() {
+            let mut cfg = config(upp, 0);
+            cfg.copyback = CopybackPolicy { min_live_units: min_live, ..cb };
+            let n = cfg.logical_units;
+            let ops: Vec<Op> = ops.iter().cloned().map(|o| clamp(o, n)).collect();
+            let (_, stats) = run(cfg, &ops, fp.unwrap_or(0), 0)?;
+            prop_assert_eq!(stats.lost_units, 0);
+        }
+    }
+}
+
+/// Copyback really happens in each copying mode, and the rcFTL per-block
+/// variant keeps several GC active blocks.
+#[test]
+fn copyback_modes_copy_back() {
+    let ops: Vec<Op> = (0..4000u32).map(|i| Op::Write((i * 7919) % 300)).collect();
+    for cb in copyback_modes() {
+        let mut cfg = config(1, 0);
+        cfg.copyback = CopybackPolicy {
+            selector: Selector::Greedy,
+            ..cb
+        };
+        let (_, stats) = run(cfg, &ops, 0, 0).unwrap();
+        assert!(stats.nand_copybacks > 0, "{:?}: {stats:?}", cb.mode);
+        assert!(stats.gc_victims > 0, "{:?}", cb.mode);
+        if cb.mode == CopybackMode::Rcftl {
+            assert!(stats.epm_active_blocks_max >= 2, "{stats:?}");
+            assert!(stats.classified_blocks > 0, "{stats:?}");
+        }
+    }
+    let mut cfg = config(1, 0);
+    cfg.copyback = CopybackPolicy::OFF_CHIP;
+    let (_, stats) = run(cfg, &ops, 0, 0).unwrap();
+    assert_eq!(stats.nand_copybacks, 0);
 }
 
 fn clamp(o: Op, n: u32) -> Op {

@@ -11,11 +11,11 @@
 //! The medium is a null one (every operation succeeds at once, nothing is
 //! stored) so the count is the core's plus `SyncDriver`'s, not a simulator's.
 
-use firmware_core::tables::{BlockMeta, OpEntry, PlaneState, SlotMeta};
 use firmware_core::{
     BlockId, Config, Ftl, Geometry, Lpn, Nand, NandResult, Ppn, ReadReport, Spare, SyncDriver,
-    TableSizes, Tables, UnitMask,
+    UnitMask,
 };
+use sim_harness::engine::CoreStore;
 
 /// A medium that accepts everything and stores nothing.
 struct NullNand;
@@ -68,27 +68,11 @@ fn main() -> Result<(), String> {
         units_per_page: 1,
     };
     let cfg = Config::with_op_ratio(geometry, 0.07).map_err(|e| e.to_string())?;
-    let s = TableSizes::for_config(&cfg).map_err(|e| e.to_string())?;
-    let mut l2p = vec![0u32; s.l2p];
-    let mut p2l = vec![0u32; s.p2l];
-    let mut blocks = vec![BlockMeta::default(); s.blocks];
-    let mut buckets = vec![0u32; s.buckets];
-    let mut planes = vec![PlaneState::default(); s.planes];
-    let mut slots = vec![SlotMeta::default(); s.slots];
-    let mut ops = vec![OpEntry::default(); s.ops];
-    let mut data = vec![0u64; s.slots];
-    let tables = Tables {
-        l2p: &mut l2p,
-        p2l: &mut p2l,
-        blocks: &mut blocks,
-        buckets: &mut buckets,
-        planes: &mut planes,
-        slots: &mut slots,
-        ops: &mut ops,
-    };
+    let mut store = CoreStore::<u64>::new(&cfg).map_err(|e| e.to_string())?;
+    let (tables, data) = store.split();
     let mut ftl = Ftl::new(cfg, tables).map_err(|e| e.to_string())?;
     let mut nand = NullNand;
-    let mut drv = SyncDriver::new(&mut nand, &mut data);
+    let mut drv = SyncDriver::new(&mut nand, data);
     drv.format(&mut ftl).map_err(|e| e.to_string())?;
     let n = cfg.logical_units;
     let mut rng = Rng(0x00C0_FFEE_1234_5679);

@@ -35,8 +35,8 @@ use core::fmt;
 
 use firmware_core::tables::BlockState;
 use firmware_core::{
-    BlockId, Config, Error, Ftl, Geometry, Lpn, NandError, ReadValue, Stats, SyncDriver,
-    TableSizes, Tables,
+    BlockId, Config, CopybackPolicy, Error, Ftl, Geometry, Lpn, NandError, ReadValue, Stats,
+    SyncDriver, TableSizes, Tables,
 };
 use nand_model::{BlockRec, FaultConfig, LentMedium, PageRec, ReliabilityConfig, UnitRec};
 
@@ -71,6 +71,7 @@ pub const CONFIG: Config = Config {
     wl_threshold: 6,
     wl_check_interval: 16,
     max_inflight: 64,
+    copyback: CopybackPolicy::OFF_CHIP,
 };
 
 /// Lengths of every lent slice, as constants so bare-metal code can size
@@ -101,6 +102,8 @@ pub mod sizes {
         + CONFIG.gc_slots_per_plane as usize * PLANES_U;
     /// Core: in-flight operation entries.
     pub const OPS: usize = CONFIG.max_inflight as usize;
+    /// Core: per-page copyback state (none: the scenario's mode keeps it per block).
+    pub const PAGE_CB: usize = 0;
     /// Driver: data pool, one `u64` stamp per buffer slot.
     pub const DATA: usize = SLOTS;
     /// Medium: block records.
@@ -128,6 +131,7 @@ pub fn check_sizes() -> Result<TableSizes, ScenarioError> {
         && t.planes == sizes::PLANES
         && t.slots == sizes::SLOTS
         && t.ops == sizes::OPS
+        && t.page_cb == sizes::PAGE_CB
         && m.blocks == sizes::MEDIUM_BLOCKS
         && m.pages == sizes::MEDIUM_PAGES
         && m.units == sizes::MEDIUM_UNITS;

@@ -131,6 +131,7 @@ pub struct CoreStore<U = u64> {
     planes: Vec<PlaneState>,
     slots: Vec<SlotMeta>,
     ops: Vec<OpEntry>,
+    page_cb: Vec<u8>,
     data: Vec<U>,
 }
 
@@ -146,6 +147,7 @@ impl<U: Copy + Default> CoreStore<U> {
             planes: vec![PlaneState::default(); s.planes],
             slots: vec![SlotMeta::default(); s.slots],
             ops: vec![OpEntry::default(); s.ops],
+            page_cb: vec![0; s.page_cb],
             data: vec![U::default(); s.slots],
         })
     }
@@ -161,6 +163,7 @@ impl<U: Copy + Default> CoreStore<U> {
                 planes: &mut self.planes,
                 slots: &mut self.slots,
                 ops: &mut self.ops,
+                page_cb: &mut self.page_cb,
             },
             &mut self.data,
         )

@@ -125,6 +125,7 @@ fn take_memory() -> Memory<'static> {
             planes: lend!(PlaneState, sizes::PLANES, PlaneState::default()),
             slots: lend!(SlotMeta, sizes::SLOTS, SlotMeta::default()),
             ops: lend!(OpEntry, sizes::OPS, OpEntry::default()),
+            page_cb: lend!(u8, sizes::PAGE_CB, 0),
         },
         data: lend!(u64, sizes::DATA, 0),
         medium_blocks: lend!(BlockRec, sizes::MEDIUM_BLOCKS, BlockRec::INIT),

@@ -106,11 +106,26 @@ impl Nand for TestNand {
         Ok(ReadReport::default())
     }
 
+    /// Same plane only; the destination is consumed even when the source
+    /// cannot be read (it then holds zeros), as the `Nand` contract says.
     fn copyback(&mut self, src: Ppn, dst: Ppn, spare: &Spare) -> NandResult {
-        let mut buf = [0u64; 8];
+        let (sb, db) = (self.g.block_of(src), self.g.block_of(dst));
+        if self.g.plane_of(sb) != self.g.plane_of(db) {
+            return Err(NandError::BadAddress);
+        }
         let upp = self.g.units_per_page;
-        self.read(src, UnitMask::full(upp), &mut buf[..upp as usize])?;
-        self.program(dst, &buf[..spare.units.count() as usize], spare)
+        let mut full = [0u64; 8];
+        let read = self.read(src, UnitMask::full(upp), &mut full[..upp as usize]);
+        let mut data = [0u64; 8];
+        let mut j = 0;
+        for off in 0..upp {
+            if spare.units.contains(off) {
+                data[j] = full[off as usize];
+                j += 1;
+            }
+        }
+        self.program(dst, &data[..j], spare)?;
+        read
     }
 }
 
@@ -123,6 +138,7 @@ pub struct Store {
     pub planes: Vec<firmware_core::tables::PlaneState>,
     pub slots: Vec<firmware_core::tables::SlotMeta>,
     pub ops: Vec<firmware_core::tables::OpEntry>,
+    pub page_cb: Vec<u8>,
     pub data: Vec<u64>,
 }
 
@@ -137,6 +153,7 @@ impl Store {
             planes: vec![Default::default(); s.planes],
             slots: vec![Default::default(); s.slots],
             ops: vec![Default::default(); s.ops],
+            page_cb: vec![0; s.page_cb],
             data: vec![0; s.slots],
         }
     }
@@ -151,6 +168,7 @@ impl Store {
                 planes: &mut self.planes,
                 slots: &mut self.slots,
                 ops: &mut self.ops,
+                page_cb: &mut self.page_cb,
             },
             &mut self.data,
         )
