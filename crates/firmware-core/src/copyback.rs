@@ -216,9 +216,8 @@ impl Ftl<'_> {
     }
 
     /// The open GC block of quota level `level` of plane `p`, opening one if
-    /// allowed. Lower levels open a block only while the plane has more free
-    /// blocks than the GC reserve, so copyback never takes the blocks that
-    /// keep off-chip GC going.
+    /// allowed. Lower levels never take a plane's last free block, so the
+    /// off-chip level can always take the rest of a victim's data.
     pub(crate) fn gc_level_target(
         &mut self,
         p: PlaneId,
@@ -228,7 +227,9 @@ impl Ftl<'_> {
         if b != NIL {
             return Ok(Some(BlockId(b)));
         }
-        if level > 0 && self.pl(p)?.free_count <= self.cfg.gc_reserve_blocks {
+        // The last free block is the off-chip level's: whatever happens, a
+        // victim's remaining data fits in it.
+        if level > 0 && self.pl(p)?.free_count <= 1 {
             return Ok(None);
         }
         let Some(b) = self.open_block(p, Stream::Gc)? else {

@@ -108,6 +108,7 @@ pub struct Ftl<'a> {
     pub(crate) force_flush: bool,
     pub(crate) last_now: u64,
     pub(crate) cb: crate::copyback::CopybackState,
+    pub(crate) format_pe: u32,
 }
 
 impl<'a> Ftl<'a> {
@@ -144,6 +145,7 @@ impl<'a> Ftl<'a> {
             force_flush: false,
             last_now: 0,
             cb: crate::copyback::CopybackState::new(&cfg.copyback)?,
+            format_pe: 0,
         };
         for e in f.t.l2p.iter_mut().take(sizes.l2p) {
             *e = Loc::Unmapped.encode();
@@ -172,6 +174,13 @@ impl<'a> Ftl<'a> {
     /// Starts a low-level format: every block is erased; blocks that fail are retired.
     /// The device is ready once all erases have completed (see [`Ftl::is_ready`]).
     pub fn format(&mut self, now: u64) -> Result<(), Error> {
+        self.format_aged(now, 0)
+    }
+
+    /// [`Ftl::format`] of a drive whose blocks have already seen `pe`
+    /// program/erase cycles (their counts carried over from earlier life).
+    pub fn format_aged(&mut self, now: u64, pe: u32) -> Result<(), Error> {
+        self.format_pe = pe;
         self.last_now = now;
         self.ready = false;
         self.format_cursor = 0;
@@ -473,8 +482,9 @@ impl<'a> Ftl<'a> {
         };
         self.format_pending = self.format_pending.saturating_sub(1);
         if result.is_ok() {
+            let base = self.format_pe;
             let m = self.blk_mut(*block)?;
-            m.pe = m.pe.saturating_add(1);
+            m.pe = m.pe.max(base).saturating_add(1);
             self.free_push(*block)?;
         } else {
             self.blk_mut(*block)?.state = BlockState::Bad;

@@ -177,6 +177,8 @@ pub struct EngineParams {
     pub timing: TimingParams,
     /// Most host requests outstanding at once.
     pub queue_depth: u32,
+    /// P/E cycles every block has before format (an aged drive).
+    pub initial_pe: u32,
 }
 
 /// What one run measured.
@@ -329,7 +331,7 @@ where
             unit_bytes: u64::from(cfg.geometry.unit_bytes()),
             stats: RunStats::default(),
         };
-        e.ftl.format(0)?;
+        e.ftl.format_aged(0, p.initial_pe)?;
         e.drain()?;
         while !e.ftl.is_ready() {
             if !e.step_event()? {

@@ -104,6 +104,12 @@ pub fn json_report(o: &Outcome, extra: Value) -> Value {
         },
         "memory": {
             "core_table_bytes": o.core_table_bytes,
+            "epm_bytes": firmware_core::copyback::epm_bytes(g, &o.plan.core.copyback).unwrap_or(0),
+        },
+        "epm": {
+            "active_blocks_max": f.epm_active_blocks_max,
+            "offchip_victims": f.offchip_victims,
+            "classified_blocks": f.classified_blocks,
         },
         "run": {
             "wall_seconds": o.wall_seconds,

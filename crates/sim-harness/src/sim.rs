@@ -80,6 +80,7 @@ impl Plan {
             engine: EngineParams {
                 timing,
                 queue_depth: cfg.host.queue_depth,
+                initial_pe: n.initial_pe,
             },
             reliability,
             faults,

@@ -57,8 +57,11 @@ use serde_json::Value as Json;
 use std::fmt;
 use std::path::Path;
 
+mod copyback;
 mod keys;
 mod presets;
+
+pub use copyback::{CopybackSection, ModeKey, SelectorKey, TableKey};
 
 pub use presets::{presets, PresetInfo};
 
@@ -289,6 +292,8 @@ pub struct SimConfig {
     pub host: HostSection,
     /// `[nand]`: reliability and fault model.
     pub nand: NandSection,
+    /// `[copyback]`: how GC migrates data (rcFTL and baselines).
+    pub copyback: CopybackSection,
     /// `[sim]`: run-level settings.
     pub sim: SimSection,
 }
@@ -478,6 +483,10 @@ impl SimConfig {
         core.wl_threshold = f.wl_threshold;
         core.wl_check_interval = f.wl_check_interval;
         core.max_inflight = f.max_inflight;
+        // One average block-write time (seed 000 §4.2).
+        let window_ns =
+            (self.timing.t_prog_us * 1e3).round() as u64 * u64::from(self.geometry.pages_per_block);
+        core.copyback = self.copyback.to_policy(window_ns)?;
         Ok(core)
     }
 

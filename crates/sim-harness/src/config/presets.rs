@@ -145,6 +145,7 @@ pub(super) fn build(name: &str) -> Option<SimConfig> {
             c.buffer.write_buffer_bytes = 10 * MIB;
             c.nand.rated_pe = 3000;
             c.nand.retention_months = 12.0;
+            c.copyback.table = super::TableKey::Rcopyback;
         }
         "rcftl-thesis" => {
             let g = &mut c.geometry;
