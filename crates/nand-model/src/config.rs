@@ -1,5 +1,6 @@
 //! Tunables of the reliability model and of fault injection.
 
+use firmware_core::ctt::BerClassifier;
 use firmware_core::Error;
 
 /// Raw bit-error model of the medium.
@@ -248,6 +249,48 @@ impl ReliabilityConfig {
     pub fn retention_factor(&self, pe: u32, months: f32) -> f32 {
         let r = pe as f32 / self.rated_pe as f32;
         1.0 + self.retention_per_month * months * (1.0 + self.retention_wear * r)
+    }
+
+    /// Class boundaries for the P/E buckets ending at `pe_upper`, for one read
+    /// of a block's first page (an edge wordline's lowest page) shortly after it
+    /// was programmed, at the retention this model's `retention_months` applies
+    /// to every read. In each bucket `best_max` sits just below the lowest
+    /// reading a median-class block can give anywhere in the bucket and
+    /// `median_max` just below the lowest reading of a worst-class block, so a
+    /// block is never put into a better class than its own; blocks of a better
+    /// class may be put into a worse one (the safe direction). Without a
+    /// worst class `median_max` is `u16::MAX`.
+    pub fn ber_classifier(&self, pe_upper: [u32; 6]) -> BerClassifier {
+        let page = if self.edge_wordlines > 0 {
+            self.edge_factor
+        } else {
+            1.0
+        };
+        let mut c = BerClassifier {
+            pe_upper,
+            best_max: [0; 6],
+            median_max: [0; 6],
+        };
+        let mut lo = 0u32;
+        for (i, &hi) in pe_upper.iter().enumerate() {
+            // Fresh errors and retention grow with P/E inside a bucket (the
+            // correction is constant there), so the lowest reading is at `lo`.
+            let least = |class: usize, factor: f32| -> u16 {
+                let q = factor * (1.0 - self.quality_jitter);
+                let mean = self.fresh_mean(lo, class, q, page)
+                    * self.retention_factor(lo, self.retention_months)
+                    * (1.0 - self.read_noise);
+                (mean as u32).min(u32::from(u16::MAX)) as u16
+            };
+            c.best_max[i] = least(1, 1.0).saturating_sub(1);
+            c.median_max[i] = if self.worst_fraction > 0.0 {
+                least(2, self.worst_factor).saturating_sub(1)
+            } else {
+                u16::MAX
+            };
+            lo = hi.saturating_add(1);
+        }
+        c
     }
 
     /// Checks that every value is finite and in range.

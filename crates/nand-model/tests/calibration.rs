@@ -249,3 +249,77 @@ fn copyback_carries_fresh_errors_only() {
     assert_eq!(m.copyback(p(1), p(2), &spare1(1)).unwrap().bit_errors, 10);
     assert_eq!(m.read(p(2), UnitMask(1), &mut out).unwrap().bit_errors, 27);
 }
+
+/// One read of each block's first page right after programming it, at the
+/// lowest, middle and highest P/E of every bucket: the model's classifier never
+/// puts a block into a better class than its own; prints the rates.
+fn misclassification(rel: ReliabilityConfig, pe_upper: [u32; 6], name: &str) -> [[f64; 6]; 3] {
+    use firmware_core::ctt::BerClass;
+    let g = geo(1);
+    let mut m = Medium::new(g, rel, FaultConfig::default()).unwrap();
+    let c = rel.ber_classifier(pe_upper);
+    eprintln!("{name}: {c:?}");
+    let mut wrong = [[0.0f64; 6]; 3];
+    let mut lo = 0u32;
+    for (bi, &hi) in pe_upper.iter().enumerate() {
+        let mut n = [0u32; 3];
+        let mut bad = [0u32; 3];
+        for pe in [lo, (lo + hi) / 2, hi] {
+            for b in 0..g.total_blocks() {
+                let q = m.block_quality(BlockId(b));
+                prepare(&mut m, b, pe, 0);
+                m.program(g.ppn(BlockId(b), 0), &[1], &spare1(1)).unwrap();
+                let mut out = [0u64];
+                let e = m.read(g.ppn(BlockId(b), 0), UnitMask(1), &mut out).unwrap();
+                let truth = match q.class {
+                    QualityClass::Best => BerClass::Best,
+                    QualityClass::Median => BerClass::Median,
+                    QualityClass::Worst => BerClass::Worst,
+                };
+                let got = c.classify(pe, e.bit_errors);
+                assert!(
+                    got >= truth,
+                    "{name} pe {pe}: {truth:?} block {b} read {} classed {got:?}",
+                    e.bit_errors
+                );
+                n[truth.index()] += 1;
+                if got != truth {
+                    bad[truth.index()] += 1;
+                }
+            }
+        }
+        for k in 0..3 {
+            wrong[k][bi] = if n[k] == 0 {
+                0.0
+            } else {
+                f64::from(bad[k]) / f64::from(n[k])
+            };
+        }
+        eprintln!(
+            "{name} bucket {lo}-{hi}: misclassified best {:.1}% median {:.1}% worst {:.1}%",
+            100.0 * wrong[0][bi],
+            100.0 * wrong[1][bi],
+            100.0 * wrong[2][bi]
+        );
+        lo = hi + 1;
+    }
+    wrong
+}
+
+#[test]
+fn ber_classes_are_observable() {
+    for months in [12.0, 3.0] {
+        let rel = ReliabilityConfig {
+            retention_months: months,
+            ..ReliabilityConfig::tlc_thesis()
+        };
+        let w = misclassification(rel, RCPB_PE_UPPER, &format!("tlc {months} months"));
+        // Worst blocks are recognised; median blocks nearly always.
+        for bi in 0..6 {
+            assert!(w[1][bi] < 0.05, "median bucket {bi}: {}", w[1][bi]);
+        }
+    }
+    let rel = ReliabilityConfig::mlc_dac18();
+    let w = misclassification(rel, [500, 1000, 1500, 2000, 2500, 3000], "mlc");
+    assert!(w[1].iter().all(|&x| x == 0.0), "single-class medium: {w:?}");
+}
