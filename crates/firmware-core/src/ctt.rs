@@ -118,7 +118,7 @@ impl BerClassifier {
 
     /// The bucket of `pe` (the last one beyond the table).
     pub fn bucket(&self, pe: u32) -> usize {
-        pe_bucket(&self.pe_upper, pe).unwrap_or(self.pe_upper.len() - 1)
+        pe_bucket(&self.pe_upper, pe).unwrap_or(5)
     }
 
     /// The class of a block with `pe` cycles whose post-program read showed
