@@ -499,11 +499,7 @@ impl Ftl<'_> {
         if let Ok(r) = result {
             let m = *self.blk(b)?;
             if matches!(m.state, BlockState::Open | BlockState::Full) {
-                let class = self
-                    .cfg
-                    .copyback
-                    .classifier
-                    .classify(u32::from(r.bit_errors));
+                let class = self.cfg.copyback.classifier.classify(m.pe, r.bit_errors);
                 self.blk_mut(b)?.ber = Some(class);
                 self.stats.classified_blocks = self.stats.classified_blocks.saturating_add(1);
             }

@@ -83,33 +83,56 @@ impl BerClass {
     pub const ALL: [BerClass; 3] = [BerClass::Best, BerClass::Median, BerClass::Worst];
 }
 
-/// Sorts a block into a [`BerClass`] by the raw bit errors of its first read
-/// after a program.
+/// Sorts a block into a [`BerClass`] by the raw bit errors of one read of its
+/// first page shortly after that page was programmed, with boundaries per P/E
+/// bucket (error counts grow with wear, so one pair of boundaries cannot serve
+/// the whole life).
 ///
 /// Seed 001 does not publish the class boundaries (only that the worst block
-/// has 1.8x the BER of the best at 6K P/E, §4.2.1), so they are configuration.
-/// Compare like with like: the same ECC codeword size and page type for every
-/// block.
+/// has 1.8x the BER of the best at 6K P/E, §4.2.1), so they are configuration;
+/// the simulator derives them from its medium model. Compare like with like:
+/// the same ECC codeword size and page type for every block. Misclassifying a
+/// block into a better class is the unsafe direction, so boundaries should sit
+/// just below the lowest reading of the next worse class.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BerClassifier {
-    /// Most bit errors a [`BerClass::Best`] block may show.
-    pub best_max: u32,
-    /// Most bit errors a [`BerClass::Median`] block may show; above is `Worst`.
-    pub median_max: u32,
+    /// Inclusive upper P/E bound of each bucket; P/E counts beyond the last
+    /// bound use the last bucket.
+    pub pe_upper: [u32; 6],
+    /// Most bit errors a [`BerClass::Best`] block may show, per bucket.
+    pub best_max: [u16; 6],
+    /// Most bit errors a [`BerClass::Median`] block may show, per bucket; above
+    /// is `Worst`.
+    pub median_max: [u16; 6],
 }
 
 impl BerClassifier {
     /// Boundaries for the medium's default reliability model at low wear.
-    pub const DEFAULT: BerClassifier = BerClassifier {
-        best_max: 1,
-        median_max: 3,
-    };
+    pub const DEFAULT: BerClassifier = BerClassifier::uniform(1, 3);
 
-    /// The class of a block whose post-program read showed `bit_errors`.
-    pub fn classify(&self, bit_errors: u32) -> BerClass {
-        if bit_errors <= self.best_max {
+    /// One pair of boundaries for every P/E count.
+    pub const fn uniform(best_max: u16, median_max: u16) -> Self {
+        BerClassifier {
+            pe_upper: [u32::MAX; 6],
+            best_max: [best_max; 6],
+            median_max: [median_max; 6],
+        }
+    }
+
+    /// The bucket of `pe` (the last one beyond the table).
+    pub fn bucket(&self, pe: u32) -> usize {
+        pe_bucket(&self.pe_upper, pe).unwrap_or(5)
+    }
+
+    /// The class of a block with `pe` cycles whose post-program read showed
+    /// `bit_errors`.
+    pub fn classify(&self, pe: u32, bit_errors: u16) -> BerClass {
+        let b = self.bucket(pe);
+        let best = self.best_max.get(b).copied().unwrap_or(0);
+        let median = self.median_max.get(b).copied().unwrap_or(0);
+        if bit_errors <= best {
             BerClass::Best
-        } else if bit_errors <= self.median_max {
+        } else if bit_errors <= median {
             BerClass::Median
         } else {
             BerClass::Worst
@@ -520,15 +543,23 @@ mod tests {
 
     #[test]
     fn classifier() {
-        let c = BerClassifier {
-            best_max: 10,
-            median_max: 18,
-        };
-        assert_eq!(c.classify(0), BerClass::Best);
-        assert_eq!(c.classify(10), BerClass::Best);
-        assert_eq!(c.classify(11), BerClass::Median);
-        assert_eq!(c.classify(18), BerClass::Median);
-        assert_eq!(c.classify(19), BerClass::Worst);
+        let c = BerClassifier::uniform(10, 18);
+        assert_eq!(c.classify(0, 0), BerClass::Best);
+        assert_eq!(c.classify(0, 10), BerClass::Best);
+        assert_eq!(c.classify(0, 11), BerClass::Median);
+        assert_eq!(c.classify(9000, 18), BerClass::Median);
+        assert_eq!(c.classify(0, 19), BerClass::Worst);
         assert_eq!(BerClass::default(), BerClass::Worst);
+        let c = BerClassifier {
+            pe_upper: RCPB_PE_UPPER,
+            best_max: [10, 12, 14, 16, 18, 20],
+            median_max: [20, 22, 24, 26, 28, 30],
+        };
+        assert_eq!(c.classify(400, 10), BerClass::Best);
+        assert_eq!(c.classify(401, 12), BerClass::Best);
+        assert_eq!(c.classify(400, 12), BerClass::Median);
+        assert_eq!(c.classify(5000, 30), BerClass::Median);
+        assert_eq!(c.classify(5001, 31), BerClass::Worst);
+        assert_eq!(c.classify(9999, 20), BerClass::Best);
     }
 }

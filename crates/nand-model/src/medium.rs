@@ -133,18 +133,31 @@ struct Model {
 }
 
 impl Model {
+    /// Mean raw errors of a read of page `pib` of `blk` after the configured
+    /// retention time (every normal read).
     #[inline]
     fn mean_errors(&self, blk: &BlockRec, pib: u32) -> f32 {
         let r = blk.pe as f32 * self.inv_rated;
-        let wear = self.rel.base_errors + self.rel.wear_errors * r * r;
-        let retention = 1.0 + self.retention_k * (1.0 + r);
+        self.fresh_errors(blk, pib) * (1.0 + self.retention_k * (1.0 + self.rel.retention_wear * r))
+    }
+
+    /// Mean raw errors of a read of page `pib` of `blk` shortly after the data
+    /// was written, without the retention term: what a copyback's source read
+    /// carries into its destination (garbage collection moves data that has not
+    /// sat for the retention time the global knob models).
+    #[inline]
+    fn fresh_errors(&self, blk: &BlockRec, pib: u32) -> f32 {
+        let r = blk.pe as f32 * self.inv_rated;
+        let wear = (self.rel.base_errors
+            + self.rel.wear_errors * crate::config::powf(r, self.rel.wear_exponent))
+            * self.rel.correction(usize::from(blk.class), blk.pe);
         let wl = pib / self.ppw;
         let edge = wl.min(self.wordlines - 1 - wl);
         let mut f = blk.quality * (1.0 + self.rel.upper_page_step * (pib % self.ppw) as f32);
         if edge < self.rel.edge_wordlines {
             f *= self.rel.edge_factor;
         }
-        wear * retention * f
+        wear * f
     }
 
     /// Draws the raw error count of one read of page `ppn` with mean `mean`.
@@ -782,7 +795,8 @@ impl<S: Storage> Medium<S> {
                 NandError::Erased
             });
         }
-        let mean = m.mean_errors(&sblk, spib);
+        // The source is sampled without retention (see `fresh_errors`).
+        let mean = m.fresh_errors(&sblk, spib);
         let errors = m
             .sample(src.0, mean)
             .saturating_add(u32::from(srec.carried));

@@ -51,13 +51,7 @@ impl Plan {
             host_bytes_per_ns: t.host_mib_s * 1_048_576.0 / 1e9,
         };
         let n = &cfg.nand;
-        let reliability = ReliabilityConfig {
-            seed: n.seed,
-            ecc_limit: n.ecc_limit,
-            rated_pe: n.rated_pe,
-            retention_months: n.retention_months as f32,
-            ..ReliabilityConfig::default()
-        };
+        let reliability = cfg.reliability()?;
         let faults = FaultConfig {
             seed: n.seed ^ 0xFA17,
             factory_bad_fraction: n.factory_bad_ratio,

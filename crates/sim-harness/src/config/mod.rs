@@ -43,6 +43,7 @@
 //! | `nand.erase_fail_prob` | f64 | probability that an erase fails (0) |
 //! | `nand.seed` | u64 | seed of the reliability and fault model (1) |
 //! | `nand.full_data` | bool | keep full page payloads instead of compact per-unit stamps (false) |
+//! | `nand.model` | string | reliability model: `default`, `mlc-dac18` or `tlc-thesis` ("default") |
 //! | `sim.seed` | u64 | workload seed (42) |
 //!
 //! Seeds must stay at or below `i64::MAX` so that the configuration can be
@@ -244,6 +245,10 @@ pub struct NandSection {
     pub seed: u64,
     /// Keep full page payloads instead of compact per-unit stamps (memory heavy).
     pub full_data: bool,
+    /// Reliability model of the medium: `default`, `mlc-dac18` or `tlc-thesis`
+    /// (`nand_model::ReliabilityConfig::by_name`); `ecc_limit`, `rated_pe` and
+    /// `retention_months` above still apply on top of it.
+    pub model: String,
 }
 
 impl Default for NandSection {
@@ -258,6 +263,7 @@ impl Default for NandSection {
             erase_fail_prob: 0.0,
             seed: 1,
             full_data: false,
+            model: "default".to_string(),
         }
     }
 }
@@ -430,6 +436,40 @@ impl SimConfig {
         Ok(())
     }
 
+    /// The medium's reliability model: the named `nand.model` with the seed,
+    /// ECC limit, rated P/E and retention of the `[nand]` section.
+    pub fn reliability(&self) -> Result<nand_model::ReliabilityConfig, ConfigError> {
+        let n = &self.nand;
+        let base = nand_model::ReliabilityConfig::by_name(&n.model).ok_or_else(|| {
+            ConfigError::check(
+                "nand.model",
+                format!(
+                    "unknown model `{}` (expected default, mlc-dac18 or tlc-thesis)",
+                    n.model
+                ),
+            )
+        })?;
+        Ok(nand_model::ReliabilityConfig {
+            seed: n.seed,
+            ecc_limit: n.ecc_limit,
+            rated_pe: n.rated_pe,
+            retention_months: n.retention_months as f32,
+            ..base
+        })
+    }
+
+    /// The BER classifier the core should use with this medium: boundaries
+    /// per P/E bucket of seed 001 Table 6 scaled to `nand.rated_pe`, for one
+    /// read of a block's first page right after it is programmed (see
+    /// `nand_model::ReliabilityConfig::ber_classifier`).
+    pub fn ber_classifier(&self) -> Result<firmware_core::ctt::BerClassifier, ConfigError> {
+        let rel = self.reliability()?;
+        let rated = u64::from(rel.rated_pe);
+        let upper = firmware_core::ctt::RCPB_PE_UPPER
+            .map(|u| u32::try_from(u64::from(u) * rated / 5000).unwrap_or(u32::MAX));
+        Ok(rel.ber_classifier(upper))
+    }
+
     /// Validates and builds the core configuration: geometry with
     /// `units_per_page = page_bytes / mapping_unit_bytes`,
     /// [`firmware_core::Config::with_op_ratio`], then the `ftl.*` overrides and
@@ -487,6 +527,7 @@ impl SimConfig {
         let window_ns =
             (self.timing.t_prog_us * 1e3).round() as u64 * u64::from(self.geometry.pages_per_block);
         core.copyback = self.copyback.to_policy(window_ns)?;
+        core.copyback.classifier = self.ber_classifier()?;
         Ok(core)
     }
 
@@ -715,6 +756,7 @@ impl SimConfig {
         if n.rated_pe == 0 {
             return Err(ConfigError::check("nand.rated_pe", "must be at least 1"));
         }
+        self.reliability()?;
         if !(n.retention_months.is_finite() && n.retention_months >= 0.0) {
             return Err(ConfigError::check(
                 "nand.retention_months",

@@ -38,7 +38,9 @@ static PRESETS: [PresetInfo; 7] = [
                  1024 blocks of 64 16-KB pages per chip (64 GB), average tPROG 640 us, 10 MB \
                  write buffer; MLC (Sec. 3); 800 MT/s is the I/O rate of the chip that tPROG \
                  comes from (ref. [11], 128Gb 14nm MLC, tPROG 640 us, 800 MB/s); rated P/E 3000 \
-                 and 12-month retention from Table 1 and Sec. 3 (JEDEC client 1 year at 30 C). \
+                 and 12-month retention from Table 1 and Sec. 3 (JEDEC client 1 year at 30 C); \
+                 reliability model mlc-dac18, calibrated so Table 1 is what copyback chains \
+                 do (ECC 40 bits per 1 KiB chosen). \
                  Not in the paper, chosen: 1 plane per chip (1024 blocks per chip), tR 50 us, \
                  tBERS 3 ms, OP 7%, DRAM 3200 MiB/s, host 3500 MiB/s, GC trigger 3 / reserve 2.",
     },
@@ -49,8 +51,9 @@ static PRESETS: [PresetInfo; 7] = [
         source: "Seed 001 (dissertation) Sec. 4.4.1: 8 channels x 8 chips, 1024 blocks of 128 \
                  16-KB pages per chip (128 GB), 533 MT/s, average tPROG 660 us (ref. [47], \
                  48-layer 3D TLC), 10 MB write buffer; rated P/E 5000 and 12-month retention \
-                 from Table 6 (P/E up to 5K, 1-year JEDEC requirement, Sec. 4.2.2). Not in the \
-                 paper, chosen: 1 plane per chip; pages_per_wordline 1 because 128 pages per \
+                 from Table 6 (P/E up to 5K, 1-year JEDEC requirement, Sec. 4.2.2); reliability \
+                 model tlc-thesis, calibrated so Table 6 is what copyback chains do. Not in the \
+                 paper, chosen: ECC 120 bits per 1 KiB (LDPC class); 1 plane per chip; pages_per_wordline 1 because 128 pages per \
                  block is not a multiple of 3 (the per-block copyback model does not use \
                  wordline pairing); tR 60 us; tBERS 4 ms (the same 3D TLC family's MQSim setup \
                  in Sec. 3.4.1); OP 7%; DRAM 3200 MiB/s; host 3500 MiB/s.",
@@ -146,6 +149,7 @@ pub(super) fn build(name: &str) -> Option<SimConfig> {
             c.nand.rated_pe = 3000;
             c.nand.retention_months = 12.0;
             c.copyback.table = super::TableKey::Rcopyback;
+            c.nand.model = "mlc-dac18".to_string();
         }
         "rcftl-thesis" => {
             let g = &mut c.geometry;
@@ -166,6 +170,8 @@ pub(super) fn build(name: &str) -> Option<SimConfig> {
             c.buffer.write_buffer_bytes = 10 * MIB;
             c.nand.rated_pe = 5000;
             c.nand.retention_months = 12.0;
+            c.nand.ecc_limit = 120;
+            c.nand.model = "tlc-thesis".to_string();
         }
         "longftl-mqsim" => {
             let g = &mut c.geometry;

@@ -34,6 +34,7 @@ const EXPECTED_KEYS: &[&str] = &[
     "nand.factory_bad_ratio",
     "nand.full_data",
     "nand.initial_pe",
+    "nand.model",
     "nand.program_fail_prob",
     "nand.rated_pe",
     "nand.retention_months",
@@ -636,4 +637,23 @@ proptest! {
             Err(e) => prop_assert_eq!(&e.key, key),
         }
     }
+}
+
+#[test]
+fn calibrated_presets_and_classifier() {
+    let c = SimConfig::preset("rcftl-thesis").unwrap();
+    let rel = c.reliability().unwrap();
+    assert_eq!(rel.ecc_limit, 120);
+    assert_eq!(rel.rated_pe, 5000);
+    assert_eq!(rel.retention_months, 12.0);
+    let k = c.ber_classifier().unwrap();
+    assert_eq!(k.pe_upper, firmware_core::ctt::RCPB_PE_UPPER);
+    for b in 0..6 {
+        assert!(k.best_max[b] < k.median_max[b]);
+    }
+    let d = SimConfig::preset("rcftl-dac18").unwrap();
+    assert_eq!(d.reliability().unwrap().base_errors, 4.33);
+    let mut bad = SimConfig::default();
+    bad.nand.model = "nope".to_string();
+    assert_eq!(bad.validate().unwrap_err().key, "nand.model");
 }
