@@ -440,7 +440,7 @@ where
         Ok(())
     }
 
-/// Reads every logical unit back and checks it against the oracle (a verify pass).
+    /// Reads every logical unit back and checks it against the oracle (a verify pass).
     pub fn verify_all(&mut self) -> Result<(), Error> {
         let n = self.logical_units;
         let chunk = 64u32;
