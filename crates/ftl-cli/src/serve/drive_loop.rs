@@ -29,6 +29,9 @@ pub enum Pace {
 
 /// Longest wait for a message when nothing is due.
 const IDLE_WAIT: Duration = Duration::from_millis(50);
+/// Waits shorter than this are spun (yielding) rather than slept, since a
+/// timed sleep often wakes tens of microseconds late.
+const SPIN_BELOW: Duration = Duration::from_micros(300);
 /// Events processed between looks at the inbox.
 const EVENTS_PER_ROUND: u32 = 256;
 
@@ -71,6 +74,7 @@ fn serve(
         };
         let mut msg = match due(dev) {
             Some(Duration::ZERO) => rx.try_recv().ok(),
+            Some(wait) if wait < SPIN_BELOW => spin(rx, Instant::now() + wait),
             wait => match rx.recv_timeout(wait.unwrap_or(IDLE_WAIT).min(IDLE_WAIT)) {
                 Ok(m) => Some(m),
                 Err(RecvTimeoutError::Timeout) => None,
@@ -113,6 +117,19 @@ fn serve(
         if stopping && blocks.idle() && dev.next_event_ns().is_none() {
             return Ok(());
         }
+    }
+}
+
+/// Polls the inbox until a message comes or `until` passes.
+fn spin(rx: &Receiver<ToDrive>, until: Instant) -> Option<ToDrive> {
+    loop {
+        if let Ok(m) = rx.try_recv() {
+            return Some(m);
+        }
+        if Instant::now() >= until {
+            return None;
+        }
+        std::thread::yield_now();
     }
 }
 
