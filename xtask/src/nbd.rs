@@ -222,6 +222,20 @@ fn check_fio_json(path: &Path, want_writes: bool) -> Result<String, String> {
     ))
 }
 
+/// Runs the fio workload (or its `verify_only` read-back) and checks its JSON.
+fn fio(dir: &Path, uri: &str, verify_only: bool) -> Result<String, String> {
+    let name = if verify_only {
+        "fio-verify"
+    } else {
+        "fio-write"
+    };
+    let json = dir.join(format!("{name}.json"));
+    let args = fio_args(uri, &json.to_string_lossy(), verify_only);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    step(dir, name, "fio", &args)?;
+    check_fio_json(&json, !verify_only)
+}
+
 /// A deterministic pseudo-random image (xorshift64*).
 fn write_image(path: &Path) -> Result<(), String> {
     let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
@@ -279,8 +293,9 @@ fn qemu_io_commands() -> Vec<String> {
 
 /// Sends SIGINT and waits for the server to write its report.
 fn stop_server(mut server: Server, dir: &Path) -> Result<String, String> {
-    let pid = server.child.id().to_string();
-    ci::run_cmd("kill", &["-INT", &pid])?;
+    // The shell's builtin kill: a minimal Debian has no kill binary (procps).
+    let kill = format!("kill -INT {}", server.child.id());
+    ci::run_cmd("sh", &["-c", &kill])?;
     let start = Instant::now();
     loop {
         match server.child.try_wait() {
@@ -335,22 +350,8 @@ pub fn run() -> Result<(), String> {
     let info = step(&dir, "nbdinfo", "nbdinfo", &["--size", &uri])?;
     summary.push(format!("nbdinfo: export of {} bytes", info.trim()));
 
-    let j1 = dir.join("fio-write.json").to_string_lossy().into_owned();
-    let args = fio_args(&uri, &j1, false);
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    step(&dir, "fio-write", "fio", &args)?;
-    summary.push(format!(
-        "fio write+verify: {}",
-        check_fio_json(Path::new(&j1), true)?
-    ));
-    let j2 = dir.join("fio-verify.json").to_string_lossy().into_owned();
-    let args = fio_args(&uri, &j2, true);
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    step(&dir, "fio-verify", "fio", &args)?;
-    summary.push(format!(
-        "fio verify_only: {}",
-        check_fio_json(Path::new(&j2), false)?
-    ));
+    summary.push(format!("fio write+verify: {}", fio(&dir, &uri, false)?));
+    summary.push(format!("fio verify_only: {}", fio(&dir, &uri, true)?));
 
     let src = dir.join("image-in.raw");
     let back = dir.join("image-out.raw");
