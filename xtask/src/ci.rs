@@ -76,6 +76,7 @@ pub fn run() -> Result<(), String> {
         ],
     )?;
     run_cmd("cargo", &["test", "--workspace", "--release"])?;
+    crate::nbd::run()?;
     crate::qemu::run()?;
     Ok(())
 }

@@ -2,13 +2,17 @@
 
 mod budget;
 mod ci;
+mod nbd;
 mod qemu;
 
 use std::process::ExitCode;
 
 fn usage() -> ExitCode {
-    eprintln!("usage: cargo xtask <ci|qemu|budget>");
-    eprintln!("  ci      formatting, lints (host and thumbv7em), tests, target build, qemu");
+    eprintln!("usage: cargo xtask <ci|nbd|qemu|budget>");
+    eprintln!("  ci      formatting, lints (host and thumbv7em), tests, target build, nbd, qemu");
+    eprintln!(
+        "  nbd     ftl serve --nbd against fio, qemu-img and qemu-io (installs them if missing)"
+    );
     eprintln!("  qemu    boot the bare-metal Cortex-M4 firmware on QEMU, clean and corrupted");
     eprintln!("  budget  code size, RAM, stack and instructions per write of the core");
     ExitCode::from(2)
@@ -18,6 +22,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci::run(),
+        Some("nbd") => nbd::run(),
         Some("qemu") => qemu::run(),
         Some("budget") => budget::run(),
         _ => return usage(),

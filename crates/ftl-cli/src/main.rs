@@ -4,6 +4,7 @@
 mod common;
 mod progress;
 mod replay;
+mod serve;
 mod synth;
 
 use std::process::ExitCode;
@@ -24,6 +25,8 @@ enum Cmd {
     Replay(replay::ReplayArgs),
     /// Run a synthetic workload.
     Synth(synth::SynthArgs),
+    /// Serve the simulated drive over the network (NBD).
+    Serve(serve::ServeArgs),
     /// List the built-in configurations.
     Presets(common::PresetsArgs),
 }
@@ -53,6 +56,7 @@ fn main() -> ExitCode {
         None => Err(CliError::Input("no command".into())),
         Some(Cmd::Replay(a)) => replay::run(a),
         Some(Cmd::Synth(a)) => synth::run(a),
+        Some(Cmd::Serve(a)) => serve::run(a),
         Some(Cmd::Presets(a)) => common::list_presets(&a),
     };
     match result {

@@ -5,14 +5,18 @@
 //! the core. Every NAND operation the core emits is executed on the medium at
 //! once (emission order is a valid serial order, since the core only reads
 //! pages whose programs completed) and its completion is delivered at the time
-//! the timing model computes. Every host read is checked against an oracle of
-//! what was last written.
+//! the timing model computes. Every host read is checked against what its
+//! [`HostSide`] says was last written.
 //!
-//! The engine runs on any medium whose unit type is a [`StampUnit`]: the
-//! compact `u64` stamps of `nand_model::SimMedium` (the fast default) or the
-//! full byte payloads of `nand_model::FullDataMedium`, where every written unit
-//! is filled with a byte pattern derived from its stamp and every read checks
-//! all its bytes.
+//! The batch path ([`Engine::run`]) pulls requests from a `RequestSource` and
+//! uses the [`StampOracle`] host side, on any medium whose unit type is a
+//! [`StampUnit`]: the compact `u64` stamps of `nand_model::SimMedium` (the
+//! fast default) or the full byte payloads of `nand_model::FullDataMedium`,
+//! where every written unit is filled with a byte pattern derived from its
+//! stamp and every read checks all its bytes. An interactive driver (see
+//! `crate::interactive`) submits requests one by one ([`Engine::submit`]),
+//! steps events ([`Engine::step`]) and moves real payloads through its own
+//! host side; both share the same core-driving code.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -170,6 +174,97 @@ impl<U: Copy + Default> CoreStore<U> {
     }
 }
 
+/// What a read of one unit gave the host side.
+#[derive(Clone, Copy, Debug)]
+pub enum ReadData<'u, U> {
+    /// The unit's data (in a buffer slot, valid only during the call).
+    Unit(&'u U),
+    /// The unit was never written or was trimmed: it reads as zeros.
+    Zeros,
+    /// The device could not return the unit (media error or lost data).
+    Lost,
+}
+
+/// The host side of the engine: where written data comes from, where read
+/// data goes, and what a read is expected to return.
+///
+/// The batch path uses [`StampOracle`] (stamped data, every read checked);
+/// an interactive driver moves real payloads in and out of requests.
+pub trait HostSide<U> {
+    /// Request `req` (an engine request id) is starting.
+    fn begin(&mut self, req: u32, r: &HostRequest);
+    /// Unit `k` of write request `req`, logical unit `lpn`, took a buffer
+    /// slot: fill `unit` with its data.
+    fn write_unit(&mut self, req: u32, k: u32, lpn: u32, unit: &mut U);
+    /// Logical unit `lpn` was trimmed.
+    fn trim_unit(&mut self, lpn: u32);
+    /// What a read of `lpn` issued now must return (checked by [`HostSide::read_unit`]).
+    fn expect(&self, lpn: u32) -> u64;
+    /// Unit `k` of read request `req` returned `data`; `expect` is what
+    /// [`HostSide::expect`] said when the read was issued. Returns whether the
+    /// data is right (`Lost` is counted apart and its result ignored).
+    fn read_unit(&mut self, req: u32, k: u32, data: ReadData<'_, U>, expect: u64) -> bool;
+    /// Request `req` completed at simulated time `now`.
+    fn done(&mut self, req: u32, now: u64);
+}
+
+/// The batch host side: writes stamped data (`lpn << 32 | version`) and
+/// checks every read against the stamp last written.
+pub struct StampOracle {
+    versions: Vec<u32>,
+    write_seq: u32,
+}
+
+impl StampOracle {
+    /// An oracle of `logical_units` never-written units.
+    pub fn new(logical_units: u32) -> Self {
+        StampOracle {
+            versions: vec![0; logical_units as usize],
+            write_seq: 0,
+        }
+    }
+}
+
+impl<U: StampUnit> HostSide<U> for StampOracle {
+    #[inline]
+    fn begin(&mut self, _req: u32, _r: &HostRequest) {}
+
+    #[inline]
+    fn write_unit(&mut self, _req: u32, _k: u32, lpn: u32, unit: &mut U) {
+        // A global version keeps this a store (no load of the old value).
+        self.write_seq = self.write_seq.wrapping_add(1).max(1);
+        self.versions[lpn as usize] = self.write_seq;
+        unit.set_stamp(stamp(lpn, self.write_seq));
+    }
+
+    #[inline]
+    fn trim_unit(&mut self, lpn: u32) {
+        self.versions[lpn as usize] = 0;
+    }
+
+    #[inline]
+    fn expect(&self, lpn: u32) -> u64 {
+        let v = self.versions[lpn as usize];
+        if v == 0 {
+            0
+        } else {
+            stamp(lpn, v)
+        }
+    }
+
+    #[inline]
+    fn read_unit(&mut self, _req: u32, _k: u32, data: ReadData<'_, U>, expect: u64) -> bool {
+        match data {
+            ReadData::Unit(u) => u.matches(expect),
+            ReadData::Zeros => expect == 0,
+            ReadData::Lost => false,
+        }
+    }
+
+    #[inline]
+    fn done(&mut self, _req: u32, _now: u64) {}
+}
+
 /// Engine parameters beyond the core configuration.
 #[derive(Clone, Copy, Debug)]
 pub struct EngineParams {
@@ -192,6 +287,8 @@ pub struct RunStats {
     pub write_requests: u64,
     /// Trim requests completed.
     pub trim_requests: u64,
+    /// Flush requests completed.
+    pub flush_requests: u64,
     /// Mapping units read.
     pub read_units: u64,
     /// Mapping units written.
@@ -232,8 +329,12 @@ struct Outstanding {
 #[derive(Clone, Copy, Debug, Default)]
 struct ReadTrack {
     req: u32,
+    unit: u32,
     expect: u64,
 }
+
+/// Tag bit of flush commands (read tags index the read table and stay below it).
+const FLUSH_TAG: u32 = 1 << 31;
 
 const EV_NAND: u8 = 0;
 const EV_HOST_DONE: u8 = 1;
@@ -244,8 +345,9 @@ fn stamp(lpn: u32, version: u32) -> u64 {
     (u64::from(lpn) << 32) | u64::from(version)
 }
 
-/// The engine over a medium `N` whose units are [`StampUnit`]s.
-pub struct Engine<'a, N: Nand> {
+/// The engine over a medium `N`, with host side `H` (by default the stamp
+/// oracle of the batch path, over a medium whose units are [`StampUnit`]s).
+pub struct Engine<'a, N: Nand, H = StampOracle> {
     /// The FTL core.
     pub ftl: Ftl<'a>,
     /// The medium.
@@ -260,7 +362,8 @@ pub struct Engine<'a, N: Nand> {
     die_busy: Vec<bool>,
     geometry: firmware_core::Geometry,
     now: u64,
-    oracle: Vec<u32>,
+    logical_units: u32,
+    host: H,
     reqs: Vec<Outstanding>,
     free_reqs: Vec<u32>,
     reads: Vec<ReadTrack>,
@@ -268,7 +371,6 @@ pub struct Engine<'a, N: Nand> {
     blocked: VecDeque<u32>,
     outstanding: u32,
     qd: u32,
-    write_seq: u32,
     unit_bytes: u64,
     /// Measurements of the current phase.
     pub stats: RunStats,
@@ -278,84 +380,15 @@ impl<'a, N: Nand> Engine<'a, N>
 where
     N::Unit: StampUnit,
 {
-    /// Builds an engine, formats the device and waits until it is ready.
+    /// Builds an engine with the stamp oracle, formats the device and waits until it is ready.
     pub fn new(
         cfg: Config,
         store: &'a mut CoreStore<N::Unit>,
         nand: N,
         p: EngineParams,
     ) -> Result<Self, Error> {
-        let (tables, data) = store.split();
-        let ftl = Ftl::new(cfg, tables)?;
-        let qd = p.queue_depth.max(1);
-        let mut e = Engine {
-            ftl,
-            nand,
-            data,
-            timing: Timing::new(cfg.geometry, p.timing),
-            heap: BinaryHeap::with_capacity(cfg.max_inflight as usize + qd as usize),
-            results: vec![Ok(ReadReport::default()); cfg.max_inflight as usize],
-            ops: vec![
-                NandOp {
-                    id: firmware_core::OpId(0),
-                    cmd: firmware_core::NandCmd::Erase {
-                        block: firmware_core::BlockId(0)
-                    },
-                    origin: firmware_core::Origin::Meta,
-                };
-                cfg.max_inflight as usize
-            ],
-            die_queue: vec![VecDeque::new(); cfg.geometry.dies() as usize],
-            die_busy: vec![false; cfg.geometry.dies() as usize],
-            geometry: cfg.geometry,
-            now: 0,
-            oracle: vec![0; cfg.logical_units as usize],
-            reqs: vec![
-                Outstanding {
-                    arrival: 0,
-                    op: HostOp::Read,
-                    lpn: 0,
-                    units: 0,
-                    issued: 0,
-                    pending: 0
-                };
-                qd as usize
-            ],
-            free_reqs: (0..qd).rev().collect(),
-            reads: Vec::new(),
-            free_reads: Vec::new(),
-            blocked: VecDeque::new(),
-            outstanding: 0,
-            qd,
-            write_seq: 0,
-            unit_bytes: u64::from(cfg.geometry.unit_bytes()),
-            stats: RunStats::default(),
-        };
-        e.ftl.format_aged(0, p.initial_pe)?;
-        e.drain()?;
-        while !e.ftl.is_ready() {
-            if !e.step_event()? {
-                return Err(Error::NotReady);
-            }
-        }
-        e.begin_phase();
-        Ok(e)
-    }
-
-    /// Current simulated time, ns.
-    pub fn now(&self) -> u64 {
-        self.now
-    }
-
-    /// Starts a new measured phase: counters of the engine, core and timing reset.
-    pub fn begin_phase(&mut self) {
-        self.stats = RunStats {
-            start_ns: self.now,
-            end_ns: self.now,
-            ..RunStats::default()
-        };
-        self.ftl.reset_stats();
-        self.timing.reset_busy();
+        let host = StampOracle::new(cfg.logical_units);
+        Engine::with_host(cfg, store, nand, p, host)
     }
 
     /// Replays every request of `src`; `progress` is called now and then with requests done.
@@ -412,16 +445,163 @@ where
         Ok(())
     }
 
-    fn start_request(&mut self, r: HostRequest, arrival: u64) -> Result<(), Error> {
+    /// Reads every logical unit back and checks it against the oracle (a verify pass).
+    pub fn verify_all(&mut self) -> Result<(), Error> {
+        let n = self.logical_units;
+        let chunk = 64u32;
+        let mut reqs = Vec::with_capacity((n / chunk + 1) as usize);
+        let mut l = 0;
+        while l < n {
+            let units = chunk.min(n - l);
+            reqs.push(HostRequest {
+                time_ns: 0,
+                op: HostOp::Read,
+                lpn: l,
+                units,
+            });
+            l += units;
+        }
+        let mut src = crate::workload::VecSource::new(reqs);
+        self.run(&mut src, &mut |_| {})
+    }
+}
+
+impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
+    /// Builds an engine with host side `host`, formats the device and waits until it is ready.
+    pub fn with_host(
+        cfg: Config,
+        store: &'a mut CoreStore<N::Unit>,
+        nand: N,
+        p: EngineParams,
+        host: H,
+    ) -> Result<Self, Error> {
+        let (tables, data) = store.split();
+        let ftl = Ftl::new(cfg, tables)?;
+        let qd = p.queue_depth.max(1);
+        let mut e = Engine {
+            ftl,
+            nand,
+            data,
+            timing: Timing::new(cfg.geometry, p.timing),
+            heap: BinaryHeap::with_capacity(cfg.max_inflight as usize + qd as usize),
+            results: vec![Ok(ReadReport::default()); cfg.max_inflight as usize],
+            ops: vec![
+                NandOp {
+                    id: firmware_core::OpId(0),
+                    cmd: firmware_core::NandCmd::Erase {
+                        block: firmware_core::BlockId(0)
+                    },
+                    origin: firmware_core::Origin::Meta,
+                };
+                cfg.max_inflight as usize
+            ],
+            die_queue: vec![VecDeque::new(); cfg.geometry.dies() as usize],
+            die_busy: vec![false; cfg.geometry.dies() as usize],
+            geometry: cfg.geometry,
+            now: 0,
+            logical_units: cfg.logical_units,
+            host,
+            reqs: vec![
+                Outstanding {
+                    arrival: 0,
+                    op: HostOp::Read,
+                    lpn: 0,
+                    units: 0,
+                    issued: 0,
+                    pending: 0
+                };
+                qd as usize
+            ],
+            free_reqs: (0..qd).rev().collect(),
+            reads: Vec::new(),
+            free_reads: Vec::new(),
+            blocked: VecDeque::new(),
+            outstanding: 0,
+            qd,
+            unit_bytes: u64::from(cfg.geometry.unit_bytes()),
+            stats: RunStats::default(),
+        };
+        e.ftl.format_aged(0, p.initial_pe)?;
+        e.drain()?;
+        while !e.ftl.is_ready() {
+            if !e.step_event()? {
+                return Err(Error::NotReady);
+            }
+        }
+        e.begin_phase();
+        Ok(e)
+    }
+
+    /// Current simulated time, ns.
+    pub fn now(&self) -> u64 {
+        self.now
+    }
+
+    /// Starts a new measured phase: counters of the engine, core and timing reset.
+    pub fn begin_phase(&mut self) {
+        self.stats = RunStats {
+            start_ns: self.now,
+            end_ns: self.now,
+            ..RunStats::default()
+        };
+        self.ftl.reset_stats();
+        self.timing.reset_busy();
+    }
+
+    /// Whether another request can be submitted (fewer than the queue depth outstanding).
+    pub fn can_submit(&self) -> bool {
+        self.outstanding < self.qd
+    }
+
+    /// Requests outstanding.
+    pub fn outstanding(&self) -> u32 {
+        self.outstanding
+    }
+
+    /// Simulated time of the next event, if any.
+    pub fn next_event_ns(&self) -> Option<u64> {
+        self.heap.peek().map(|Reverse((t, _, _))| *t)
+    }
+
+    /// The host side.
+    pub fn host(&self) -> &H {
+        &self.host
+    }
+
+    /// The host side, mutably.
+    pub fn host_mut(&mut self) -> &mut H {
+        &mut self.host
+    }
+
+    /// Starts request `r` at simulated time `max(r.time_ns, now)` and returns
+    /// its request id (given to the host side's calls). Fails with `Busy` at
+    /// the queue depth and `LpnOutOfRange` beyond the logical capacity.
+    pub fn submit(&mut self, r: HostRequest) -> Result<u32, Error> {
+        if !self.can_submit() {
+            return Err(Error::Busy);
+        }
+        let arrival = r.time_ns.max(self.now);
+        self.now = arrival;
+        self.start_request(r, arrival)
+    }
+
+    /// Processes the earliest event (a NAND completion or a request's end).
+    /// Returns false when none is left.
+    pub fn step(&mut self) -> Result<bool, Error> {
+        self.step_event()
+    }
+
+    fn start_request(&mut self, r: HostRequest, arrival: u64) -> Result<u32, Error> {
+        let units = r.units.max(1);
+        let lpn = r.lpn;
+        if u64::from(lpn) + u64::from(units) > u64::from(self.logical_units) {
+            return Err(Error::LpnOutOfRange);
+        }
         let Some(id) = self.free_reqs.pop() else {
             return Err(Error::Busy);
         };
         self.outstanding += 1;
-        let units = r.units.max(1);
-        let lpn = r.lpn;
-        if u64::from(lpn) + u64::from(units) > self.oracle.len() as u64 {
-            return Err(Error::LpnOutOfRange);
-        }
+        self.host.begin(id, &r);
         self.reqs[id as usize] = Outstanding {
             arrival,
             op: r.op,
@@ -437,7 +617,8 @@ where
         } else {
             self.blocked.push_back(id);
         }
-        self.drain()
+        self.drain()?;
+        Ok(id)
     }
 
     /// Issues what it can of a request. Returns false if the core said Busy.
@@ -448,18 +629,21 @@ where
             match q.op {
                 HostOp::Write => match self.ftl.write(Lpn(lpn), self.now) {
                     Ok(slot) => {
-                        // A global version keeps this a store (no load of the old value).
-                        self.write_seq = self.write_seq.wrapping_add(1).max(1);
-                        self.oracle[lpn as usize] = self.write_seq;
-                        self.data[usize::from(slot.0)].set_stamp(stamp(lpn, self.write_seq));
+                        let unit = &mut self.data[usize::from(slot.0)];
+                        self.host.write_unit(id, q.issued, lpn, unit);
                     }
                     Err(Error::Busy) => break,
                     Err(e) => return Err(e),
                 },
                 HostOp::Trim => {
                     self.ftl.trim(Lpn(lpn), self.now)?;
-                    self.oracle[lpn as usize] = 0;
+                    self.host.trim_unit(lpn);
                 }
+                HostOp::Flush => match self.ftl.flush(Tag(FLUSH_TAG | id), self.now) {
+                    Ok(()) => q.pending += 1,
+                    Err(Error::Busy) => break,
+                    Err(e) => return Err(e),
+                },
                 HostOp::Read => {
                     let tag = match self.free_reads.pop() {
                         Some(t) => t,
@@ -468,21 +652,32 @@ where
                             (self.reads.len() - 1) as u32
                         }
                     };
-                    let v = self.oracle[lpn as usize];
-                    let expect = if v == 0 { 0 } else { stamp(lpn, v) };
+                    let expect = self.host.expect(lpn);
+                    let k = q.issued;
                     match self.ftl.read(Tag(tag), Lpn(lpn), self.now) {
                         Ok(start) => {
                             self.free_reads.push(tag);
                             match start {
                                 ReadStart::Buffered(s) => {
-                                    let ok = self.data[usize::from(s.0)].matches(expect);
+                                    let data = ReadData::Unit(&self.data[usize::from(s.0)]);
+                                    let ok = self.host.read_unit(id, k, data, expect);
                                     self.check(ok);
                                 }
-                                ReadStart::Unmapped => self.check(expect == 0),
-                                ReadStart::Lost => self.stats.uncorrectable_reads += 1,
+                                ReadStart::Unmapped => {
+                                    let ok = self.host.read_unit(id, k, ReadData::Zeros, expect);
+                                    self.check(ok);
+                                }
+                                ReadStart::Lost => {
+                                    self.host.read_unit(id, k, ReadData::Lost, expect);
+                                    self.stats.uncorrectable_reads += 1;
+                                }
                                 ReadStart::Issued => {
                                     self.free_reads.pop();
-                                    self.reads[tag as usize] = ReadTrack { req: id, expect };
+                                    self.reads[tag as usize] = ReadTrack {
+                                        req: id,
+                                        unit: k,
+                                        expect,
+                                    };
                                     q.pending += 1;
                                 }
                             }
@@ -520,7 +715,7 @@ where
         let q = self.reqs[id as usize];
         let bytes = u64::from(q.units) * self.unit_bytes;
         let done = match q.op {
-            HostOp::Trim => self.now,
+            HostOp::Trim | HostOp::Flush => self.now,
             _ => self.timing.host_transfer(bytes, self.now),
         };
         self.heap.push(Reverse((done, EV_HOST_DONE, id)));
@@ -544,11 +739,13 @@ where
                 s.trim_requests += 1;
                 s.trim_units += units;
             }
+            HostOp::Flush => s.flush_requests += 1,
         }
         s.latency.record(self.now.saturating_sub(q.arrival));
         s.end_ns = s.end_ns.max(self.now);
         self.outstanding -= 1;
         self.free_reqs.push(id);
+        self.host.done(id, self.now);
     }
 
     /// Processes the earliest event. Returns false when none is left.
@@ -587,21 +784,30 @@ where
     fn drain(&mut self) -> Result<(), Error> {
         loop {
             while let Some(c) = self.ftl.poll_completion() {
-                if let HostCompletion::Read { tag, slot, status } = c {
-                    let tr = self.reads[tag.0 as usize];
-                    match status {
-                        ReadStatus::Ok => {
-                            let ok = self.data[usize::from(slot.0)].matches(tr.expect);
-                            self.check(ok);
+                let req = match c {
+                    HostCompletion::Read { tag, slot, status } => {
+                        let tr = self.reads[tag.0 as usize];
+                        match status {
+                            ReadStatus::Ok => {
+                                let data = ReadData::Unit(&self.data[usize::from(slot.0)]);
+                                let ok = self.host.read_unit(tr.req, tr.unit, data, tr.expect);
+                                self.check(ok);
+                            }
+                            ReadStatus::MediaError => {
+                                self.host
+                                    .read_unit(tr.req, tr.unit, ReadData::Lost, tr.expect);
+                                self.stats.uncorrectable_reads += 1;
+                            }
                         }
-                        ReadStatus::MediaError => self.stats.uncorrectable_reads += 1,
+                        self.free_reads.push(tag.0);
+                        tr.req
                     }
-                    self.free_reads.push(tag.0);
-                    let q = &mut self.reqs[tr.req as usize];
-                    q.pending -= 1;
-                    if q.pending == 0 && q.issued == q.units {
-                        self.finish_request(tr.req);
-                    }
+                    HostCompletion::Flush { tag } => tag.0 & !FLUSH_TAG,
+                };
+                let q = &mut self.reqs[req as usize];
+                q.pending -= 1;
+                if q.pending == 0 && q.issued == q.units {
+                    self.finish_request(req);
                 }
             }
             let mut any = false;
@@ -645,25 +851,5 @@ where
             self.die_busy[die] = true;
             self.heap.push(Reverse((t, EV_NAND, id)));
         }
-    }
-
-    /// Reads every logical unit back and checks it against the oracle (a verify pass).
-    pub fn verify_all(&mut self) -> Result<(), Error> {
-        let n = self.oracle.len() as u32;
-        let chunk = 64u32;
-        let mut reqs = Vec::with_capacity((n / chunk + 1) as usize);
-        let mut l = 0;
-        while l < n {
-            let units = chunk.min(n - l);
-            reqs.push(HostRequest {
-                time_ns: 0,
-                op: HostOp::Read,
-                lpn: l,
-                units,
-            });
-            l += units;
-        }
-        let mut src = crate::workload::VecSource::new(reqs);
-        self.run(&mut src, &mut |_| {})
     }
 }

@@ -6,7 +6,7 @@ use firmware_core::Nand;
 use nand_model::{FaultConfig, FullDataMedium, ReliabilityConfig, SimMedium};
 
 use crate::config::{ConfigError, SimConfig};
-use crate::engine::{CoreStore, Engine, EngineParams, RunStats, StampUnit};
+use crate::engine::{CoreStore, Engine, EngineParams, HostSide, RunStats, StampUnit};
 use crate::timing::TimingParams;
 use crate::workload::{Pattern, RequestSource, Synth, SynthSpec};
 
@@ -33,7 +33,7 @@ pub struct Plan {
 pub const FULL_DATA_UNIT_BYTES: [u32; 6] = [512, 1024, 2048, 4096, 8192, 16384];
 
 /// Why a full-data run cannot use the configured mapping unit size.
-const FULL_DATA_UNIT_ERROR: &str =
+pub(crate) const FULL_DATA_UNIT_ERROR: &str =
     "nand.full_data needs a mapping unit of 512, 1024, 2048, 4096, 8192 or 16384 bytes";
 
 impl Plan {
@@ -185,7 +185,6 @@ where
     N::Unit: StampUnit,
 {
     let mut store = CoreStore::<N::Unit>::new(&plan.core)?;
-    let core_table_bytes = firmware_core::TableSizes::for_config(&plan.core)?.bytes();
     let medium = medium()?;
     let mut eng = Engine::new(plan.core, &mut store, medium, plan.engine)?;
     let progress = spec.progress;
@@ -217,27 +216,37 @@ where
     let t_measure = Instant::now();
     eng.run(spec.source, &mut |n| progress(n, "run"))?;
     let wall_seconds = t_measure.elapsed().as_secs_f64();
-    let run = eng.stats.clone();
-    let ftl = *eng.ftl.stats();
-    let chan_busy_ns = eng.timing.chan_busy.clone();
-    let die_busy_ns = eng.timing.die_busy.clone();
-    let mut run = run;
+    let mut out = outcome(&eng, plan, nand_stats(&eng.nand), wall_seconds, 0.0)?;
     if spec.verify {
         eng.verify_all()?;
-        run.read_checks += eng.stats.read_checks;
-        run.mismatches += eng.stats.mismatches;
-        run.uncorrectable_reads += eng.stats.uncorrectable_reads;
+        out.run.read_checks += eng.stats.read_checks;
+        out.run.mismatches += eng.stats.mismatches;
+        out.run.uncorrectable_reads += eng.stats.uncorrectable_reads;
+        out.nand = nand_stats(&eng.nand);
     }
+    out.total_wall_seconds = t_start.elapsed().as_secs_f64();
+    Ok(out)
+}
+
+/// The figures of an engine's current phase: its counters, the core's, the
+/// medium's (`nand`), bus and die busy times and the P/E spread.
+pub fn outcome<N: Nand, H: HostSide<N::Unit>>(
+    eng: &Engine<'_, N, H>,
+    plan: &Plan,
+    nand: nand_model::Stats,
+    wall_seconds: f64,
+    total_wall_seconds: f64,
+) -> Result<Outcome, firmware_core::Error> {
     Ok(Outcome {
-        run,
-        ftl,
-        nand: nand_stats(&eng.nand),
-        chan_busy_ns,
-        die_busy_ns,
+        run: eng.stats.clone(),
+        ftl: *eng.ftl.stats(),
+        nand,
+        chan_busy_ns: eng.timing.chan_busy.clone(),
+        die_busy_ns: eng.timing.die_busy.clone(),
         pe_spread: eng.ftl.pe_spread(),
         wall_seconds,
-        total_wall_seconds: t_start.elapsed().as_secs_f64(),
-        core_table_bytes,
+        total_wall_seconds,
+        core_table_bytes: firmware_core::TableSizes::for_config(&plan.core)?.bytes(),
         plan: *plan,
     })
 }

@@ -12,6 +12,8 @@ pub enum HostOp {
     Write,
     /// Discard units.
     Trim,
+    /// Make every write admitted before it durable (one request, no units).
+    Flush,
 }
 
 /// One host request in mapping units.

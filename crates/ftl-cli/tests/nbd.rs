@@ -1,0 +1,316 @@
+//! `ftl serve --nbd` spoken to by a tiny NBD client: handshake, unaligned
+//! writes read back, trim, flush, protocol errors, a connection that sends
+//! garbage and one dropped mid-request, and the data still right afterwards.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+
+const OPT_MAGIC: u64 = 0x4948_4156_454f_5054;
+const REQ_MAGIC: u32 = 0x2560_9513;
+const READ: u16 = 0;
+const WRITE: u16 = 1;
+const DISC: u16 = 2;
+const FLUSH: u16 = 3;
+const TRIM: u16 = 4;
+const WRITE_ZEROES: u16 = 6;
+const FUA: u16 = 1;
+const EINVAL: u32 = 22;
+const ENOSPC: u32 = 28;
+
+/// The server process; killed if the test ends early.
+struct Server {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(extra: &[&str]) -> Server {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ftl"))
+        .args([
+            "serve",
+            "--nbd",
+            "127.0.0.1:0",
+            "--max-seconds",
+            "120",
+            "--json",
+            "--set",
+            "geometry.blocks_per_plane=32",
+        ])
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start ftl serve");
+    let err = child.stderr.take().expect("stderr");
+    let mut lines = BufReader::new(err).lines();
+    let port = loop {
+        let line = lines
+            .next()
+            .expect("server exited before listening")
+            .expect("stderr");
+        if let Some(p) = line.strip_prefix("listening on 127.0.0.1:") {
+            break p.trim().parse().expect("port");
+        }
+    };
+    // Keep draining stderr so the server never blocks on it.
+    std::thread::spawn(move || for _ in lines {});
+    Server { child, port }
+}
+
+fn u32_of(b: &[u8]) -> u32 {
+    u32::from_be_bytes(b.try_into().unwrap())
+}
+
+/// A connection after the handshake.
+struct Client {
+    s: TcpStream,
+    size: u64,
+}
+
+impl Client {
+    fn connect(port: u16) -> Client {
+        let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        let mut hello = [0u8; 18];
+        s.read_exact(&mut hello).unwrap();
+        assert_eq!(&hello[..8], b"NBDMAGIC");
+        assert_eq!(&hello[8..16], b"IHAVEOPT");
+        s.write_all(&3u32.to_be_bytes()).unwrap();
+        // An option the server does not know, then GO.
+        let opt = |s: &mut TcpStream, o: u32, data: &[u8]| {
+            let mut b = OPT_MAGIC.to_be_bytes().to_vec();
+            b.extend_from_slice(&o.to_be_bytes());
+            b.extend_from_slice(&(data.len() as u32).to_be_bytes());
+            b.extend_from_slice(data);
+            s.write_all(&b).unwrap();
+        };
+        opt(&mut s, 8, &[]);
+        let mut go = 0u32.to_be_bytes().to_vec();
+        go.extend_from_slice(&0u16.to_be_bytes());
+        opt(&mut s, 7, &go);
+        let mut size = None;
+        loop {
+            let mut h = [0u8; 20];
+            s.read_exact(&mut h).unwrap();
+            let (opt, kind, len) = (u32_of(&h[8..12]), u32_of(&h[12..16]), u32_of(&h[16..20]));
+            let mut data = vec![0u8; len as usize];
+            s.read_exact(&mut data).unwrap();
+            if opt == 8 {
+                assert_eq!(kind, (1 << 31) + 1, "unknown option: NBD_REP_ERR_UNSUP");
+                continue;
+            }
+            assert_eq!(opt, 7);
+            match kind {
+                1 => break,
+                3 if data[..2] == [0, 0] => {
+                    size = Some(u64::from_be_bytes(data[2..10].try_into().unwrap()));
+                }
+                3 => {}
+                k => panic!("unexpected reply {k:#x}"),
+            }
+        }
+        Client {
+            s,
+            size: size.expect("export size"),
+        }
+    }
+
+    fn send(&mut self, kind: u16, flags: u16, handle: u64, offset: u64, len: u32, data: &[u8]) {
+        let mut b = REQ_MAGIC.to_be_bytes().to_vec();
+        b.extend_from_slice(&flags.to_be_bytes());
+        b.extend_from_slice(&kind.to_be_bytes());
+        b.extend_from_slice(&handle.to_be_bytes());
+        b.extend_from_slice(&offset.to_be_bytes());
+        b.extend_from_slice(&len.to_be_bytes());
+        b.extend_from_slice(data);
+        self.s.write_all(&b).unwrap();
+    }
+
+    /// Reads a reply header: (error, handle).
+    fn reply(&mut self) -> (u32, u64) {
+        let mut h = [0u8; 16];
+        self.s.read_exact(&mut h).unwrap();
+        assert_eq!(u32_of(&h[..4]), 0x6744_6698, "simple reply magic");
+        (
+            u32_of(&h[4..8]),
+            u64::from_be_bytes(h[8..16].try_into().unwrap()),
+        )
+    }
+
+    fn call(&mut self, kind: u16, flags: u16, offset: u64, len: u32, data: &[u8]) -> u32 {
+        self.send(kind, flags, 77, offset, len, data);
+        let (err, handle) = self.reply();
+        assert_eq!(handle, 77);
+        err
+    }
+
+    fn write(&mut self, offset: u64, data: &[u8], flags: u16) {
+        assert_eq!(self.call(WRITE, flags, offset, data.len() as u32, data), 0);
+    }
+
+    fn read(&mut self, offset: u64, len: u32) -> Vec<u8> {
+        assert_eq!(self.call(READ, 0, offset, len, &[]), 0);
+        let mut d = vec![0u8; len as usize];
+        self.s.read_exact(&mut d).unwrap();
+        d
+    }
+}
+
+fn pattern(seed: u8, len: usize) -> Vec<u8> {
+    (0..len)
+        .map(|i| (i as u8).wrapping_mul(13) ^ seed)
+        .collect()
+}
+
+fn report(server: Server) -> Value {
+    let mut server = server;
+    let mut out = String::new();
+    let mut stdout = server.child.stdout.take().expect("stdout");
+    stdout.read_to_string(&mut out).unwrap();
+    let status = server.child.wait().unwrap();
+    assert!(status.success(), "ftl serve failed: {status}");
+    serde_json::from_str(out.trim()).expect("one JSON report on stdout")
+}
+
+#[test]
+fn clients_read_back_what_they_wrote_and_bad_clients_harm_nobody() {
+    let server = start(&["--exit-after-disconnects", "4"]);
+    let mut c = Client::connect(server.port);
+    assert!(c.size > 1 << 20);
+
+    // Unaligned writes, one with FUA, overlapping unit boundaries.
+    let a = pattern(1, 5000);
+    c.write(1000, &a, 0);
+    let b = pattern(2, 9000);
+    c.write(7000, &b, FUA);
+    assert_eq!(c.read(1000, 5000), a);
+    assert_eq!(c.read(7000, 9000), b);
+    assert_eq!(c.read(0, 1000), vec![0; 1000]);
+    // Pipelined requests: replies come back matched by handle.
+    for h in 0..16u64 {
+        let d = pattern(h as u8, 3000);
+        c.send(WRITE, 0, 100 + h, 65536 + h * 3000, 3000, &d);
+    }
+    let mut seen: Vec<u64> = (0..16)
+        .map(|_| c.reply())
+        .map(|(e, h)| {
+            assert_eq!(e, 0);
+            h
+        })
+        .collect();
+    seen.sort_unstable();
+    assert_eq!(seen, (100..116).collect::<Vec<_>>());
+    for h in 0..16u64 {
+        assert_eq!(c.read(65536 + h * 3000, 3000), pattern(h as u8, 3000));
+    }
+    // Trim and write zeroes read as zeros, also over partial units.
+    assert_eq!(c.call(TRIM, 0, 1500, 3000, &[]), 0);
+    let mut want = a.clone();
+    want[500..3500].fill(0);
+    assert_eq!(c.read(1000, 5000), want);
+    assert_eq!(c.call(WRITE_ZEROES, FUA, 8000, 100, &[]), 0);
+    let mut want_b = b.clone();
+    want_b[1000..1100].fill(0);
+    assert_eq!(c.read(7000, 9000), want_b);
+    assert_eq!(c.call(FLUSH, 0, 0, 0, &[]), 0);
+    // Errors the protocol defines.
+    assert_eq!(c.call(READ, 0, c.size - 10, 20, &[]), EINVAL);
+    assert_eq!(c.call(WRITE, 0, c.size - 1, 2, &[9, 9]), ENOSPC);
+    assert_eq!(c.call(READ, 0, 0, (32 << 20) + 1, &[]), EINVAL);
+    assert_eq!(c.call(99, 0, 0, 0, &[]), EINVAL);
+    // The stream is still in sync after errors.
+    assert_eq!(c.read(7000, 9000), want_b);
+    c.send(DISC, 0, 1, 0, 0, &[]);
+    let mut rest = Vec::new();
+    let _ = c.s.read_to_end(&mut rest);
+    assert!(rest.is_empty(), "nothing after DISC");
+
+    // A client that sends half a write and vanishes, then one that sends garbage.
+    let mut bad = Client::connect(server.port);
+    bad.send(WRITE, 0, 5, 1000, 5000, &[0xee; 100]);
+    drop(bad);
+    let mut bad = Client::connect(server.port);
+    bad.s.write_all(&[0x55; 64]).unwrap();
+    let mut rest = Vec::new();
+    let _ = bad.s.read_to_end(&mut rest);
+    assert!(rest.is_empty(), "garbage gets a close, no reply");
+
+    // A third connection still reads the right data.
+    let mut c = Client::connect(server.port);
+    assert_eq!(c.read(1000, 5000), want);
+    assert_eq!(c.read(7000, 9000), want_b);
+    c.send(DISC, 0, 1, 0, 0, &[]);
+    drop(c);
+
+    let v = report(server);
+    assert_eq!(v["integrity"]["mismatches"].as_u64(), Some(0));
+    assert!(v["integrity"]["read_checks"].as_u64().unwrap() > 20);
+    assert_eq!(v["nbd"]["connections"].as_u64(), Some(4));
+    assert!(v["nbd"]["protocol_errors"].as_u64().unwrap() >= 2);
+    assert_eq!(v["config"]["nand"]["full_data"], Value::Bool(true));
+}
+
+#[test]
+fn concurrent_unaligned_writes_to_shared_units_lose_nothing() {
+    // A queue deeper than both clients' writes together, so they all overlap in the drive.
+    let server = start(&[
+        "--exit-after-disconnects",
+        "3",
+        "--set",
+        "host.queue_depth=64",
+    ]);
+    let mut a = Client::connect(server.port);
+    let mut b = Client::connect(server.port);
+    let units = 16u64;
+    // Each client owns one half of every unit; both pipeline all writes
+    // before reading a reply, so read-modify-writes of a unit race.
+    for round in 0..3u8 {
+        for k in 0..units {
+            a.send(WRITE, 0, k, k * 4096 + 1, 2047, &pattern(round, 2047));
+            b.send(
+                WRITE,
+                0,
+                k,
+                k * 4096 + 2048,
+                2047,
+                &pattern(round ^ 0x80, 2047),
+            );
+        }
+        for _ in 0..units {
+            assert_eq!(a.reply().0, 0);
+            assert_eq!(b.reply().0, 0);
+        }
+    }
+    a.send(DISC, 0, 1, 0, 0, &[]);
+    b.send(DISC, 0, 1, 0, 0, &[]);
+    let mut c = Client::connect(server.port);
+    let all = c.read(0, (units * 4096) as u32);
+    for (k, unit) in all.chunks(4096).enumerate() {
+        assert_eq!(unit[0], 0, "unit {k}");
+        assert_eq!(
+            &unit[1..2048],
+            &pattern(2, 2047)[..],
+            "unit {k}, first half"
+        );
+        assert_eq!(
+            &unit[2048..4095],
+            &pattern(0x82, 2047)[..],
+            "unit {k}, second half"
+        );
+        assert_eq!(unit[4095], 0, "unit {k}");
+    }
+    c.send(DISC, 0, 1, 0, 0, &[]);
+    drop((a, b, c));
+    let v = report(server);
+    assert_eq!(v["integrity"]["mismatches"].as_u64(), Some(0));
+}
