@@ -6,6 +6,7 @@
 pub mod config;
 pub mod engine;
 pub mod hist;
+pub mod profiles;
 pub mod report;
 pub mod sim;
 pub mod timing;
