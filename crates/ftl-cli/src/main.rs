@@ -1,6 +1,7 @@
 //! `ftl`: replay block traces and synthetic workloads on a simulated SSD
 //! running the firmware-core FTL, and report what happened.
 
+mod chart;
 mod common;
 mod progress;
 mod replay;
@@ -26,6 +27,8 @@ enum Cmd {
     Synth(synth::SynthArgs),
     /// List the built-in configurations.
     Presets(common::PresetsArgs),
+    /// List the workload profiles `--profile` accepts.
+    Profiles(common::PresetsArgs),
 }
 
 /// A failure, with the exit status it maps to.
@@ -54,6 +57,7 @@ fn main() -> ExitCode {
         Some(Cmd::Replay(a)) => replay::run(a),
         Some(Cmd::Synth(a)) => synth::run(a),
         Some(Cmd::Presets(a)) => common::list_presets(&a),
+        Some(Cmd::Profiles(a)) => synth::list_profiles(&a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
