@@ -3,6 +3,7 @@
 
 mod chart;
 mod common;
+mod experiment;
 mod progress;
 mod replay;
 mod synth;
@@ -29,6 +30,9 @@ enum Cmd {
     Presets(common::PresetsArgs),
     /// List the workload profiles `--profile` accepts.
     Profiles(common::PresetsArgs),
+    /// Run a registered experiment (a grid of synthetic runs) and write its
+    /// table, reports and charts.
+    Experiment(experiment::ExperimentArgs),
 }
 
 /// A failure, with the exit status it maps to.
@@ -58,6 +62,7 @@ fn main() -> ExitCode {
         Some(Cmd::Synth(a)) => synth::run(a),
         Some(Cmd::Presets(a)) => common::list_presets(&a),
         Some(Cmd::Profiles(a)) => synth::list_profiles(&a),
+        Some(Cmd::Experiment(a)) => experiment::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
