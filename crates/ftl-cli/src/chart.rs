@@ -5,12 +5,9 @@
 //! Every chart has a title, axis labels (which should carry units) and a
 //! legend.
 
-use plotters::coord::types::RangedCoordf64;
-use plotters::coord::Shift;
+use plotters::coord::{CoordTranslate, Shift};
 use plotters::prelude::*;
-
-/// A chart with two linear `f64` axes on an SVG string.
-type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 /// Chart size in pixels.
 const SIZE: (u32, u32) = (900, 560);
@@ -97,31 +94,35 @@ pub fn grouped_bars(
             .y_label_area_size(70)
             .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), 0f64..top(max))
             .map_err(err)?;
-        let label = |x: &f64| {
-            let i = x.round();
-            if (x - i).abs() < 1e-6 && i >= 0.0 {
-                categories.get(i as usize).cloned().unwrap_or_default()
-            } else {
-                String::new()
-            }
-        };
-        let style = if rotate {
-            ("sans-serif", 12)
-                .into_font()
-                .transform(FontTransform::Rotate90)
-        } else {
-            ("sans-serif", 13).into_font()
-        };
+        // Category names are drawn below the axis by hand: plotters centres
+        // rotated tick labels on the tick, which puts half of them inside
+        // the plot.
         chart
             .configure_mesh()
             .disable_x_mesh()
             .x_labels(n + 1)
-            .x_label_formatter(&label)
-            .x_label_style(style)
+            .x_label_formatter(&|_| String::new())
             .x_desc(axes.x)
             .y_desc(axes.y)
             .draw()
             .map_err(err)?;
+        for (i, name) in categories.iter().enumerate() {
+            let (px, py) = chart.backend_coord(&(i as f64, 0.0));
+            let style = if rotate {
+                ("sans-serif", 12)
+                    .into_font()
+                    .transform(FontTransform::Rotate90)
+                    .into_text_style(&root)
+                    .pos(Pos::new(HPos::Left, VPos::Center))
+            } else {
+                ("sans-serif", 13)
+                    .into_font()
+                    .into_text_style(&root)
+                    .pos(Pos::new(HPos::Center, VPos::Top))
+            };
+            root.draw(&Text::new(name.as_str(), (px, py + 8), style))
+                .map_err(err)?;
+        }
         let width = 0.8 / k as f64;
         for (s, (name, values)) in series.iter().enumerate() {
             let color = Palette99::pick(s).to_rgba();
@@ -141,7 +142,7 @@ pub fn grouped_bars(
                     Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled())
                 });
         }
-        legend(&mut chart)?;
+        legend(&mut chart, SeriesLabelPosition::UpperRight)?;
         root.present().map_err(err)?;
     }
     Ok(buf)
@@ -157,10 +158,53 @@ pub fn lines(axes: &Axes<'_>, series: &[XySeries]) -> Result<String, String> {
 }
 
 /// CDF chart: each series is (value, cumulative fraction) points, drawn as a
-/// line on a 0..1 fraction axis.
+/// line on a logarithmic value axis (latencies span orders of magnitude)
+/// and a 0..1 fraction axis. Values below `MIN_LOG` are drawn at it.
 pub fn cdf(axes: &Axes<'_>, series: &[XySeries]) -> Result<String, String> {
-    let (x0, x1) = span(series.iter().flat_map(|s| s.points.iter().map(|p| p.0)));
-    xy_chart(axes, series, (x0.max(0.0), x1), (0.0, 1.0))
+    const MIN_LOG: f64 = 0.1;
+    let vals = || {
+        series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.0.max(MIN_LOG)))
+    };
+    let lo = vals().fold(f64::INFINITY, f64::min);
+    let hi = vals().fold(0.0f64, f64::max);
+    let (lo, hi) = if lo.is_finite() && hi > lo {
+        (lo, hi * 1.2)
+    } else {
+        (MIN_LOG, 1.0)
+    };
+    let mut buf = String::new();
+    {
+        let root = area(&mut buf)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(axes.title, ("sans-serif", 22))
+            .margin(12)
+            .x_label_area_size(45)
+            .y_label_area_size(70)
+            .build_cartesian_2d((lo..hi).log_scale(), 0f64..1.0)
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_desc(axes.x)
+            .y_desc(axes.y)
+            .draw()
+            .map_err(err)?;
+        for (i, s) in series.iter().enumerate() {
+            let color = Palette99::pick(i).to_rgba();
+            let pts = s.points.iter().map(|p| (p.0.max(MIN_LOG), p.1));
+            chart
+                .draw_series(LineSeries::new(pts, color.stroke_width(2)))
+                .map_err(err)?
+                .label(s.name.as_str())
+                .legend(move |(x, y)| {
+                    PathElement::new([(x, y), (x + 14, y)], color.stroke_width(2))
+                });
+        }
+        legend(&mut chart, SeriesLabelPosition::LowerRight)?;
+        root.present().map_err(err)?;
+    }
+    Ok(buf)
 }
 
 /// Lines over the given axis ranges.
@@ -202,17 +246,20 @@ fn xy_chart(
                 .draw_series(s.points.iter().map(|p| Circle::new(*p, 3, color.filled())))
                 .map_err(err)?;
         }
-        legend(&mut chart)?;
+        legend(&mut chart, SeriesLabelPosition::UpperRight)?;
         root.present().map_err(err)?;
     }
     Ok(buf)
 }
 
-/// Draws the legend of every labelled series in the upper right corner.
-fn legend<'a, 'b: 'a>(chart: &mut Chart<'a, 'b>) -> Result<(), String> {
+/// Draws the legend of every labelled series at `at`.
+fn legend<'a, 'b: 'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, SVGBackend<'b>, CT>,
+    at: SeriesLabelPosition,
+) -> Result<(), String> {
     chart
         .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
+        .position(at)
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK)
         .draw()
