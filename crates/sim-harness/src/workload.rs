@@ -391,7 +391,7 @@ mod tests {
         for _ in 0..8000 {
             let r = s.next_request().unwrap();
             assert!(r.units == 2 || r.units == 8, "{}", r.units);
-            assert!(r.lpn % r.units == 0 && r.lpn + r.units <= 1000);
+            assert!(r.lpn / r.units * r.units == r.lpn && r.lpn + r.units <= 1000);
             large += u32::from(r.units == 8);
         }
         assert!((1800..2200).contains(&large), "{large}");

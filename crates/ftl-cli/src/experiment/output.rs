@@ -184,7 +184,7 @@ pub fn draw(
             let row_of = |g: &str, s: Option<&str>| {
                 cells
                     .iter()
-                    .position(|c| c.group == g && s.map_or(true, |s| c.series == s))
+                    .position(|c| c.group == g && s.iter().all(|s| c.series == *s))
             };
             let series: Vec<(String, Vec<Option<f64>>)> = if let [(col, _)] = def.columns {
                 unique(cells.iter().map(|c| c.series.as_str()))
