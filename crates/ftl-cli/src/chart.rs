@@ -5,6 +5,7 @@
 //! Every chart has a title, axis labels (which should carry units) and a
 //! legend.
 
+use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::coord::{CoordTranslate, Shift};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -154,7 +155,14 @@ pub fn lines(axes: &Axes<'_>, series: &[XySeries]) -> Result<String, String> {
     let (x0, x1) = span(all().map(|p| p.0));
     let ymax = all().map(|p| p.1).fold(0.0f64, f64::max);
     let ymin = all().map(|p| p.1).fold(0.0f64, f64::min);
-    xy_chart(axes, series, (x0, x1), (ymin, top(ymax)))
+    xy_chart(
+        axes,
+        series,
+        x0..x1,
+        (ymin, top(ymax)),
+        true,
+        SeriesLabelPosition::UpperRight,
+    )
 }
 
 /// CDF chart: each series is (value, cumulative fraction) points, drawn as a
@@ -174,46 +182,37 @@ pub fn cdf(axes: &Axes<'_>, series: &[XySeries]) -> Result<String, String> {
     } else {
         (MIN_LOG, 1.0)
     };
-    let mut buf = String::new();
-    {
-        let root = area(&mut buf)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(axes.title, ("sans-serif", 22))
-            .margin(12)
-            .x_label_area_size(45)
-            .y_label_area_size(70)
-            .build_cartesian_2d((lo..hi).log_scale(), 0f64..1.0)
-            .map_err(err)?;
-        chart
-            .configure_mesh()
-            .x_desc(axes.x)
-            .y_desc(axes.y)
-            .draw()
-            .map_err(err)?;
-        for (i, s) in series.iter().enumerate() {
-            let color = Palette99::pick(i).to_rgba();
-            let pts = s.points.iter().map(|p| (p.0.max(MIN_LOG), p.1));
-            chart
-                .draw_series(LineSeries::new(pts, color.stroke_width(2)))
-                .map_err(err)?
-                .label(s.name.as_str())
-                .legend(move |(x, y)| {
-                    PathElement::new([(x, y), (x + 14, y)], color.stroke_width(2))
-                });
-        }
-        legend(&mut chart, SeriesLabelPosition::LowerRight)?;
-        root.present().map_err(err)?;
-    }
-    Ok(buf)
+    let clamped: Vec<XySeries> = series
+        .iter()
+        .map(|s| XySeries {
+            name: s.name.clone(),
+            points: s.points.iter().map(|p| (p.0.max(MIN_LOG), p.1)).collect(),
+        })
+        .collect();
+    xy_chart(
+        axes,
+        &clamped,
+        (lo..hi).log_scale(),
+        (0.0, 1.0),
+        false,
+        SeriesLabelPosition::LowerRight,
+    )
 }
 
-/// Lines over the given axis ranges.
-fn xy_chart(
+/// Lines (with point markers if `markers`) over the x axis `x` and the
+/// linear y range `y`, legend at `at`.
+fn xy_chart<X>(
     axes: &Axes<'_>,
     series: &[XySeries],
-    x: (f64, f64),
+    x: X,
     y: (f64, f64),
-) -> Result<String, String> {
+    markers: bool,
+    at: SeriesLabelPosition,
+) -> Result<String, String>
+where
+    X: AsRangedCoord<Value = f64>,
+    X::CoordDescType: ValueFormatter<f64>,
+{
     let mut buf = String::new();
     {
         let root = area(&mut buf)?;
@@ -222,7 +221,7 @@ fn xy_chart(
             .margin(12)
             .x_label_area_size(45)
             .y_label_area_size(70)
-            .build_cartesian_2d(x.0..x.1, y.0..y.1)
+            .build_cartesian_2d(x, y.0..y.1)
             .map_err(err)?;
         chart
             .configure_mesh()
@@ -242,11 +241,13 @@ fn xy_chart(
                 .legend(move |(x, y)| {
                     PathElement::new([(x, y), (x + 14, y)], color.stroke_width(2))
                 });
-            chart
-                .draw_series(s.points.iter().map(|p| Circle::new(*p, 3, color.filled())))
-                .map_err(err)?;
+            if markers {
+                chart
+                    .draw_series(s.points.iter().map(|p| Circle::new(*p, 3, color.filled())))
+                    .map_err(err)?;
+            }
         }
-        legend(&mut chart, SeriesLabelPosition::UpperRight)?;
+        legend(&mut chart, at)?;
         root.present().map_err(err)?;
     }
     Ok(buf)
