@@ -216,8 +216,10 @@ const fn intensity(busy_pct: u32) -> IdleModel {
     }
 }
 
-const RCFTL_SRC: &str = "Seed 000 Table 2 (read:write, WAF); sizes and skew chosen";
-const LONGFTL_SRC: &str = "Seed 001 Table 5 (read:write, WAF); sizes and skew chosen";
+const RCFTL_SRC: &str =
+    "Seed 000 Table 2 (read:write, WAF); sizes and skew chosen, footprint tuned to the WAF";
+const LONGFTL_SRC: &str =
+    "Seed 001 Table 5 (read:write, WAF); sizes and skew chosen, footprint tuned to the WAF";
 const FIO_SRC: &str = "Seed 000 Sec. 5.2 / seed 001 Sec. 4.4.2 (share of requests without idle \
      time); 4 KiB uniform random writes, idle gap 500 us, periods of 1000 requests chosen";
 
@@ -231,7 +233,7 @@ static PROFILES: [Profile; 15] = [
         sizes_kib: &[(4, 2), (16, 8)],
         hot_access_pct: 90,
         hot_space_pct: 10,
-        footprint_pct: 100.0,
+        footprint_pct: 19.6,
         idle: IdleModel::None,
         paper_waf: Some(2.17),
     },
@@ -244,7 +246,7 @@ static PROFILES: [Profile; 15] = [
         sizes_kib: &[(4, 5), (16, 5)],
         hot_access_pct: 90,
         hot_space_pct: 10,
-        footprint_pct: 100.0,
+        footprint_pct: 19.6,
         idle: IdleModel::None,
         paper_waf: Some(2.11),
     },
@@ -257,7 +259,7 @@ static PROFILES: [Profile; 15] = [
         sizes_kib: &[(4, 2), (16, 3), (64, 3), (128, 2)],
         hot_access_pct: 70,
         hot_space_pct: 30,
-        footprint_pct: 100.0,
+        footprint_pct: 38.1,
         idle: IdleModel::None,
         paper_waf: Some(3.08),
     },
@@ -270,7 +272,7 @@ static PROFILES: [Profile; 15] = [
         sizes_kib: &[(4, 6), (16, 4)],
         hot_access_pct: 95,
         hot_space_pct: 5,
-        footprint_pct: 100.0,
+        footprint_pct: 19.6,
         idle: IdleModel::None,
         paper_waf: Some(1.8),
     },
@@ -322,7 +324,7 @@ static PROFILES: [Profile; 15] = [
         sizes_kib: &[(4, 5), (8, 2), (64, 3)],
         hot_access_pct: 98,
         hot_space_pct: 2,
-        footprint_pct: 100.0,
+        footprint_pct: 35.0,
         idle: IdleModel::None,
         paper_waf: Some(1.08),
     },
@@ -335,7 +337,7 @@ static PROFILES: [Profile; 15] = [
         sizes_kib: &[(4, 5), (16, 3), (64, 2)],
         hot_access_pct: 97,
         hot_space_pct: 3,
-        footprint_pct: 100.0,
+        footprint_pct: 27.4,
         idle: IdleModel::None,
         paper_waf: Some(1.16),
     },
@@ -348,7 +350,7 @@ static PROFILES: [Profile; 15] = [
         sizes_kib: &[(4, 7), (8, 3)],
         hot_access_pct: 96,
         hot_space_pct: 4,
-        footprint_pct: 100.0,
+        footprint_pct: 22.7,
         idle: IdleModel::None,
         paper_waf: Some(1.24),
     },
@@ -361,7 +363,7 @@ static PROFILES: [Profile; 15] = [
         sizes_kib: &[(4, 3), (16, 3), (64, 4)],
         hot_access_pct: 80,
         hot_space_pct: 20,
-        footprint_pct: 100.0,
+        footprint_pct: 42.8,
         idle: IdleModel::None,
         paper_waf: Some(2.66),
     },
@@ -374,7 +376,7 @@ static PROFILES: [Profile; 15] = [
         sizes_kib: &[(4, 3), (16, 3), (64, 4)],
         hot_access_pct: 70,
         hot_space_pct: 30,
-        footprint_pct: 100.0,
+        footprint_pct: 64.5,
         idle: IdleModel::None,
         paper_waf: Some(3.55),
     },
@@ -387,7 +389,7 @@ static PROFILES: [Profile; 15] = [
         sizes_kib: &[(4, 2), (16, 8)],
         hot_access_pct: 90,
         hot_space_pct: 10,
-        footprint_pct: 100.0,
+        footprint_pct: 27.4,
         idle: IdleModel::None,
         paper_waf: Some(1.89),
     },
@@ -400,7 +402,7 @@ static PROFILES: [Profile; 15] = [
         sizes_kib: &[(4, 2), (16, 3), (64, 3), (128, 2)],
         hot_access_pct: 80,
         hot_space_pct: 20,
-        footprint_pct: 100.0,
+        footprint_pct: 38.1,
         idle: IdleModel::None,
         paper_waf: Some(2.49),
     },
@@ -413,7 +415,7 @@ static PROFILES: [Profile; 15] = [
         sizes_kib: &[(4, 6), (16, 4)],
         hot_access_pct: 70,
         hot_space_pct: 30,
-        footprint_pct: 100.0,
+        footprint_pct: 50.5,
         idle: IdleModel::None,
         paper_waf: Some(2.98),
     },
