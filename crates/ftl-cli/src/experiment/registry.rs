@@ -237,15 +237,16 @@ fn profile_cells() -> Result<Vec<Cell>, String> {
         .collect())
 }
 
-/// Blocks per plane of the scaled rcFTL drives.
-const RCFTL_BLOCKS: u32 = 64;
-/// Pages per block of the scaled rcFTL drives (page size kept).
-const RCFTL_PAGES: u32 = 16;
+/// Blocks per plane of the scaled rcFTL drives. Fewer misbehave: with 32
+/// or 64 blocks per plane (16-page blocks) the greedy baseline's WAF
+/// reached 50 to 2000 under uniform random writes, far from the spare
+/// space's prediction (docs/results.md).
+const RCFTL_BLOCKS: u32 = 128;
 /// Measured requests per rcFTL cell.
 const RCFTL_REQUESTS: u64 = 100_000;
 
-/// `--set`s scaling `preset` down to [`RCFTL_BLOCKS`] blocks of
-/// [`RCFTL_PAGES`] pages per plane, channels, chips and page size kept. The
+/// `--set`s scaling `preset` down to [`RCFTL_BLOCKS`] blocks per plane,
+/// channels, chips, block and page size kept. The
 /// over-provisioning is raised so that the spare space beyond the GC reserve
 /// (`gc_trigger_blocks + 1` blocks per plane) is the same share of the
 /// logical space as on the full drive; otherwise the reserve would eat most
@@ -260,7 +261,6 @@ pub fn rcftl_scaling(preset: &str) -> Result<Vec<String>, String> {
     let op = scaled / ((scaled - reserve) / (1.0 + spare_share)) - 1.0;
     Ok(vec![
         format!("geometry.blocks_per_plane={RCFTL_BLOCKS}"),
-        format!("geometry.pages_per_block={RCFTL_PAGES}"),
         format!("ftl.op_ratio={op:.4}"),
     ])
 }
@@ -445,14 +445,14 @@ mod tests {
     #[test]
     fn rcftl_scaling_keeps_the_spare_share_beyond_the_reserve() {
         let sets = rcftl_scaling("rcftl-dac18").unwrap();
-        let op: f64 = sets[2]
+        let op: f64 = sets[1]
             .strip_prefix("ftl.op_ratio=")
             .unwrap()
             .parse()
             .unwrap();
         // Full drive: 1024 blocks, OP 7%, reserve 4: (1024 - 957 - 4) / 957 = 6.6%.
-        let logical = (64.0 - 4.0) / (1.0 + (1024.0 - 1024.0 / 1.07 - 4.0) / (1024.0 / 1.07));
-        assert!((op - (64.0 / logical - 1.0)).abs() < 1e-3, "{op}");
+        let logical = (128.0 - 4.0) / (1.0 + (1024.0 - 1024.0 / 1.07 - 4.0) / (1024.0 / 1.07));
+        assert!((op - (128.0 / logical - 1.0)).abs() < 1e-3, "{op}");
         assert!(op > 0.07 && op < 0.2);
         let mut cfg = SimConfig::preset("rcftl-dac18").unwrap();
         for s in &sets {
