@@ -360,9 +360,9 @@ fn rcftl_cells() -> Result<Vec<Cell>, String> {
                 let group = format!("{preset} {w} {}K", pe / 1000);
                 for (series, sets, x) in list {
                     let mut all = scaling.clone();
-                    all.push(format!("nand.initial_pe={pe}"));
-                    all.push("copyback.retention_months=12".to_string());
                     all.extend(sets.iter().map(|s| s.to_string()));
+                    all.push("copyback.retention_months=12".to_string());
+                    all.push(format!("nand.initial_pe={pe}"));
                     cells.push(Cell {
                         label: format!("{group} {series}"),
                         group: group.clone(),
