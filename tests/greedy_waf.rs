@@ -213,12 +213,14 @@ fn engine_waf(op: f64) -> f64 {
         footprint_units: logical,
         interarrival_ns: 0,
         seed: 5,
+        ..SynthSpec::default()
     });
     let out = run(
         &plan,
         RunSpec {
             precondition: true,
             precondition_units: 1,
+            precondition_footprint: 0,
             verify: false,
             source: &mut src,
             progress: &mut |_, _| {},

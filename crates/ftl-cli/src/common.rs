@@ -81,12 +81,13 @@ impl CommonOpts {
         Ok((cfg, plan))
     }
 
-    /// Runs `source` on a fresh drive with a progress bar.
+    /// Runs `source` on a fresh drive with a progress bar; `precondition` is
+    /// (overwrite request units, overwritten footprint units, 0 = all).
     pub fn simulate(
         &self,
         plan: &Plan,
         source: &mut dyn RequestSource,
-        precondition: Option<u32>,
+        precondition: Option<(u32, u32)>,
         verify: bool,
     ) -> Result<Outcome, CliError> {
         let mut progress = Progress::new(source.len_hint(), self.quiet);
@@ -94,7 +95,8 @@ impl CommonOpts {
             plan,
             RunSpec {
                 precondition: precondition.is_some(),
-                precondition_units: precondition.unwrap_or(1),
+                precondition_units: precondition.map_or(1, |p| p.0),
+                precondition_footprint: precondition.map_or(0, |p| p.1),
                 verify,
                 source,
                 progress: &mut |d, ph| progress.update(d, ph),
@@ -141,7 +143,7 @@ impl CommonOpts {
     }
 }
 
-/// Options of `ftl presets`.
+/// Options of `ftl presets` and `ftl profiles`.
 #[derive(Args, Debug)]
 pub struct PresetsArgs {
     /// Print the presets as JSON.

@@ -1,7 +1,9 @@
 //! `ftl`: replay block traces and synthetic workloads on a simulated SSD
 //! running the firmware-core FTL, and report what happened.
 
+mod chart;
 mod common;
+mod experiment;
 mod progress;
 mod replay;
 mod serve;
@@ -29,6 +31,11 @@ enum Cmd {
     Serve(serve::ServeArgs),
     /// List the built-in configurations.
     Presets(common::PresetsArgs),
+    /// List the workload profiles `--profile` accepts.
+    Profiles(common::PresetsArgs),
+    /// Run a registered experiment (a grid of synthetic runs) and write its
+    /// table, reports and charts.
+    Experiment(experiment::ExperimentArgs),
 }
 
 /// A failure, with the exit status it maps to.
@@ -58,6 +65,8 @@ fn main() -> ExitCode {
         Some(Cmd::Synth(a)) => synth::run(a),
         Some(Cmd::Serve(a)) => serve::run(a),
         Some(Cmd::Presets(a)) => common::list_presets(&a),
+        Some(Cmd::Profiles(a)) => synth::list_profiles(&a),
+        Some(Cmd::Experiment(a)) => experiment::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -119,6 +119,7 @@ fn to_units(
             op,
             lpn,
             units,
+            idle_ns: 0,
         });
     }
     (out, wrapped)

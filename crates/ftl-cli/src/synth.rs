@@ -1,10 +1,12 @@
-//! `ftl synth`: synthetic workloads.
+//! `ftl synth`: synthetic workloads, and the one function that runs a
+//! synthetic workload for `ftl synth` and for every experiment cell.
 
 use clap::{Args, ValueEnum};
-use serde_json::json;
-use sim_harness::workload::{Pattern, Synth, SynthSpec};
+use serde_json::{json, Value};
+use sim_harness::profiles::{profile, profiles, WorkloadParams};
+use sim_harness::workload::{IdleModel, Pattern, Synth};
 
-use crate::common::CommonOpts;
+use crate::common::{CommonOpts, PresetsArgs};
 use crate::CliError;
 
 /// Access pattern.
@@ -19,38 +21,46 @@ pub enum PatternArg {
 }
 
 /// Options of `ftl synth`.
+///
+/// With `--profile`, the profile sets the defaults of the workload options
+/// and any option given explicitly overrides it.
 #[derive(Args, Debug)]
 pub struct SynthArgs {
-    /// Access pattern.
-    #[arg(long, value_enum, default_value_t = PatternArg::Random)]
-    pub pattern: PatternArg,
-    /// Percentage of reads.
-    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=100))]
-    pub read_pct: u32,
-    /// Request size in KiB (a multiple of the mapping unit).
-    #[arg(long, default_value_t = 4)]
-    pub size_kib: u32,
+    /// Named workload (see `ftl profiles`) that sets the defaults of the
+    /// workload options below; options given explicitly override it.
+    #[arg(long, value_name = "NAME")]
+    pub profile: Option<String>,
+    /// Access pattern [default: random, or the profile's].
+    #[arg(long, value_enum)]
+    pub pattern: Option<PatternArg>,
+    /// Percentage of reads [default: 0, or the profile's].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub read_pct: Option<u32>,
+    /// Request size in KiB, a multiple of the mapping unit [default: 4, or the
+    /// profile's size mix].
+    #[arg(long)]
+    pub size_kib: Option<u32>,
     /// Number of requests (default: twice the logical capacity in requests).
     #[arg(long)]
     pub requests: Option<u64>,
-    /// Footprint in percent of the logical capacity.
-    #[arg(long, default_value_t = 100.0)]
-    pub footprint_pct: f64,
+    /// Footprint in percent of the logical capacity [default: 100].
+    #[arg(long)]
+    pub footprint_pct: Option<f64>,
     /// Queue depth (overrides host.queue_depth).
     #[arg(long)]
     pub qd: Option<u32>,
     /// Workload seed (default: sim.seed).
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Fill the logical space sequentially, overwrite it randomly twice, then reset counters.
+    /// Fill the logical space sequentially, overwrite the footprint randomly twice, then reset counters.
     #[arg(long)]
     pub precondition: bool,
-    /// Hot-cold: percentage of requests aimed at the hot region.
-    #[arg(long, default_value_t = 80)]
-    pub hot_access_pct: u32,
-    /// Hot-cold: size of the hot region in percent of the footprint.
-    #[arg(long, default_value_t = 20)]
-    pub hot_space_pct: u32,
+    /// Hot-cold: percentage of requests aimed at the hot region [default: 80, or the profile's].
+    #[arg(long)]
+    pub hot_access_pct: Option<u32>,
+    /// Hot-cold: size of the hot region in percent of the footprint [default: 20, or the profile's].
+    #[arg(long)]
+    pub hot_space_pct: Option<u32>,
     /// Read every logical unit back at the end and check it.
     #[arg(long)]
     pub verify: bool,
@@ -58,72 +68,163 @@ pub struct SynthArgs {
     pub common: CommonOpts,
 }
 
+/// A synthetic run independent of the drive: what `ftl synth` resolves its
+/// options to, and what an experiment cell holds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SynthJob {
+    /// Profile the workload came from, if any (reported).
+    pub profile: Option<String>,
+    /// The workload.
+    pub params: WorkloadParams,
+    /// Queue depth override.
+    pub qd: Option<u32>,
+    /// Precondition the drive first.
+    pub precondition: bool,
+    /// Read everything back at the end.
+    pub verify: bool,
+}
+
+impl SynthArgs {
+    /// Resolves the options: profile defaults first, explicit options on top.
+    pub fn job(&self) -> Result<SynthJob, CliError> {
+        let mut params = match &self.profile {
+            Some(name) => profile(name).map_err(CliError::Input)?.params(),
+            None => WorkloadParams::default(),
+        };
+        let (hot_access, hot_space) = match params.pattern {
+            Pattern::HotCold {
+                hot_access_pct,
+                hot_space_pct,
+            } => (hot_access_pct, hot_space_pct),
+            _ => (80, 20),
+        };
+        let hot = Pattern::HotCold {
+            hot_access_pct: self.hot_access_pct.unwrap_or(hot_access),
+            hot_space_pct: self.hot_space_pct.unwrap_or(hot_space),
+        };
+        params.pattern = match self.pattern {
+            Some(PatternArg::Random) => Pattern::Random,
+            Some(PatternArg::Sequential) => Pattern::Sequential,
+            Some(PatternArg::Hotcold) => hot,
+            None if matches!(params.pattern, Pattern::HotCold { .. }) => hot,
+            None => params.pattern,
+        };
+        if let Some(r) = self.read_pct {
+            params.read_pct = r;
+        }
+        if let Some(s) = self.size_kib {
+            params.sizes_kib = vec![(s, 1)];
+        }
+        if let Some(f) = self.footprint_pct {
+            params.footprint_pct = f;
+        }
+        params.requests = self.requests.or(params.requests);
+        params.seed = self.seed.or(params.seed);
+        Ok(SynthJob {
+            profile: self.profile.clone(),
+            params,
+            qd: self.qd,
+            precondition: self.precondition,
+            verify: self.verify,
+        })
+    }
+}
+
 /// Runs `ftl synth`.
 pub fn run(a: SynthArgs) -> Result<(), CliError> {
-    let (cfg, plan) = a.common.plan(a.qd)?;
-    let unit_bytes = plan.core.geometry.unit_bytes();
-    let size_bytes = u64::from(a.size_kib) * 1024;
-    if a.size_kib == 0 || size_bytes % u64::from(unit_bytes) != 0 {
-        return Err(CliError::Input(format!(
-            "--size-kib: {} KiB is not a positive multiple of the {unit_bytes}-byte mapping unit",
-            a.size_kib
-        )));
-    }
-    let units = (size_bytes / u64::from(unit_bytes)) as u32;
-    if !(a.footprint_pct > 0.0 && a.footprint_pct <= 100.0) {
-        return Err(CliError::Input(format!(
-            "--footprint-pct: {} must be in (0, 100]",
-            a.footprint_pct
-        )));
-    }
-    if a.hot_access_pct > 100 || a.hot_space_pct == 0 || a.hot_space_pct > 100 {
-        return Err(CliError::Input(
-            "--hot-access-pct and --hot-space-pct must be percentages".into(),
-        ));
-    }
-    let logical = plan.core.logical_units;
-    let footprint_units = ((f64::from(logical) * a.footprint_pct / 100.0) as u32).max(units);
-    if units > logical {
-        return Err(CliError::Input(format!(
-            "--size-kib: larger than the device ({logical} units)"
-        )));
-    }
-    let requests = a.requests.unwrap_or(2 * u64::from(logical / units));
-    let pattern = match a.pattern {
-        PatternArg::Random => Pattern::Random,
-        PatternArg::Sequential => Pattern::Sequential,
-        PatternArg::Hotcold => Pattern::HotCold {
-            hot_access_pct: a.hot_access_pct,
-            hot_space_pct: a.hot_space_pct,
-        },
-    };
-    let spec = SynthSpec {
-        pattern,
-        read_pct: a.read_pct,
-        units,
-        requests,
-        footprint_units,
-        interarrival_ns: 0,
-        seed: a.seed.unwrap_or(cfg.sim.seed),
-    };
+    let job = a.job()?;
+    let (v, header) = execute(&a.common, &job)?;
+    a.common.emit(&v, &header)
+}
+
+/// Runs `job` on the drive `common` configures and returns the JSON report
+/// and a one-line header for the text summary. `ftl synth` and every
+/// experiment cell go through here.
+pub fn execute(common: &CommonOpts, job: &SynthJob) -> Result<(Value, String), CliError> {
+    let (cfg, plan) = common.plan(job.qd)?;
+    let spec = job
+        .params
+        .resolve(
+            plan.core.geometry.unit_bytes(),
+            plan.core.logical_units,
+            cfg.sim.seed,
+        )
+        .map_err(CliError::Input)?;
     let mut src = Synth::new(spec);
-    let out = a
-        .common
-        .simulate(&plan, &mut src, a.precondition.then_some(units), a.verify)?;
+    let out = common.simulate(
+        &plan,
+        &mut src,
+        job.precondition
+            .then_some((spec.units, spec.footprint_units)),
+        job.verify,
+    )?;
+    let p = &job.params;
+    let (pattern, hot) = match p.pattern {
+        Pattern::Random => ("random", Value::Null),
+        Pattern::Sequential => ("sequential", Value::Null),
+        Pattern::HotCold {
+            hot_access_pct,
+            hot_space_pct,
+        } => (
+            "hotcold",
+            json!({"access_pct": hot_access_pct, "space_pct": hot_space_pct}),
+        ),
+    };
+    let idle = match p.idle {
+        IdleModel::None => Value::Null,
+        IdleModel::Bursty {
+            busy_pct,
+            period,
+            idle_ns,
+        } => json!({"busy_pct": busy_pct, "period": period, "idle_ns": idle_ns}),
+    };
+    let sizes: Vec<Value> = p.sizes_kib.iter().map(|(k, w)| json!([k, w])).collect();
     let input = json!({
-        "pattern": format!("{:?}", a.pattern).to_lowercase(),
-        "read_pct": a.read_pct,
-        "size_kib": a.size_kib,
-        "requests": requests,
-        "footprint_units": footprint_units,
+        "profile": job.profile,
+        "pattern": pattern,
+        "hot": hot,
+        "read_pct": p.read_pct,
+        "size_kib": p.sizes_kib.iter().map(|s| s.0).min().unwrap_or(0),
+        "sizes_kib": sizes,
+        "idle": idle,
+        "requests": spec.requests,
+        "footprint_units": spec.footprint_units,
         "queue_depth": plan.engine.queue_depth,
-        "precondition": a.precondition,
+        "precondition": job.precondition,
         "seed": spec.seed,
     });
-    let v = a.common.report(&cfg, &out, "workload", input);
+    let v = common.report(&cfg, &out, "workload", input);
     let header = format!(
-        "synthetic {:?} workload: {requests} requests of {} KiB, {}% reads, QD {}, preset {}\n",
-        a.pattern, a.size_kib, a.read_pct, plan.engine.queue_depth, a.common.preset
+        "synthetic {} workload{}: {} requests, {}% reads, QD {}, preset {}\n",
+        pattern,
+        job.profile
+            .as_deref()
+            .map(|n| format!(" (profile {n})"))
+            .unwrap_or_default(),
+        spec.requests,
+        p.read_pct,
+        plan.engine.queue_depth,
+        common.preset
     );
-    a.common.emit(&v, &header)
+    Ok((v, header))
+}
+
+/// Lists the workload profiles (`ftl profiles`).
+pub fn list_profiles(a: &PresetsArgs) -> Result<(), CliError> {
+    if a.json {
+        let list: Vec<Value> = profiles()
+            .iter()
+            .map(|p| {
+                json!({"name": p.name, "description": p.description, "source": p.source,
+                       "read_pct": p.read_pct, "paper_waf": p.paper_waf})
+            })
+            .collect();
+        println!("{}", Value::Array(list));
+        return Ok(());
+    }
+    for p in profiles() {
+        println!("{:<20} {}", p.name, p.description);
+        println!("{:<20} source: {}", "", p.source);
+    }
+    Ok(())
 }

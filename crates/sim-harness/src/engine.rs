@@ -370,6 +370,8 @@ pub struct Engine<'a, N: Nand, H = StampOracle> {
     free_reads: Vec<u32>,
     blocked: VecDeque<u32>,
     outstanding: u32,
+    /// When the last host request completed, ns (for idle gaps).
+    last_done_ns: u64,
     qd: u32,
     unit_bytes: u64,
     /// Measurements of the current phase.
@@ -406,7 +408,13 @@ where
         let mut done_since = 0u64;
         loop {
             let arrival = match next {
-                Some(r) if self.outstanding < self.qd => Some((r.time_ns + base).max(self.now)),
+                // An idle gap starts when every earlier request has completed.
+                Some(r) if r.idle_ns > 0 && self.outstanding > 0 => None,
+                Some(r) if self.outstanding < self.qd => Some(
+                    (r.time_ns + base)
+                        .max(self.now)
+                        .max(self.last_done_ns.saturating_add(r.idle_ns)),
+                ),
                 _ => None,
             };
             let event = self.heap.peek().map(|Reverse((t, _, _))| *t);
@@ -458,6 +466,7 @@ where
                 op: HostOp::Read,
                 lpn: l,
                 units,
+                idle_ns: 0,
             });
             l += units;
         }
@@ -517,6 +526,7 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
             free_reads: Vec::new(),
             blocked: VecDeque::new(),
             outstanding: 0,
+            last_done_ns: 0,
             qd,
             unit_bytes: u64::from(cfg.geometry.unit_bytes()),
             stats: RunStats::default(),
@@ -744,6 +754,7 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
         s.latency.record(self.now.saturating_sub(q.arrival));
         s.end_ns = s.end_ns.max(self.now);
         self.outstanding -= 1;
+        self.last_done_ns = self.now;
         self.free_reqs.push(id);
         self.host.done(id, self.now);
     }

@@ -216,6 +216,7 @@ impl<const B: usize> Device for Drive<'_, B> {
             op,
             lpn,
             units,
+            idle_ns: 0,
         })
     }
 

@@ -7,6 +7,7 @@ pub mod config;
 pub mod engine;
 pub mod hist;
 pub mod interactive;
+pub mod profiles;
 pub mod report;
 pub mod sim;
 pub mod timing;

@@ -127,10 +127,15 @@ pub struct Outcome {
 
 /// How the run proceeds.
 pub struct RunSpec<'s> {
-    /// Fill the logical space sequentially, overwrite it randomly twice, then reset counters.
+    /// Fill the logical space sequentially, overwrite the footprint randomly twice, then reset counters.
     pub precondition: bool,
     /// Request size (units) of the random preconditioning overwrites.
     pub precondition_units: u32,
+    /// Units (from 0) the preconditioning overwrites cover; 0 = the whole
+    /// logical space. A workload touching part of the drive passes its
+    /// footprint, so the data outside it stays as the fill wrote it: cold,
+    /// in fully valid blocks, as on a drive whose files were written once.
+    pub precondition_footprint: u32,
     /// Read everything back at the end and check it (counted in integrity figures).
     pub verify: bool,
     /// The measured workload.
@@ -198,17 +203,23 @@ where
             footprint_units: logical,
             interarrival_ns: 0,
             seed: 1,
+            ..SynthSpec::default()
         });
         eng.run(&mut fill, &mut |n| progress(n, "precondition: fill"))?;
         let units = spec.precondition_units.max(1);
+        let footprint = match spec.precondition_footprint {
+            0 => logical,
+            f => f.clamp(units.min(logical), logical),
+        };
         let mut over = Synth::new(SynthSpec {
             pattern: Pattern::Random,
             read_pct: 0,
             units,
-            requests: 2 * u64::from(logical / units),
-            footprint_units: logical,
+            requests: 2 * u64::from(footprint / units),
+            footprint_units: footprint,
             interarrival_ns: 0,
             seed: 2,
+            ..SynthSpec::default()
         });
         eng.run(&mut over, &mut |n| progress(n, "precondition: overwrite"))?;
         eng.begin_phase();

@@ -27,6 +27,9 @@ pub struct HostRequest {
     pub lpn: u32,
     /// Number of mapping units (at least 1).
     pub units: u32,
+    /// Idle time (ns) between the completion of every earlier request and
+    /// the issue of this one, like fio's `thinktime`; 0 = none.
+    pub idle_ns: u64,
 }
 
 /// A stream of host requests in arrival order.
@@ -96,6 +99,137 @@ pub struct SynthSpec {
     pub interarrival_ns: u64,
     /// Generator seed.
     pub seed: u64,
+    /// Request sizes mixed in besides `units`; empty means every request is `units` long.
+    pub sizes: SizeMix,
+    /// Idle gaps between requests on top of `interarrival_ns`.
+    pub idle: IdleModel,
+}
+
+impl Default for SynthSpec {
+    /// One-unit uniform random writes over one unit, closed loop; callers set what they need.
+    fn default() -> Self {
+        SynthSpec {
+            pattern: Pattern::Random,
+            read_pct: 0,
+            units: 1,
+            requests: 0,
+            footprint_units: 1,
+            interarrival_ns: 0,
+            seed: 0,
+            sizes: SizeMix::default(),
+            idle: IdleModel::None,
+        }
+    }
+}
+
+/// Most distinct request sizes a [`SizeMix`] holds.
+pub const MAX_SIZES: usize = 4;
+
+/// A discrete request-size distribution: sizes in mapping units with integer
+/// weights. Fixed-size, so a [`SynthSpec`] stays `Copy`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SizeMix {
+    entries: [(u32, u32); MAX_SIZES],
+    len: usize,
+}
+
+impl SizeMix {
+    /// A mix of `(units, weight)` pairs; `None` if there are more than
+    /// [`MAX_SIZES`], a size of 0 units, or no positive weight.
+    pub fn new(pairs: &[(u32, u32)]) -> Option<SizeMix> {
+        if pairs.len() > MAX_SIZES
+            || pairs.iter().any(|&(u, _)| u == 0)
+            || pairs.iter().all(|&(_, w)| w == 0)
+        {
+            return None;
+        }
+        let mut m = SizeMix::default();
+        m.entries[..pairs.len()].copy_from_slice(pairs);
+        m.len = pairs.len();
+        Some(m)
+    }
+
+    /// The `(units, weight)` pairs.
+    pub fn entries(&self) -> &[(u32, u32)] {
+        &self.entries[..self.len]
+    }
+
+    /// Whether the mix is empty (every request has the base size).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Largest size in units, or `None` when empty.
+    pub fn max_units(&self) -> Option<u32> {
+        self.entries().iter().map(|e| e.0).max()
+    }
+
+    /// Draws one size; `base` when the mix is empty.
+    fn pick(&self, base: u32, rng: &mut Rng) -> u32 {
+        let total: u64 = self.entries().iter().map(|e| u64::from(e.1)).sum();
+        if total == 0 {
+            return base;
+        }
+        let mut x = rng.below(total);
+        for &(units, w) in self.entries() {
+            if x < u64::from(w) {
+                return units;
+            }
+            x -= u64::from(w);
+        }
+        base
+    }
+}
+
+/// When requests arrive, beyond a fixed inter-arrival time.
+///
+/// `Bursty` models the fio-style intensity mixes of seed 000 Sec. 5.2 and
+/// seed 001 Sec. 4.4.2 ("70% of I/O requests were issued without
+/// inter-request idle times while 30% were issued with some idle times"):
+/// requests come in periods of `period` requests; the first `busy_pct`
+/// percent of a period are issued without idle time (the queue depth alone
+/// paces them), each of the rest is issued `idle_ns` after every earlier
+/// request has completed ([`HostRequest::idle_ns`], fio's `thinktime`).
+/// Grouping the busy requests lets the write buffer fill, and the idle run
+/// lets it drain, which is the fluctuation the mode selector is evaluated
+/// on. Because the gaps follow completions, a faster drive finishes a
+/// period sooner and its throughput shows it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum IdleModel {
+    /// No idle gaps.
+    #[default]
+    None,
+    /// Busy runs without idle time, then requests spaced by idle gaps.
+    Bursty {
+        /// Percentage of the requests of each period issued without idle time.
+        busy_pct: u32,
+        /// Requests per period (at least 1).
+        period: u32,
+        /// Idle gap before each of the remaining requests, in ns.
+        idle_ns: u64,
+    },
+}
+
+impl IdleModel {
+    /// Idle time inserted before request number `i` (0-based).
+    fn gap_before(&self, i: u64) -> u64 {
+        match *self {
+            IdleModel::None => 0,
+            IdleModel::Bursty {
+                busy_pct,
+                period,
+                idle_ns,
+            } => {
+                let period = u64::from(period.max(1));
+                let busy = period * u64::from(busy_pct.min(100)) / 100;
+                if i % period < busy {
+                    0
+                } else {
+                    idle_ns
+                }
+            }
+        }
+    }
 }
 
 /// A small, fast, seedable generator (xoshiro256**-style state from splitmix64).
@@ -160,7 +294,8 @@ impl RequestSource for Synth {
         if self.issued >= s.requests {
             return None;
         }
-        let slots = u64::from((s.footprint_units / s.units.max(1)).max(1));
+        let units = s.sizes.pick(s.units, &mut self.rng).max(1);
+        let slots = u64::from((s.footprint_units / units).max(1));
         let slot = match s.pattern {
             Pattern::Sequential => {
                 let v = self.seq_pos % slots;
@@ -187,13 +322,15 @@ impl RequestSource for Synth {
         } else {
             HostOp::Write
         };
+        let idle_ns = s.idle.gap_before(self.issued);
         let time_ns = self.issued * s.interarrival_ns;
         self.issued += 1;
         Some(HostRequest {
             time_ns,
             op,
-            lpn: (slot * u64::from(s.units)) as u32,
-            units: s.units,
+            lpn: (slot * u64::from(units)) as u32,
+            units: units.min(s.footprint_units.max(1)),
+            idle_ns,
         })
     }
 
@@ -215,6 +352,7 @@ mod tests {
             footprint_units: 1000,
             interarrival_ns: 0,
             seed: 7,
+            ..SynthSpec::default()
         }
     }
 
@@ -247,5 +385,38 @@ mod tests {
             hot += u32::from(h.next_request().unwrap().lpn < 200);
         }
         assert!((7600..8400).contains(&hot), "{hot}");
+    }
+
+    #[test]
+    fn size_mix_draws_by_weight_and_stays_aligned() {
+        let mut s = Synth::new(SynthSpec {
+            sizes: SizeMix::new(&[(2, 3), (8, 1)]).unwrap(),
+            ..spec(Pattern::Random)
+        });
+        let mut large = 0;
+        for _ in 0..8000 {
+            let r = s.next_request().unwrap();
+            assert!(r.units == 2 || r.units == 8, "{}", r.units);
+            assert!(r.lpn / r.units * r.units == r.lpn && r.lpn + r.units <= 1000);
+            large += u32::from(r.units == 8);
+        }
+        assert!((1800..2200).contains(&large), "{large}");
+        assert!(SizeMix::new(&[(0, 1)]).is_none());
+        assert!(SizeMix::new(&[(1, 0)]).is_none());
+    }
+
+    #[test]
+    fn bursty_arrivals_idle_only_after_the_busy_share() {
+        let mut s = Synth::new(SynthSpec {
+            idle: IdleModel::Bursty {
+                busy_pct: 70,
+                period: 10,
+                idle_ns: 1000,
+            },
+            ..spec(Pattern::Random)
+        });
+        let gaps: Vec<u64> = (0..20).map(|_| s.next_request().unwrap().idle_ns).collect();
+        assert_eq!(&gaps[..10], &[0, 0, 0, 0, 0, 0, 0, 1000, 1000, 1000]);
+        assert_eq!(&gaps[10..], &gaps[..10]);
     }
 }

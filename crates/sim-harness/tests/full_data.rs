@@ -37,12 +37,14 @@ fn run_mixed(plan: &Plan) -> Outcome {
         footprint_units: logical,
         interarrival_ns: 0,
         seed: 7,
+        ..SynthSpec::default()
     });
     run(
         plan,
         RunSpec {
             precondition: false,
             precondition_units: 1,
+            precondition_footprint: 0,
             verify: true,
             source: &mut src,
             progress: &mut |_, _| {},
@@ -112,12 +114,14 @@ fn unsupported_unit_size_is_rejected() {
             footprint_units: 1,
             interarrival_ns: 0,
             seed: 1,
+            ..SynthSpec::default()
         });
         let r = run(
             &plan,
             RunSpec {
                 precondition: false,
                 precondition_units: 1,
+                precondition_footprint: 0,
                 verify: false,
                 source: &mut src,
                 progress: &mut |_, _| {},

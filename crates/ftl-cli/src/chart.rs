@@ -1,0 +1,386 @@
+//! SVG charts for experiment results: grouped bars, lines and CDFs.
+//!
+//! Drawn with `plotters`' SVG backend, which writes text as `<text>`
+//! elements and estimates text sizes itself, so no font files are needed.
+//! Every chart has a title, axis labels (which should carry units) and a
+//! legend.
+
+use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use plotters::coord::{CoordTranslate, Shift};
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+/// Chart size in pixels.
+const SIZE: (u32, u32) = (900, 560);
+
+/// Title and axis labels of a chart; axis labels should name their unit.
+#[derive(Clone, Debug)]
+pub struct Axes<'a> {
+    /// Chart title.
+    pub title: &'a str,
+    /// Label of the x axis, with unit.
+    pub x: &'a str,
+    /// Label of the y axis, with unit.
+    pub y: &'a str,
+}
+
+/// One named series of (x, y) points.
+#[derive(Clone, Debug, PartialEq)]
+pub struct XySeries {
+    /// Legend entry.
+    pub name: String,
+    /// Points in drawing order.
+    pub points: Vec<(f64, f64)>,
+}
+
+/// A drawing failure (only possible for degenerate input).
+fn err(e: impl std::fmt::Display) -> String {
+    format!("chart: {e}")
+}
+
+/// Upper end of an axis holding values up to `max`, with headroom.
+fn top(max: f64) -> f64 {
+    if max.is_finite() && max > 0.0 {
+        max * 1.1
+    } else {
+        1.0
+    }
+}
+
+/// Lower and upper end of an axis spanning `vals`, padded so a single value works.
+fn span(vals: impl Iterator<Item = f64>) -> (f64, f64) {
+    let (lo, hi) = vals
+        .filter(|v| v.is_finite())
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+            (a.min(v), b.max(v))
+        });
+    if lo > hi {
+        (0.0, 1.0)
+    } else if hi - lo < 1e-12 {
+        (lo - 0.5, hi + 0.5)
+    } else {
+        let pad = (hi - lo) * 0.05;
+        (lo - pad, hi + pad)
+    }
+}
+
+/// A white drawing area over `buf` with the title drawn.
+fn area<'b>(buf: &'b mut String) -> Result<DrawingArea<SVGBackend<'b>, Shift>, String> {
+    let root = SVGBackend::with_string(buf, SIZE).into_drawing_area();
+    root.fill(&WHITE).map_err(err)?;
+    Ok(root)
+}
+
+/// Grouped bar chart: one group per category, one bar per series in each
+/// group (`values[s][c]` is series `s` in category `c`; `None` draws no bar).
+pub fn grouped_bars(
+    axes: &Axes<'_>,
+    categories: &[String],
+    series: &[(String, Vec<Option<f64>>)],
+) -> Result<String, String> {
+    let n = categories.len().max(1);
+    let k = series.len().max(1);
+    let max = series
+        .iter()
+        .flat_map(|s| s.1.iter().flatten().copied())
+        .fold(0.0f64, f64::max);
+    let mut buf = String::new();
+    {
+        let root = area(&mut buf)?;
+        let rotate = n > 6 || categories.iter().any(|c| c.len() > 90 / n);
+        let mut chart = ChartBuilder::on(&root)
+            .caption(axes.title, ("sans-serif", 22))
+            .margin(12)
+            .x_label_area_size(if rotate { 130 } else { 40 })
+            .y_label_area_size(70)
+            .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), 0f64..top(max))
+            .map_err(err)?;
+        // Category names are drawn below the axis by hand: plotters centres
+        // rotated tick labels on the tick, which puts half of them inside
+        // the plot.
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(n + 1)
+            .x_label_formatter(&|_| String::new())
+            .x_desc(axes.x)
+            .y_desc(axes.y)
+            .draw()
+            .map_err(err)?;
+        for (i, name) in categories.iter().enumerate() {
+            let (px, py) = chart.backend_coord(&(i as f64, 0.0));
+            let style = if rotate {
+                ("sans-serif", 12)
+                    .into_font()
+                    .transform(FontTransform::Rotate90)
+                    .into_text_style(&root)
+                    .pos(Pos::new(HPos::Left, VPos::Center))
+            } else {
+                ("sans-serif", 13)
+                    .into_font()
+                    .into_text_style(&root)
+                    .pos(Pos::new(HPos::Center, VPos::Top))
+            };
+            root.draw(&Text::new(name.as_str(), (px, py + 8), style))
+                .map_err(err)?;
+        }
+        let width = 0.8 / k as f64;
+        for (s, (name, values)) in series.iter().enumerate() {
+            let color = Palette99::pick(s).to_rgba();
+            let bars = values.iter().enumerate().filter_map(|(c, v)| {
+                let v = (*v)?;
+                let x0 = c as f64 - 0.4 + s as f64 * width;
+                Some(Rectangle::new(
+                    [(x0, 0.0), (x0 + width * 0.95, v)],
+                    color.filled(),
+                ))
+            });
+            chart
+                .draw_series(bars)
+                .map_err(err)?
+                .label(name.as_str())
+                .legend(move |(x, y)| {
+                    Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled())
+                });
+        }
+        legend(&mut chart, SeriesLabelPosition::UpperRight)?;
+        root.present().map_err(err)?;
+    }
+    Ok(buf)
+}
+
+/// Line chart: one polyline with point markers per series.
+pub fn lines(axes: &Axes<'_>, series: &[XySeries]) -> Result<String, String> {
+    let all = || series.iter().flat_map(|s| s.points.iter());
+    let (x0, x1) = span(all().map(|p| p.0));
+    let ymax = all().map(|p| p.1).fold(0.0f64, f64::max);
+    let ymin = all().map(|p| p.1).fold(0.0f64, f64::min);
+    xy_chart(
+        axes,
+        series,
+        x0..x1,
+        (ymin, top(ymax)),
+        true,
+        SeriesLabelPosition::UpperRight,
+    )
+}
+
+/// CDF chart: each series is (value, cumulative fraction) points, drawn as a
+/// line on a logarithmic value axis (latencies span orders of magnitude)
+/// and a 0..1 fraction axis. Values below `MIN_LOG` are drawn at it.
+pub fn cdf(axes: &Axes<'_>, series: &[XySeries]) -> Result<String, String> {
+    const MIN_LOG: f64 = 0.1;
+    let vals = || {
+        series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.0.max(MIN_LOG)))
+    };
+    let lo = vals().fold(f64::INFINITY, f64::min);
+    let hi = vals().fold(0.0f64, f64::max);
+    let (lo, hi) = if lo.is_finite() && hi > lo {
+        (lo, hi * 1.2)
+    } else {
+        (MIN_LOG, 1.0)
+    };
+    let clamped: Vec<XySeries> = series
+        .iter()
+        .map(|s| XySeries {
+            name: s.name.clone(),
+            points: s.points.iter().map(|p| (p.0.max(MIN_LOG), p.1)).collect(),
+        })
+        .collect();
+    xy_chart(
+        axes,
+        &clamped,
+        (lo..hi).log_scale(),
+        (0.0, 1.0),
+        false,
+        SeriesLabelPosition::LowerRight,
+    )
+}
+
+/// Lines (with point markers if `markers`) over the x axis `x` and the
+/// linear y range `y`, legend at `at`.
+fn xy_chart<X>(
+    axes: &Axes<'_>,
+    series: &[XySeries],
+    x: X,
+    y: (f64, f64),
+    markers: bool,
+    at: SeriesLabelPosition,
+) -> Result<String, String>
+where
+    X: AsRangedCoord<Value = f64>,
+    X::CoordDescType: ValueFormatter<f64>,
+{
+    let mut buf = String::new();
+    {
+        let root = area(&mut buf)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(axes.title, ("sans-serif", 22))
+            .margin(12)
+            .x_label_area_size(45)
+            .y_label_area_size(70)
+            .build_cartesian_2d(x, y.0..y.1)
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_desc(axes.x)
+            .y_desc(axes.y)
+            .draw()
+            .map_err(err)?;
+        for (i, s) in series.iter().enumerate() {
+            let color = Palette99::pick(i).to_rgba();
+            chart
+                .draw_series(LineSeries::new(
+                    s.points.iter().copied(),
+                    color.stroke_width(2),
+                ))
+                .map_err(err)?
+                .label(s.name.as_str())
+                .legend(move |(x, y)| {
+                    PathElement::new([(x, y), (x + 14, y)], color.stroke_width(2))
+                });
+            if markers {
+                chart
+                    .draw_series(s.points.iter().map(|p| Circle::new(*p, 3, color.filled())))
+                    .map_err(err)?;
+            }
+        }
+        legend(&mut chart, at)?;
+        root.present().map_err(err)?;
+    }
+    Ok(buf)
+}
+
+/// Draws the legend of every labelled series at `at`.
+fn legend<'a, 'b: 'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, SVGBackend<'b>, CT>,
+    at: SeriesLabelPosition,
+) -> Result<(), String> {
+    chart
+        .configure_series_labels()
+        .position(at)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()
+        .map_err(|e| err(format!("{e:?}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn count(svg: &str, needle: &str) -> usize {
+        svg.matches(needle).count()
+    }
+
+    /// The colour of series `s` as the SVG writes it.
+    fn colour(s: usize) -> String {
+        let RGBAColor(r, g, b, _) = Palette99::pick(s).to_rgba();
+        format!("\"#{r:02X}{g:02X}{b:02X}\"")
+    }
+
+    /// `element`s drawn in the colour of series `s`.
+    fn drawn(svg: &str, element: &str, s: usize) -> usize {
+        svg.lines()
+            .filter(|l| l.contains(element) && l.contains(&colour(s)))
+            .count()
+    }
+
+    fn well_formed(svg: &str) {
+        assert!(svg.trim_start().starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+        assert_eq!(count(svg, "<text"), count(svg, "</text>"));
+    }
+
+    #[test]
+    fn grouped_bars_have_title_axes_legend_and_one_rect_per_bar() {
+        let cats: Vec<String> = ["oltp", "ntrx", "varmail"].map(String::from).to_vec();
+        let series = vec![
+            (
+                "off-chip".to_string(),
+                vec![Some(1.0), Some(1.0), Some(1.0)],
+            ),
+            ("rcFTL2".to_string(), vec![Some(1.4), None, Some(1.2)]),
+        ];
+        let axes = Axes {
+            title: "Normalised throughput",
+            x: "workload",
+            y: "throughput (x off-chip)",
+        };
+        let svg = grouped_bars(&axes, &cats, &series).unwrap();
+        well_formed(&svg);
+        for t in [
+            "Normalised throughput",
+            "workload",
+            "throughput (x off-chip)",
+            "oltp",
+            "varmail",
+            "rcFTL2",
+            "off-chip",
+        ] {
+            assert!(svg.contains(t), "missing {t}");
+        }
+        // Bars plus one legend swatch per series.
+        assert_eq!(drawn(&svg, "<rect", 0), 3 + 1);
+        assert_eq!(drawn(&svg, "<rect", 1), 2 + 1);
+    }
+
+    #[test]
+    fn lines_and_cdf_draw_one_polyline_per_series_plus_legend() {
+        let series = vec![
+            XySeries {
+                name: "oltp".into(),
+                points: vec![(2.0, 1.2), (3.0, 1.4), (4.0, 1.5)],
+            },
+            XySeries {
+                name: "ntrx".into(),
+                points: vec![(2.0, 1.1), (3.0, 1.3), (4.0, 1.7)],
+            },
+        ];
+        let axes = Axes {
+            title: "Throughput vs threshold",
+            x: "max copyback threshold (copies)",
+            y: "throughput (MiB/s)",
+        };
+        let svg = lines(&axes, &series).unwrap();
+        well_formed(&svg);
+        for t in [
+            "Throughput vs threshold",
+            "max copyback threshold (copies)",
+            "throughput (MiB/s)",
+            "oltp",
+            "ntrx",
+        ] {
+            assert!(svg.contains(t), "missing {t}");
+        }
+        // The line plus its legend entry, and a marker per point.
+        for s in 0..2 {
+            assert_eq!(drawn(&svg, "<polyline", s), 2);
+            assert_eq!(drawn(&svg, "<circle", s), 3);
+        }
+        let c = cdf(
+            &Axes {
+                title: "Latency CDF",
+                x: "latency (us)",
+                y: "fraction of requests",
+            },
+            &series[..1],
+        )
+        .unwrap();
+        well_formed(&c);
+        assert!(c.contains("Latency CDF") && c.contains("latency (us)"));
+        assert_eq!(drawn(&c, "<polyline", 0), 2);
+    }
+
+    #[test]
+    fn empty_input_still_draws() {
+        let axes = Axes {
+            title: "t",
+            x: "x (u)",
+            y: "y (u)",
+        };
+        assert!(grouped_bars(&axes, &[], &[]).unwrap().contains("x (u)"));
+        assert!(lines(&axes, &[]).unwrap().contains("y (u)"));
+    }
+}

@@ -1,0 +1,188 @@
+//! `ftl experiment` and `ftl synth --profile` as users and scripts see them:
+//! the files an experiment writes, their columns, determinism across
+//! thread counts, and bad names answered with exit status 2.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn ftl(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ftl"))
+        .args(args)
+        .output()
+        .expect("run ftl")
+}
+
+fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "ftl failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout.clone()).expect("utf8")
+}
+
+fn temp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("ftl-exp-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn read(dir: &Path, file: &str) -> String {
+    std::fs::read_to_string(dir.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"))
+}
+
+/// Runs the quick profiles experiment into a fresh directory.
+fn quick_profiles(name: &str, jobs: &str) -> (PathBuf, String) {
+    let dir = temp(name);
+    let out = ftl(&[
+        "experiment",
+        "profiles",
+        "--quick",
+        "--jobs",
+        jobs,
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    let stdout = ok(&out);
+    (dir, stdout)
+}
+
+#[test]
+fn profiles_experiment_writes_csv_markdown_json_and_charts() {
+    let (dir, stdout) = quick_profiles("files", "2");
+    let csv = read(&dir, "results.csv");
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    for col in [
+        "label",
+        "group",
+        "series",
+        "preset",
+        "workload",
+        "read_pct",
+        "paper_waf",
+        "waf",
+        "perf.iops",
+        "perf.throughput_mib_s",
+    ] {
+        assert!(
+            header.contains(&col),
+            "column {col} missing from {header:?}"
+        );
+    }
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    let names: Vec<&str> = rows.iter().map(|r| r[0]).collect();
+    for p in [
+        "oltp",
+        "ntrx",
+        "varmail",
+        "fileserver",
+        "high",
+        "mid",
+        "low",
+        "proj0",
+        "proj2",
+    ] {
+        assert!(names.contains(&p), "row {p} missing");
+    }
+    let waf = header.iter().position(|c| *c == "waf").unwrap();
+    for r in &rows {
+        assert_eq!(r.len(), header.len());
+        assert!(
+            r[waf].parse::<f64>().is_ok(),
+            "waf of {} is {:?}",
+            r[0],
+            r[waf]
+        );
+    }
+    let md = read(&dir, "table.md");
+    assert_eq!(stdout, md, "the table is printed on stdout");
+    assert_eq!(md.lines().count(), rows.len() + 2);
+    let json: Value = serde_json::from_str(&read(&dir, "report.json")).unwrap();
+    let cells = json["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), rows.len());
+    assert!(cells[0]["report"]["waf"].is_number());
+    for (file, title) in [
+        ("waf.svg", "Baseline WAF per workload profile"),
+        ("iops.svg", "Baseline IOPS per workload profile"),
+        ("latency_cdf.svg", "Request latency CDF"),
+    ] {
+        let svg = read(&dir, file);
+        assert!(svg.trim_start().starts_with("<svg"), "{file}");
+        assert!(svg.contains(title) && svg.contains("oltp"), "{file}");
+    }
+    let waf_svg = read(&dir, "waf.svg");
+    assert!(waf_svg.contains("write amplification"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn results_do_not_depend_on_the_thread_count() {
+    let (one, _) = quick_profiles("jobs1", "1");
+    let (two, _) = quick_profiles("jobs2", "2");
+    assert_eq!(read(&one, "results.csv"), read(&two, "results.csv"));
+    let _ = std::fs::remove_dir_all(&one);
+    let _ = std::fs::remove_dir_all(&two);
+}
+
+#[test]
+fn unknown_experiment_exits_2_listing_the_known_ones() {
+    let dir = temp("nope");
+    for args in [
+        vec!["experiment", "nope", "--out", dir.to_str().unwrap()],
+        vec!["experiment", "nope"],
+    ] {
+        let out = ftl(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(out.stdout.is_empty());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("nope") && err.contains("profiles") && err.contains("rcftl"),
+            "{err}"
+        );
+    }
+    assert!(!dir.exists(), "nothing written");
+    let list = ok(&ftl(&["experiment", "--list"]));
+    assert!(list.contains("profiles") && list.contains("rcftl"));
+    let out = ftl(&["experiment", "profiles"]);
+    assert_eq!(out.status.code(), Some(2), "--out is required");
+}
+
+fn read_share(args: &[&str]) -> f64 {
+    let mut all = vec![
+        "synth",
+        "--json",
+        "--quiet",
+        "--set",
+        "geometry.blocks_per_plane=64",
+    ];
+    all.extend_from_slice(args);
+    let v: Value = serde_json::from_str(ok(&ftl(&all)).trim()).unwrap();
+    let reads = v["host"]["read_requests"].as_f64().unwrap();
+    reads / v["host"]["requests"].as_f64().unwrap()
+}
+
+#[test]
+fn synth_profile_sets_the_read_ratio_and_flags_override_it() {
+    let oltp = read_share(&["--profile", "oltp", "--requests", "20000"]);
+    assert!((oltp - 0.70).abs() < 0.02, "oltp read share {oltp}");
+    let ntrx = read_share(&["--profile", "ntrx", "--requests", "20000"]);
+    assert!((ntrx - 0.05).abs() < 0.02, "ntrx read share {ntrx}");
+    let over = read_share(&[
+        "--profile",
+        "oltp",
+        "--read-pct",
+        "20",
+        "--requests",
+        "20000",
+    ]);
+    assert!(
+        (over - 0.20).abs() < 0.02,
+        "explicit --read-pct wins: {over}"
+    );
+    let out = ftl(&["synth", "--json", "--profile", "nope"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("varmail"));
+}
