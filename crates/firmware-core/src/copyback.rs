@@ -122,6 +122,23 @@ impl Default for CopybackPolicy {
     }
 }
 
+/// Copybacks a plane keeps in flight at most. A copyback cannot be called
+/// back once issued, so its units are programmed even if the host overwrites
+/// them while it waits behind other work on the die; deciding each page just
+/// in time keeps that waste small, and two keep the die busy.
+pub const MAX_COPYBACKS_IN_FLIGHT: u16 = 2;
+
+/// What became of one victim page offered to the copyback path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CopybackStep {
+    /// Issued as a copyback.
+    Issued,
+    /// Must go off-chip.
+    OffChip,
+    /// Would be copied back, but the plane has enough copybacks in flight.
+    Wait,
+}
+
 /// Time buckets of the DMMS moving average.
 pub(crate) const DMMS_BUCKETS: usize = 16;
 
@@ -353,17 +370,22 @@ impl Ftl<'_> {
     }
 
     /// Tries to move victim page `page` (live units `units`) by copyback.
-    /// Returns false when it must go off-chip instead.
     pub(crate) fn try_copyback(
         &mut self,
         p: PlaneId,
         victim: BlockId,
         page: Ppn,
         units: UnitMask,
-    ) -> Result<bool, Error> {
+    ) -> Result<CopybackStep, Error> {
+        if !self.pl(p)?.victim_copyback {
+            return Ok(CopybackStep::OffChip);
+        }
+        if self.pl(p)?.cb_inflight >= MAX_COPYBACKS_IN_FLIGHT {
+            return Ok(CopybackStep::Wait);
+        }
         let live = units.count() as u8;
         let PageMove::Copyback { dst, page_state } = self.page_move(p, victim, page, live)? else {
-            return Ok(false);
+            return Ok(CopybackStep::OffChip);
         };
         let mut spare = Spare {
             kind: PageKind::Data,
@@ -396,7 +418,8 @@ impl Ftl<'_> {
         )?;
         let pl = self.pl_mut(p)?;
         pl.gc_reads = pl.gc_reads.saturating_add(1);
-        Ok(true)
+        pl.cb_inflight = pl.cb_inflight.saturating_add(1);
+        Ok(CopybackStep::Issued)
     }
 
     /// A GC copyback finished: remap the units still current.
@@ -419,6 +442,7 @@ impl Ftl<'_> {
         {
             let pl = self.pl_mut(p)?;
             pl.gc_reads = pl.gc_reads.saturating_sub(1);
+            pl.cb_inflight = pl.cb_inflight.saturating_sub(1);
         }
         match result {
             Ok(_) => {

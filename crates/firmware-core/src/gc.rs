@@ -12,6 +12,7 @@
 //! GC slots are reserved per plane, so GC never waits for the host.
 
 use crate::addr::{BlockId, Lpn, PlaneId, Pun, UnitMask, MAX_UNITS_PER_PAGE};
+use crate::copyback::CopybackStep;
 use crate::error::Error;
 use crate::ftl::{Ftl, Stream};
 use crate::mapping::Loc;
@@ -97,9 +98,13 @@ impl Ftl<'_> {
                 if self.ops_available() == 0 {
                     return Ok(());
                 }
-                if self.try_copyback(p, victim, page, units)? {
-                    self.pl_mut(p)?.victim_cursor = cursor.saturating_add(1);
-                    continue;
+                match self.try_copyback(p, victim, page, units)? {
+                    CopybackStep::Issued => {
+                        self.pl_mut(p)?.victim_cursor = cursor.saturating_add(1);
+                        continue;
+                    }
+                    CopybackStep::Wait => return Ok(()),
+                    CopybackStep::OffChip => {}
                 }
                 if free_slots < need {
                     return Ok(());

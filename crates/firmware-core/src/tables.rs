@@ -222,6 +222,8 @@ pub struct PlaneState {
     pub cb_active: [u32; crate::copyback::MAX_LEVELS - 1],
     /// Whether the current victim moves its pages by copyback where the EPM allows.
     pub victim_copyback: bool,
+    /// GC copybacks in flight.
+    pub cb_inflight: u16,
 }
 
 impl Default for PlaneState {
@@ -246,6 +248,7 @@ impl Default for PlaneState {
             host_ready: false,
             cb_active: [NIL; crate::copyback::MAX_LEVELS - 1],
             victim_copyback: false,
+            cb_inflight: 0,
         }
     }
 }

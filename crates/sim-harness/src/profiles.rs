@@ -28,6 +28,11 @@ pub struct WorkloadParams {
     pub idle: IdleModel,
     /// Workload seed (`None`: the configuration's `sim.seed`).
     pub seed: Option<u64>,
+    /// Round sizes that are not whole mapping units up to whole units instead
+    /// of refusing them (profiles on page-mapped drives, whose mapping unit is
+    /// a whole flash page: a small write rewrites the whole unit; the merge
+    /// read of its old contents is not modelled).
+    pub round_up_sizes: bool,
 }
 
 impl Default for WorkloadParams {
@@ -41,6 +46,7 @@ impl Default for WorkloadParams {
             requests: None,
             idle: IdleModel::None,
             seed: None,
+            round_up_sizes: false,
         }
     }
 }
@@ -60,12 +66,13 @@ impl WorkloadParams {
         let mut pairs = Vec::with_capacity(self.sizes_kib.len());
         for &(kib, w) in &self.sizes_kib {
             let bytes = u64::from(kib) * 1024;
-            if kib == 0 || bytes % u64::from(unit_bytes) != 0 {
+            let whole = bytes % u64::from(unit_bytes) == 0;
+            if kib == 0 || !(whole || self.round_up_sizes) {
                 return Err(format!(
                     "--size-kib: {kib} KiB is not a positive multiple of the {unit_bytes}-byte mapping unit"
                 ));
             }
-            let units = u32::try_from(bytes / u64::from(unit_bytes)).unwrap_or(u32::MAX);
+            let units = u32::try_from(bytes.div_ceil(u64::from(unit_bytes))).unwrap_or(u32::MAX);
             if units > logical_units {
                 return Err(format!(
                     "--size-kib: {kib} KiB is larger than the device ({logical_units} units)"
@@ -170,6 +177,7 @@ impl Profile {
             sizes_kib: self.sizes_kib.to_vec(),
             footprint_pct: self.footprint_pct,
             idle: self.idle,
+            round_up_sizes: true,
             ..WorkloadParams::default()
         }
     }
@@ -190,7 +198,12 @@ impl Profile {
 /// beyond the GC reserve stays the paper drive's share.
 pub fn calibration_sets(preset: &str) -> &'static [&'static str] {
     match preset {
-        "rcftl-dac18" | "rcftl-thesis" => &["geometry.channels=2", "geometry.dies_per_channel=2"],
+        // The WAFs were calibrated with 4 KiB mapping units.
+        "rcftl-dac18" | "rcftl-thesis" => &[
+            "geometry.channels=2",
+            "geometry.dies_per_channel=2",
+            "ftl.mapping_unit_bytes=4096",
+        ],
         "longftl-mqsim" => &[
             "geometry.channels=1",
             "geometry.planes_per_die=1",
