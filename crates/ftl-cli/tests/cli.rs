@@ -2,37 +2,11 @@
 //! and bad input answered with a located error and exit status 2.
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Output;
 
-use serde_json::Value;
 
-fn ftl(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ftl"))
-        .args(args)
-        .output()
-        .expect("run ftl")
-}
-
-fn json_of(out: &Output) -> Value {
-    assert!(
-        out.status.success(),
-        "ftl failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout.clone()).expect("utf8");
-    assert_eq!(
-        text.trim().lines().count(),
-        1,
-        "exactly one JSON object on stdout"
-    );
-    serde_json::from_str(text.trim()).expect("stdout is JSON")
-}
-
-fn get<'a>(v: &'a Value, path: &str) -> &'a Value {
-    path.split('.').fold(v, |cur, k| {
-        cur.get(k).unwrap_or_else(|| panic!("missing key {path}"))
-    })
-}
+mod common;
+use common::{ftl, get, json_of};
 
 /// Keys other tools read; renaming one breaks them.
 const KEYS: &[&str] = &[
