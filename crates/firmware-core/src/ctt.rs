@@ -96,15 +96,22 @@ impl BerClass {
 /// just below the lowest reading of the next worse class.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BerClassifier {
-    /// Inclusive upper P/E bound of each bucket; P/E counts beyond the last
-    /// bound use the last bucket.
-    pub pe_upper: [u32; 6],
-    /// Most bit errors a [`BerClass::Best`] block may show, per bucket.
-    pub best_max: [u16; 6],
-    /// Most bit errors a [`BerClass::Median`] block may show, per bucket; above
+    /// Inclusive upper P/E bound of each step; P/E counts beyond the last
+    /// bound use the last step.
+    pub pe_upper: [u32; CLASSIFIER_STEPS],
+    /// Most bit errors a [`BerClass::Best`] block may show, per step.
+    pub best_max: [u16; CLASSIFIER_STEPS],
+    /// Most bit errors a [`BerClass::Median`] block may show, per step; above
     /// is `Worst`.
-    pub median_max: [u16; 6],
+    pub median_max: [u16; CLASSIFIER_STEPS],
 }
+
+/// P/E steps a [`BerClassifier`] holds boundaries for: four per column of
+/// seed 001 Table 6. Readings grow with wear inside a column, so a boundary
+/// that must hold over a whole column sits below every block of the next
+/// worse class at the column's start and classes nearly everything worst at
+/// its end; finer steps follow the wear.
+pub const CLASSIFIER_STEPS: usize = 24;
 
 impl BerClassifier {
     /// Boundaries for the medium's default reliability model at low wear.
@@ -113,15 +120,35 @@ impl BerClassifier {
     /// One pair of boundaries for every P/E count.
     pub const fn uniform(best_max: u16, median_max: u16) -> Self {
         BerClassifier {
-            pe_upper: [u32::MAX; 6],
-            best_max: [best_max; 6],
-            median_max: [median_max; 6],
+            pe_upper: [u32::MAX; CLASSIFIER_STEPS],
+            best_max: [best_max; CLASSIFIER_STEPS],
+            median_max: [median_max; CLASSIFIER_STEPS],
         }
     }
 
-    /// The bucket of `pe` (the last one beyond the table).
+    /// Boundaries from `(pe_upper, best_max, median_max)` steps in rising P/E
+    /// order; steps beyond the given ones repeat the last. `None` when there
+    /// are none or more than [`CLASSIFIER_STEPS`].
+    pub fn from_steps(steps: &[(u32, u16, u16)]) -> Option<Self> {
+        if steps.is_empty() || steps.len() > CLASSIFIER_STEPS {
+            return None;
+        }
+        let mut c = Self::uniform(0, 0);
+        let last = *steps.last()?;
+        for (i, slot) in c.pe_upper.iter_mut().enumerate() {
+            let (pe, best, median) = steps.get(i).copied().unwrap_or(last);
+            *slot = pe;
+            if let (Some(b), Some(m)) = (c.best_max.get_mut(i), c.median_max.get_mut(i)) {
+                *b = best;
+                *m = median;
+            }
+        }
+        Some(c)
+    }
+
+    /// The step of `pe` (the last one beyond the table).
     pub fn bucket(&self, pe: u32) -> usize {
-        pe_bucket(&self.pe_upper, pe).unwrap_or(5)
+        pe_bucket(&self.pe_upper, pe).unwrap_or(CLASSIFIER_STEPS - 1)
     }
 
     /// The class of a block with `pe` cycles whose post-program read showed
@@ -550,11 +577,13 @@ mod tests {
         assert_eq!(c.classify(9000, 18), BerClass::Median);
         assert_eq!(c.classify(0, 19), BerClass::Worst);
         assert_eq!(BerClass::default(), BerClass::Worst);
-        let c = BerClassifier {
-            pe_upper: RCPB_PE_UPPER,
-            best_max: [10, 12, 14, 16, 18, 20],
-            median_max: [20, 22, 24, 26, 28, 30],
-        };
+        let mut steps = [(0, 0, 0); 6];
+        for (i, s) in steps.iter_mut().enumerate() {
+            let k = i as u16 * 2;
+            *s = (RCPB_PE_UPPER[i], 10 + k, 20 + k);
+        }
+        let c = BerClassifier::from_steps(&steps).unwrap();
+        assert!(BerClassifier::from_steps(&[]).is_none());
         assert_eq!(c.classify(400, 10), BerClass::Best);
         assert_eq!(c.classify(401, 12), BerClass::Best);
         assert_eq!(c.classify(400, 12), BerClass::Median);

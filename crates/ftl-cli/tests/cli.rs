@@ -4,7 +4,6 @@
 use std::path::PathBuf;
 use std::process::Output;
 
-
 mod common;
 use common::{ftl, get, json_of};
 

@@ -1,6 +1,6 @@
 //! Tunables of the reliability model and of fault injection.
 
-use firmware_core::ctt::BerClassifier;
+use firmware_core::ctt::{BerClassifier, CLASSIFIER_STEPS};
 use firmware_core::Error;
 
 /// Raw bit-error model of the medium.
@@ -266,31 +266,39 @@ impl ReliabilityConfig {
         } else {
             1.0
         };
-        let mut c = BerClassifier {
-            pe_upper,
-            best_max: [0; 6],
-            median_max: [0; 6],
+        // The lowest reading a block of `class` can give at `pe`.
+        let least = |pe: u32, class: usize, factor: f32| -> u16 {
+            let q = factor * (1.0 - self.quality_jitter);
+            let mean = self.fresh_mean(pe, class, q, page)
+                * self.retention_factor(pe, self.retention_months)
+                * (1.0 - self.read_noise);
+            (mean as u32).min(u32::from(u16::MAX)) as u16
         };
+        let per = CLASSIFIER_STEPS / pe_upper.len();
+        let mut steps = [(0u32, 0u16, 0u16); CLASSIFIER_STEPS];
         let mut lo = 0u32;
         for (i, &hi) in pe_upper.iter().enumerate() {
-            // Fresh errors and retention grow with P/E inside a bucket (the
-            // correction is constant there), so the lowest reading is at `lo`.
-            let least = |class: usize, factor: f32| -> u16 {
-                let q = factor * (1.0 - self.quality_jitter);
-                let mean = self.fresh_mean(lo, class, q, page)
-                    * self.retention_factor(lo, self.retention_months)
-                    * (1.0 - self.read_noise);
-                (mean as u32).min(u32::from(u16::MAX)) as u16
-            };
-            c.best_max[i] = least(1, 1.0).saturating_sub(1);
-            c.median_max[i] = if self.worst_fraction > 0.0 {
-                least(2, self.worst_factor).saturating_sub(1)
-            } else {
-                u16::MAX
-            };
+            // Readings grow with P/E inside a bucket (its correction is
+            // constant), so each step's boundary holds from the step's start.
+            let span = u64::from(hi.saturating_sub(lo)) + 1;
+            for j in 0..per {
+                let start = lo + (span * j as u64 / per as u64) as u32;
+                let end = if j + 1 == per {
+                    hi
+                } else {
+                    lo + (span * (j as u64 + 1) / per as u64) as u32 - 1
+                };
+                let best = least(start, 1, 1.0).saturating_sub(1);
+                let median = if self.worst_fraction > 0.0 {
+                    least(start, 2, self.worst_factor).saturating_sub(1)
+                } else {
+                    u16::MAX
+                };
+                steps[i * per + j] = (end, best, median);
+            }
             lo = hi.saturating_add(1);
         }
-        c
+        BerClassifier::from_steps(&steps).unwrap_or(BerClassifier::uniform(0, 0))
     }
 
     /// Checks that every value is finite and in range.

@@ -647,9 +647,16 @@ fn calibrated_presets_and_classifier() {
     assert_eq!(rel.rated_pe, 5000);
     assert_eq!(rel.retention_months, 12.0);
     let k = c.ber_classifier().unwrap();
-    assert_eq!(k.pe_upper, firmware_core::ctt::RCPB_PE_UPPER);
-    for b in 0..6 {
+    // Four steps per column of Table 6, each column ending where the table's does.
+    let steps = firmware_core::ctt::CLASSIFIER_STEPS;
+    for (i, end) in firmware_core::ctt::RCPB_PE_UPPER.iter().enumerate() {
+        assert_eq!(k.pe_upper[(i + 1) * steps / 6 - 1], *end);
+    }
+    for b in 0..steps {
         assert!(k.best_max[b] < k.median_max[b]);
+        if b > 0 {
+            assert!(k.pe_upper[b] > k.pe_upper[b - 1]);
+        }
     }
     let d = SimConfig::preset("rcftl-dac18").unwrap();
     assert_eq!(d.reliability().unwrap().base_errors, 4.33);
