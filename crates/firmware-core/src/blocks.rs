@@ -135,7 +135,14 @@ impl Ftl<'_> {
         if full {
             self.bucket_insert(b)?;
         }
-        Ok(())
+        let p = self.g.plane_of(b);
+        let pl = self.pl_mut(p)?;
+        pl.valid_units = if inc {
+            pl.valid_units.saturating_add(1)
+        } else {
+            pl.valid_units.saturating_sub(1)
+        };
+        self.refresh_ready(p)
     }
 
     /// The greedy victim of a plane: the full block with the fewest valid units,
@@ -175,14 +182,15 @@ impl Ftl<'_> {
         self.refresh_ready(p)
     }
 
-    /// Takes the free block with the lowest P/E count (dynamic wear levelling).
-    fn free_pop_coolest(&mut self, p: PlaneId) -> Result<Option<BlockId>, Error> {
+    /// Takes the free block with the lowest P/E count (dynamic wear
+    /// levelling) among those whose copyback threshold is at least `min_ct`.
+    fn free_pop_coolest(&mut self, p: PlaneId, min_ct: u8) -> Result<Option<BlockId>, Error> {
         let mut prev = NIL;
         let mut cur = self.pl(p)?.free_head;
         let (mut best, mut best_prev, mut best_pe) = (NIL, NIL, u32::MAX);
         while cur != NIL {
             let m = self.blk(BlockId(cur))?;
-            if m.pe < best_pe {
+            if m.pe < best_pe && (min_ct == 0 || self.block_ct(BlockId(cur))? >= min_ct) {
                 best = cur;
                 best_prev = prev;
                 best_pe = m.pe;
@@ -213,15 +221,27 @@ impl Ftl<'_> {
         p: PlaneId,
         stream: Stream,
     ) -> Result<Option<BlockId>, Error> {
+        self.open_block_for(p, stream, 0)
+    }
+
+    /// [`Self::open_block`] restricted to free blocks whose copyback
+    /// threshold is at least `min_ct`: a copyback destination must take the
+    /// chain that lands in it.
+    pub(crate) fn open_block_for(
+        &mut self,
+        p: PlaneId,
+        stream: Stream,
+        min_ct: u8,
+    ) -> Result<Option<BlockId>, Error> {
         let free = self.pl(p)?.free_count;
-        let floor = match stream {
-            Stream::Host => self.cfg.gc_reserve_blocks,
-            Stream::Gc => 0,
+        let blocked = match stream {
+            Stream::Host => !self.host_may_open(p)?,
+            Stream::Gc => free == 0,
         };
-        if free <= floor {
+        if blocked {
             return Ok(None);
         }
-        let Some(b) = self.free_pop_coolest(p)? else {
+        let Some(b) = self.free_pop_coolest(p, min_ct)? else {
             return Ok(None);
         };
         {
@@ -231,10 +251,9 @@ impl Ftl<'_> {
             m.valid = 0;
             m.next_page = 0;
             m.pending = 0;
-            m.ber = None;
         }
         self.blk_mut(b)?.quota = self.cb.epm.q_init();
-        if self.pl(p)?.free_count <= self.cfg.gc_trigger_blocks {
+        if self.gc_wanted(p)? {
             self.attend(p)?;
         }
         self.refresh_ready(p)?;
@@ -254,8 +273,7 @@ impl Ftl<'_> {
                 self.blk_mut(b)?.state = BlockState::Full;
                 self.bucket_insert(b)?;
                 let p = self.g.plane_of(b);
-                let pl = self.pl(p)?;
-                if pl.free_count <= self.cfg.gc_trigger_blocks {
+                if self.gc_wanted(p)? {
                     self.attend(p)?;
                 }
             }
@@ -287,6 +305,7 @@ impl Ftl<'_> {
         }
         let pl = self.pl_mut(p)?;
         pl.retire_head = b.0;
+        pl.lost_blocks = pl.lost_blocks.saturating_add(1);
         if pl.host_active == b.0 {
             pl.host_active = NIL;
         }

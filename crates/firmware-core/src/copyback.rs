@@ -23,8 +23,12 @@
 //! data restarts at `Q_init` in the plane's ordinary GC active block.
 //!
 //! A block's BER class is measured by one read of its first page right after
-//! that page is programmed; until then the block counts as
-//! [`BerClass::Worst`] (the safe side).
+//! that page is programmed from the controller (a page written by copyback
+//! carries errors that are not the block's own); until the first measurement
+//! the block counts as [`BerClass::Worst`] (the safe side). The class is the
+//! block's process variation, so it is kept across erases and refreshed each
+//! cycle. A copyback hop is costed at the lower threshold of its source and
+//! its destination.
 
 use crate::addr::{BlockId, PlaneId, Ppn, UnitMask};
 use crate::ctt::{BerClass, BerClassifier, CopybackConfig};
@@ -154,13 +158,28 @@ pub(crate) struct CopybackState {
 impl CopybackState {
     pub(crate) fn new(p: &CopybackPolicy) -> Result<Self, Error> {
         let epm = epm::Epm::new(p.thresholds)?;
-        let mut levels = heapless::Vec::new();
+        let mut levels: heapless::Vec<Quota, MAX_LEVELS> = heapless::Vec::new();
         if p.mode == CopybackMode::Rcftl {
+            // A quota below the smallest deduction allows no further copyback,
+            // so it is the same as 0: those values share level 0, which is
+            // always kept (data for it would otherwise go off-chip).
+            let smallest = epm
+                .deduction(p.thresholds.thresholds_in_force().max())
+                .unwrap_or(Quota::MAX);
+            let q_init = epm.q_init();
+            levels
+                .push(q_init)
+                .map_err(|_| Error::Corrupt("quota levels"))?;
+            let room = MAX_LEVELS.saturating_sub(1);
             for q in epm.reachable_quotas().iter_desc() {
-                if levels.push(q).is_err() {
-                    // Beyond the cap, data drops to the lowest level kept: safe.
-                    break;
+                if q == 0 || q == q_init || q < smallest || levels.len() >= room {
+                    // Beyond the cap, data drops to the next level kept: safe.
+                    continue;
                 }
+                levels.push(q).map_err(|_| Error::Corrupt("quota levels"))?;
+            }
+            if q_init != 0 {
+                levels.push(0).map_err(|_| Error::Corrupt("quota levels"))?;
             }
         } else {
             levels
@@ -208,7 +227,7 @@ impl Ftl<'_> {
         *pl.cb_active
             .get_mut(level.saturating_sub(1))
             .ok_or(Error::Corrupt("quota level"))? = b;
-        Ok(())
+        self.refresh_ready(p)
     }
 
     /// GC active blocks open in plane `p` (every quota level).
@@ -216,6 +235,44 @@ impl Ftl<'_> {
         let pl = self.pl(p)?;
         let extra = pl.cb_active.iter().filter(|&&b| b != NIL).count() as u32;
         Ok(extra.saturating_add(u32::from(pl.gc_active != NIL)))
+    }
+
+    /// Where off-chip GC data goes in plane `p`: the full-quota GC active
+    /// block, except when the plane is down to its GC reserve and a lower
+    /// level has a block open: then that one (lowest level first), so space
+    /// held in half-written level blocks is used rather than trapped. Data
+    /// landing below its quota only loses copyback budget, which is safe.
+    pub(crate) fn offchip_target(&mut self, p: PlaneId) -> Result<Option<BlockId>, Error> {
+        let pl = self.pl(p)?;
+        if pl.free_count <= self.cfg.gc_reserve_blocks {
+            if let Some(&b) = pl.cb_active.iter().find(|&&b| b != NIL) {
+                return Ok(Some(BlockId(b)));
+            }
+        }
+        self.gc_level_target(p, 0, 0)
+    }
+
+    /// An open lower-level block of plane `p` to empty when GC finds no
+    /// victim: it drops out of its level and becomes the victim, so the
+    /// erased pages it pinned return to the plane (NAND erases partly
+    /// written blocks). The one with the fewest valid units, once its
+    /// programs finished.
+    pub(crate) fn evict_level_block(&mut self, p: PlaneId) -> Result<Option<BlockId>, Error> {
+        let mut best: Option<(u16, u32)> = None;
+        for &b in self.pl(p)?.cb_active.iter() {
+            if b == NIL {
+                continue;
+            }
+            let m = self.blk(BlockId(b))?;
+            if m.pending == 0 && best.is_none_or(|(v, _)| m.valid < v) {
+                best = Some((m.valid, b));
+            }
+        }
+        let Some((_, b)) = best else {
+            return Ok(None);
+        };
+        self.drop_gc_active(p, BlockId(b))?;
+        Ok(Some(BlockId(b)))
     }
 
     /// Forgets `b` as an active block of any GC level of plane `p` (it filled or went bad).
@@ -229,27 +286,41 @@ impl Ftl<'_> {
                 *a = NIL;
             }
         }
-        Ok(())
+        self.refresh_ready(p)
     }
 
     /// The open GC block of quota level `level` of plane `p`, opening one if
-    /// allowed. Lower levels never take a plane's last free block, so the
+    /// allowed (a free block with a copyback threshold of at least `min_ct`).
+    /// Lower levels never take a plane's last free block, so the
     /// off-chip level can always take the rest of a victim's data.
     pub(crate) fn gc_level_target(
         &mut self,
         p: PlaneId,
         level: usize,
+        min_ct: u8,
     ) -> Result<Option<BlockId>, Error> {
         let b = self.level_block(p, level)?;
         if b != NIL {
             return Ok(Some(BlockId(b)));
         }
-        // The last free block is the off-chip level's: whatever happens, a
-        // victim's remaining data fits in it.
-        if level > 0 && self.pl(p)?.free_count <= 1 {
-            return Ok(None);
+        // A lower level opens only if a whole block of GC destination space
+        // (free blocks and erased pages of other level blocks, which take
+        // off-chip data when the plane is down to its reserve) stays beside
+        // it, so a victim's remaining data (less than a block) always fits.
+        // Nor may it open in a plane short of room (see `has_room`).
+        if level > 0 {
+            let free = self.pl(p)?.free_count;
+            let others = self.level_erased_pages(p)?;
+            let ppb = self.g.pages_per_block;
+            let spare = free
+                .saturating_sub(1)
+                .saturating_mul(ppb)
+                .saturating_add(others);
+            if free == 0 || spare < ppb || !self.has_room(p)? {
+                return Ok(None);
+            }
         }
-        let Some(b) = self.open_block(p, Stream::Gc)? else {
+        let Some(b) = self.open_block_for(p, Stream::Gc, min_ct)? else {
             return Ok(None);
         };
         let quota = self.cb.levels.get(level).copied().unwrap_or(0);
@@ -267,8 +338,8 @@ impl Ftl<'_> {
         if !self.cfg.copyback.mode.copies_back() {
             return false;
         }
-        let urgency = match self.pl(p) {
-            Ok(pl) if pl.free_count > self.cfg.gc_reserve_blocks => Urgency::Background,
+        let urgency = match self.gc_free(p) {
+            Ok(f) if f > self.cfg.gc_reserve_blocks => Urgency::Background,
             _ => Urgency::Foreground,
         };
         let mode = self.cb.dmms.select(self.last_now, urgency);
@@ -334,39 +405,70 @@ impl Ftl<'_> {
         if !self.pl(p)?.victim_copyback || live < need {
             return Ok(PageMove::OffChip);
         }
-        let m = *self.blk(victim)?;
-        let ber = m.ber.unwrap_or(BerClass::Worst);
-        let ct = cp.thresholds.threshold(m.pe, ber);
-        let (level, page_state) = match cp.mode {
-            CopybackMode::OffChip => return Ok(PageMove::OffChip),
-            CopybackMode::Unchecked => (0, 0),
-            CopybackMode::FastGc => {
-                let ct = crate::ctt::fastgc_ct(m.pe, cp.thresholds.retention)
-                    .min(cp.thresholds.max_threshold);
-                match epm::decide_counter(self.page_state(page)?, ct) {
+        let src_ct = self.block_ct(victim)?;
+        let src_quota = self.blk(victim)?.quota;
+        // The destination must take the chain too: a hop is costed at the
+        // lower threshold of its two ends (a more worn or weaker destination
+        // adds more fresh errors at the final read than the source would).
+        let mut ct = src_ct;
+        for _ in 0..3 {
+            let (level, page_state) = match cp.mode {
+                CopybackMode::OffChip => return Ok(PageMove::OffChip),
+                CopybackMode::Unchecked => (0, 0),
+                CopybackMode::FastGc => match epm::decide_counter(self.page_state(page)?, ct) {
                     epm::CounterDecision::Copyback { dst_count } => (0, dst_count),
-                    epm::CounterDecision::OffChip { .. } => return Ok(PageMove::OffChip),
-                }
-            }
-            CopybackMode::RcftlPerPage => match self.cb.epm.decide(self.page_state(page)?, ct) {
-                Decision::Copyback { dst_quota } => (0, dst_quota),
-                Decision::OffChip { .. } => return Ok(PageMove::OffChip),
-            },
-            CopybackMode::Rcftl => match self.cb.epm.decide(m.quota, ct) {
-                Decision::Copyback { dst_quota } => {
-                    // The largest level not above the quota left: never gains budget.
-                    match self.cb.levels.iter().position(|&q| q <= dst_quota) {
-                        Some(l) => (l, 0),
-                        None => return Ok(PageMove::OffChip),
+                    epm::CounterDecision::OffChip { .. } => return Ok(self.epm_refused()),
+                },
+                CopybackMode::RcftlPerPage => {
+                    match self.cb.epm.decide(self.page_state(page)?, ct) {
+                        Decision::Copyback { dst_quota } => (0, dst_quota),
+                        Decision::OffChip { .. } => return Ok(self.epm_refused()),
                     }
                 }
-                Decision::OffChip { .. } => return Ok(PageMove::OffChip),
-            },
-        };
-        match self.gc_level_target(p, level)? {
-            Some(dst) => Ok(PageMove::Copyback { dst, page_state }),
-            None => Ok(PageMove::OffChip),
+                CopybackMode::Rcftl => match self.cb.epm.decide(src_quota, ct) {
+                    // The largest level not above the quota left: never gains budget.
+                    Decision::Copyback { dst_quota } => {
+                        match self.cb.levels.iter().position(|&q| q <= dst_quota) {
+                            Some(l) => (l, 0),
+                            None => return Ok(self.epm_refused()),
+                        }
+                    }
+                    Decision::OffChip { .. } => return Ok(self.epm_refused()),
+                },
+            };
+            let unchecked = cp.mode == CopybackMode::Unchecked;
+            let min_ct = if unchecked { 0 } else { ct };
+            let Some(dst) = self.gc_level_target(p, level, min_ct)? else {
+                self.stats.epm_no_block_pages = self.stats.epm_no_block_pages.saturating_add(1);
+                return Ok(PageMove::OffChip);
+            };
+            let dst_ct = self.block_ct(dst)?;
+            if unchecked || dst_ct >= ct {
+                return Ok(PageMove::Copyback { dst, page_state });
+            }
+            // An open destination weaker than the source: cost the hop at its threshold.
+            ct = dst_ct;
         }
+        Ok(self.epm_refused())
+    }
+
+    /// Counts a page the EPM check sent off-chip.
+    fn epm_refused(&mut self) -> PageMove {
+        self.stats.epm_offchip_pages = self.stats.epm_offchip_pages.saturating_add(1);
+        PageMove::OffChip
+    }
+
+    /// The copyback threshold of block `b` now: its P/E count and BER class
+    /// (unmeasured: worst) in the configured table; FastGC's block-unaware
+    /// threshold in that mode.
+    pub(crate) fn block_ct(&self, b: BlockId) -> Result<u8, Error> {
+        let cp = &self.cfg.copyback;
+        let m = self.blk(b)?;
+        let ber = match cp.mode {
+            CopybackMode::FastGc => BerClass::Worst,
+            _ => m.ber.unwrap_or(BerClass::Worst),
+        };
+        Ok(cp.thresholds.threshold(m.pe, ber))
     }
 
     /// Tries to move victim page `page` (live units `units`) by copyback.

@@ -165,7 +165,8 @@ impl<'n, N: Nand> SyncDriver<'n, N> {
         self.run(ftl)
     }
 
-    /// Flushes the write buffer to flash and waits for it.
+    /// Flushes the write buffer to flash and waits for it. `Err(OutOfSpace)`
+    /// when failures left no plane room for the buffered data.
     pub fn flush(&mut self, ftl: &mut Ftl<'_>) -> Result<(), Error> {
         let tag = Tag(u32::MAX);
         ftl.flush(tag, self.now)?;
@@ -174,6 +175,10 @@ impl<'n, N: Nand> SyncDriver<'n, N> {
             if c == (HostCompletion::Flush { tag }) {
                 return Ok(());
             }
+        }
+        // Nothing left to wait for: the buffered data has no plane to go to.
+        if ftl.ops_queued() == 0 {
+            return Err(Error::OutOfSpace);
         }
         Err(Error::Corrupt("flush did not complete"))
     }

@@ -76,7 +76,17 @@ pub struct Stats {
     pub classified_blocks: u64,
     /// Most GC active blocks (copyback quota levels) open at once in one plane.
     pub epm_active_blocks_max: u32,
+    /// Victim pages of copyback victims sent off-chip because the EPM check
+    /// failed (quota or counter used up, threshold 0).
+    pub epm_offchip_pages: u64,
+    /// Victim pages of copyback victims sent off-chip because no destination
+    /// block of their quota level was open or could be opened.
+    pub epm_no_block_pages: u64,
 }
+
+/// Open blocks a plane's room check sets aside: the host and GC active
+/// blocks, and one that filled with programs still in flight.
+pub(crate) const OPEN_MARGIN: u32 = 3;
 
 /// The FTL core. See the crate documentation.
 pub struct Ftl<'a> {
@@ -489,6 +499,9 @@ impl<'a> Ftl<'a> {
         } else {
             self.blk_mut(*block)?.state = BlockState::Bad;
             self.stats.bad_blocks = self.stats.bad_blocks.saturating_add(1);
+            let p = self.g.plane_of(*block);
+            let pl = self.pl_mut(p)?;
+            pl.lost_blocks = pl.lost_blocks.saturating_add(1);
         }
         if self.format_pending == 0 && self.format_cursor >= self.g.total_blocks() {
             self.ready = true;
@@ -561,9 +574,8 @@ impl<'a> Ftl<'a> {
 
     /// Re-evaluates whether plane `p`'s host stream can take a page now.
     pub(crate) fn refresh_ready(&mut self, p: PlaneId) -> Result<(), Error> {
-        let reserve = self.cfg.gc_reserve_blocks;
+        let ready = self.host_ready_now(p)?;
         let pl = self.pl_mut(p)?;
-        let ready = pl.host_active != NIL || pl.free_count > reserve;
         if ready != pl.host_ready {
             pl.host_ready = ready;
             if ready {
@@ -573,6 +585,72 @@ impl<'a> Ftl<'a> {
             }
         }
         Ok(())
+    }
+
+    /// Whether plane `p`'s host stream can take a page now: it has room and
+    /// an open host block, or may open one.
+    fn host_ready_now(&self, p: PlaneId) -> Result<bool, Error> {
+        Ok(self.has_room(p)? && (self.pl(p)?.host_active != NIL || self.host_may_open(p)?))
+    }
+
+    /// Whether the host stream of plane `p` may open a free block: never the
+    /// last one, and only above the GC reserve counted by [`Self::gc_free`].
+    pub(crate) fn host_may_open(&self, p: PlaneId) -> Result<bool, Error> {
+        Ok(self.pl(p)?.free_count > 1 && self.gc_free(p)? > self.cfg.gc_reserve_blocks)
+    }
+
+    /// The space GC can write to in plane `p`, in blocks: free blocks plus
+    /// the erased pages left in open lower-quota-level blocks (whole blocks'
+    /// worth). Those pages are GC destinations as good as a free block (GC
+    /// puts off-chip data there when the plane is down to its reserve), so
+    /// the GC trigger and reserve count them: otherwise every extra active
+    /// block of the per-block EPM would shrink the spare space and raise the
+    /// WAF.
+    pub(crate) fn gc_free(&self, p: PlaneId) -> Result<u32, Error> {
+        let ppb = self.g.pages_per_block.max(1);
+        Ok(self
+            .pl(p)?
+            .free_count
+            .saturating_add(self.level_erased_pages(p)?.div_ceil(ppb)))
+    }
+
+    /// Whether plane `p` needs GC: its GC space ([`Self::gc_free`]) is at the
+    /// trigger, or the host can no longer open a block there.
+    pub(crate) fn gc_wanted(&self, p: PlaneId) -> Result<bool, Error> {
+        Ok(self.gc_free(p)? <= self.cfg.gc_trigger_blocks || !self.host_may_open(p)?)
+    }
+
+    /// Erased pages left in the open lower-quota-level blocks of plane `p`.
+    pub(crate) fn level_erased_pages(&self, p: PlaneId) -> Result<u32, Error> {
+        let ppb = self.g.pages_per_block;
+        let mut erased = 0u32;
+        for &b in self.pl(p)?.cb_active.iter() {
+            if b != NIL {
+                let next = u32::from(self.blk(BlockId(b))?.next_page);
+                erased = erased.saturating_add(ppb.saturating_sub(next));
+            }
+        }
+        Ok(erased)
+    }
+
+    /// Whether plane `p` may take more data. GC moves data only within a
+    /// plane, so a plane must never fill with valid data: while its valid
+    /// units stay below its good blocks minus the GC reserve and
+    /// [`OPEN_MARGIN`] open blocks, some full block holds a dead unit whenever
+    /// the plane is down to its reserve (or an open copyback level block can
+    /// be emptied instead, see `gc::choose_victim`), so GC can always gain
+    /// space. Host writes (and new copyback quota levels) go to other planes
+    /// until overwrites free room here.
+    pub(crate) fn has_room(&self, p: PlaneId) -> Result<bool, Error> {
+        let pl = self.pl(p)?;
+        let blocks = self
+            .g
+            .blocks_per_plane
+            .saturating_sub(pl.lost_blocks)
+            .saturating_sub(self.cfg.gc_reserve_blocks)
+            .saturating_sub(OPEN_MARGIN);
+        let room = u64::from(blocks).saturating_mul(u64::from(self.g.units_per_block()));
+        Ok(u64::from(pl.valid_units) < room)
     }
 
     /// Next plane in round-robin order: channels first, then dies, then planes,
@@ -697,8 +775,8 @@ impl<'a> Ftl<'a> {
             m.pending = m.pending.saturating_add(1);
             page
         };
+        let p = self.g.plane_of(b);
         if page.saturating_add(1) >= ppb {
-            let p = self.g.plane_of(b);
             let pl = self.pl_mut(p)?;
             match stream {
                 Stream::Host if pl.host_active == b.0 => pl.host_active = NIL,
@@ -706,6 +784,12 @@ impl<'a> Ftl<'a> {
                 Stream::Gc => self.drop_gc_active(p, b)?,
             }
             self.refresh_ready(p)?;
+        } else if stream == Stream::Gc && self.pl(p)?.cb_active.contains(&b.0) {
+            // A page of a lower-level block fewer: `gc_free` may drop.
+            self.refresh_ready(p)?;
+            if self.gc_wanted(p)? {
+                self.attend(p)?;
+            }
         }
         Ok(self.g.ppn(b, page))
     }
@@ -782,10 +866,25 @@ impl<'a> Ftl<'a> {
                 return Err(Error::Corrupt("valid count differs from live units"));
             }
         }
+        for p in 0..self.g.planes() {
+            let (mut valid, mut lost) = (0u32, 0u32);
+            let first = p.saturating_mul(self.g.blocks_per_plane);
+            for b in first..first.saturating_add(self.g.blocks_per_plane) {
+                let m = self.blk(BlockId(b))?;
+                valid = valid.saturating_add(u32::from(m.valid));
+                if matches!(m.state, BlockState::Bad | BlockState::Retiring) {
+                    lost = lost.saturating_add(1);
+                }
+            }
+            let pl = self.pl(PlaneId(p))?;
+            if (valid, lost) != (pl.valid_units, pl.lost_blocks) {
+                return Err(Error::Corrupt("plane space counters are off"));
+            }
+        }
         let mut ready: u32 = 0;
         for p in 0..self.g.planes() {
             let pl = self.pl(PlaneId(p))?;
-            let want = pl.host_active != NIL || pl.free_count > self.cfg.gc_reserve_blocks;
+            let want = self.host_ready_now(PlaneId(p))?;
             if pl.host_ready != want {
                 return Err(Error::Corrupt("plane host-ready flag is stale"));
             }

@@ -7,9 +7,11 @@
 //! if the host has not overwritten it meanwhile. Once the victim holds no
 //! valid unit it is erased and returns to the free list.
 //!
-//! Forward progress: hosts may not take a plane's last `gc_reserve_blocks`
-//! free blocks, a victim always has fewer valid units than a block holds, and
-//! GC slots are reserved per plane, so GC never waits for the host.
+//! Forward progress: hosts may not take a plane's last free block nor dip
+//! below `gc_reserve_blocks` of GC space (`Ftl::gc_free`), a victim always has fewer valid units than a block holds, GC
+//! slots are reserved per plane, so GC never waits for the host, and a plane
+//! never fills with valid data (`Ftl::has_room`), so a victim (or an open
+//! copyback level block to empty) exists whenever GC needs one.
 
 use crate::addr::{BlockId, Lpn, PlaneId, Pun, UnitMask, MAX_UNITS_PER_PAGE};
 use crate::copyback::CopybackStep;
@@ -46,14 +48,17 @@ impl Ftl<'_> {
     fn choose_victim(&mut self, p: PlaneId) -> Result<bool, Error> {
         let (victim, origin) = if let Some(b) = self.take_retiring(p)? {
             (b, Origin::Retire)
-        } else if self.pl(p)?.free_count <= self.cfg.gc_trigger_blocks {
+        } else if self.gc_wanted(p)? {
             match self.greedy_victim(p)? {
                 Some(b) => (b, Origin::Gc),
-                None => return Ok(false),
+                None => match self.evict_level_block(p)? {
+                    Some(b) => (b, Origin::Gc),
+                    None => return Ok(false),
+                },
             }
         } else {
             let c = self.pl(p)?.wl_candidate;
-            if c == NIL || self.pl(p)?.free_count <= self.cfg.gc_reserve_blocks {
+            if c == NIL || self.gc_free(p)? <= self.cfg.gc_reserve_blocks {
                 return Ok(false);
             }
             self.pl_mut(p)?.wl_candidate = NIL;
@@ -63,7 +68,9 @@ impl Ftl<'_> {
             (BlockId(c), Origin::WearLevel)
         };
         if origin != Origin::Retire {
-            self.bucket_remove(victim)?;
+            if self.blk(victim)?.state == BlockState::Full {
+                self.bucket_remove(victim)?;
+            }
             self.blk_mut(victim)?.state = BlockState::Victim;
         }
         let copyback = self.victim_mode(p);
@@ -157,16 +164,9 @@ impl Ftl<'_> {
             if held == 0 || (held < upp && !drain) || self.ops_available() == 0 {
                 return Ok(());
             }
-            let mut dest = self.pl(p)?.gc_active;
-            if dest == NIL {
-                match self.open_block(p, Stream::Gc)? {
-                    Some(b) => {
-                        self.pl_mut(p)?.gc_active = b.0;
-                        dest = b.0;
-                    }
-                    None => return Ok(()),
-                }
-            }
+            let Some(BlockId(dest)) = self.offchip_target(p)? else {
+                return Ok(());
+            };
             let mut src = [Slot(0); MAX_UNITS_PER_PAGE];
             let mut spare = Spare {
                 kind: PageKind::Data,
@@ -343,6 +343,9 @@ impl Ftl<'_> {
             self.wear_tick(p)?;
         } else {
             self.blk_mut(*block)?.state = BlockState::Bad;
+            let pl = self.pl_mut(p)?;
+            pl.lost_blocks = pl.lost_blocks.saturating_add(1);
+            self.refresh_ready(p)?;
             self.stats.erase_failures = self.stats.erase_failures.saturating_add(1);
             self.stats.grown_bad_blocks = self.stats.grown_bad_blocks.saturating_add(1);
             self.stats.bad_blocks = self.stats.bad_blocks.saturating_add(1);

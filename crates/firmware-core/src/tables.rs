@@ -224,6 +224,10 @@ pub struct PlaneState {
     pub victim_copyback: bool,
     /// GC copybacks in flight.
     pub cb_inflight: u16,
+    /// Valid units in the plane's blocks.
+    pub valid_units: u32,
+    /// Blocks lost to failures (bad, or retiring with data still to move).
+    pub lost_blocks: u32,
 }
 
 impl Default for PlaneState {
@@ -249,6 +253,8 @@ impl Default for PlaneState {
             cb_active: [NIL; crate::copyback::MAX_LEVELS - 1],
             victim_copyback: false,
             cb_inflight: 0,
+            valid_units: 0,
+            lost_blocks: 0,
         }
     }
 }

@@ -87,7 +87,22 @@ fn run(
                     drv.trim(&mut ftl, Lpn(l)).unwrap();
                     oracle[l as usize] = None;
                 }
-                Op::Flush => drv.flush(&mut ftl).unwrap(),
+                Op::Flush => match drv.flush(&mut ftl) {
+                    Ok(()) => {}
+                    Err(firmware_core::Error::OutOfSpace) => {
+                        prop_assert!(
+                            fail_prog != 0 || fail_erase != 0,
+                            "flush out of space without failures"
+                        );
+                        return Ok((checked, *ftl.stats()));
+                    }
+                    Err(e) => {
+                        return Err(TestCaseError::fail(format!(
+                            "flush: {e} ({:?})",
+                            cfg.copyback
+                        )))
+                    }
+                },
             }
         }
         if let Err(e) = ftl.audit() {

@@ -38,6 +38,14 @@ pub struct CommonOpts {
 impl CommonOpts {
     /// The effective configuration: preset, then file, then `--set`s; validated.
     pub fn load_config(&self) -> Result<SimConfig, CliError> {
+        let cfg = self.load_unchecked()?;
+        cfg.validate().map_err(|e| CliError::Input(e.to_string()))?;
+        Ok(cfg)
+    }
+
+    /// [`Self::load_config`] without the whole-configuration validation, for
+    /// commands that only cost a geometry (it may be too large to simulate).
+    pub fn load_unchecked(&self) -> Result<SimConfig, CliError> {
         let mut cfg =
             SimConfig::preset(&self.preset).map_err(|e| CliError::Input(e.to_string()))?;
         if let Some(path) = &self.config {
@@ -66,7 +74,6 @@ impl CommonOpts {
             cfg.apply_set(s)
                 .map_err(|e| CliError::Input(e.to_string()))?;
         }
-        cfg.validate().map_err(|e| CliError::Input(e.to_string()))?;
         Ok(cfg)
     }
 

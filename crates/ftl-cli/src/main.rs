@@ -4,6 +4,7 @@
 mod chart;
 mod common;
 mod experiment;
+mod memory;
 mod progress;
 mod replay;
 mod serve;
@@ -36,6 +37,9 @@ enum Cmd {
     /// Run a registered experiment (a grid of synthetic runs) and write its
     /// table, reports and charts.
     Experiment(experiment::ExperimentArgs),
+    /// Cost the copyback-safety state (`memory.epm_bytes`) of a geometry
+    /// under every copyback mode, without running.
+    Memory(memory::MemoryArgs),
 }
 
 /// A failure, with the exit status it maps to.
@@ -67,6 +71,7 @@ fn main() -> ExitCode {
         Some(Cmd::Presets(a)) => common::list_presets(&a),
         Some(Cmd::Profiles(a)) => synth::list_profiles(&a),
         Some(Cmd::Experiment(a)) => experiment::run(a),
+        Some(Cmd::Memory(a)) => memory::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

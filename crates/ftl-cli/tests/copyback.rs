@@ -71,3 +71,36 @@ fn without_the_epm_copybacks_become_uncorrectable() {
     let v = run("rcftl", 12, 4900);
     assert_eq!(count(&v, "integrity.uncorrectable_reads"), 0);
 }
+
+/// `ftl memory` on a 16 TB-class drive (seed 001's 4 KB mapping): the
+/// per-block EPM state is at least two orders of magnitude below per-page
+/// quota or counters, and off-chip copy needs none.
+#[test]
+fn per_block_state_is_two_orders_below_per_page_at_16_tb() {
+    let out = ftl(&[
+        "memory",
+        "--preset",
+        "rcftl-thesis",
+        "--set",
+        "geometry.planes_per_die=2",
+        "--set",
+        "geometry.blocks_per_plane=65536",
+        "--set",
+        "geometry.pages_per_block=128",
+        "--set",
+        "ftl.mapping_unit_bytes=4096",
+        "--json",
+    ]);
+    let v = json_of(&out);
+    let raw = get(&v, "geometry.raw_bytes").as_u64().unwrap();
+    assert!(raw >= 16_000_000_000_000, "{raw}");
+    let by = |m: &str| {
+        get(&v, &format!("memory.epm_bytes_by_mode.{m}"))
+            .as_u64()
+            .unwrap()
+    };
+    assert_eq!(by("off-chip"), 0);
+    assert!(by("rcftl") > 0);
+    assert!(by("rcftl-per-page") / by("rcftl") >= 100, "{v}");
+    assert!(by("fastgc") / by("rcftl") >= 100, "{v}");
+}

@@ -120,6 +120,8 @@ pub fn json_report(o: &Outcome, extra: Value) -> Value {
             "active_blocks_max": f.epm_active_blocks_max,
             "offchip_victims": f.offchip_victims,
             "classified_blocks": f.classified_blocks,
+            "offchip_pages": f.epm_offchip_pages,
+            "no_block_pages": f.epm_no_block_pages,
         },
         "run": {
             "wall_seconds": o.wall_seconds,

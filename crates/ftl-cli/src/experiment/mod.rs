@@ -45,6 +45,10 @@ pub struct ExperimentArgs {
     /// Cells run at once (default: the available cores).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub jobs: Option<u32>,
+    /// Run only the cells whose label contains one of these strings
+    /// (repeatable), e.g. `--only "fileserver 0K"`.
+    #[arg(long, value_name = "TEXT")]
+    pub only: Vec<String>,
     /// Print report.json on stdout instead of the markdown table.
     #[arg(long)]
     pub json: bool,
@@ -84,6 +88,15 @@ pub fn run(a: ExperimentArgs) -> Result<(), CliError> {
         .clone()
         .ok_or_else(|| CliError::Input("ftl experiment: --out DIR is required".into()))?;
     let mut cells = (exp.cells)().map_err(CliError::Input)?;
+    if !a.only.is_empty() {
+        cells.retain(|c| a.only.iter().any(|o| c.label.contains(o.as_str())));
+        if cells.is_empty() {
+            return Err(CliError::Input(format!(
+                "ftl experiment {name}: no cell label contains {:?}",
+                a.only
+            )));
+        }
+    }
     let opts = cells
         .iter_mut()
         .map(|c| cell_opts(c, &a))

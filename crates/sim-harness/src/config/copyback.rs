@@ -102,7 +102,9 @@ impl CopybackSection {
             ModeKey::Unchecked => CopybackMode::Unchecked,
         };
         let model = match (self.mode, self.table) {
-            (ModeKey::Fastgc, _) => CtModel::FastGc,
+            // FastGC is block-unaware: Table 1 already is; of Table 6 it
+            // takes the worst-block row.
+            (ModeKey::Fastgc, TableKey::Rcpb) => CtModel::FastGc,
             (_, TableKey::Rcopyback) => CtModel::Rcopyback,
             (_, TableKey::Rcpb) => CtModel::Rcpb,
         };

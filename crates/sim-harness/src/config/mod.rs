@@ -479,6 +479,31 @@ impl SimConfig {
         self.build_core()
     }
 
+    /// Bytes of copyback-safety state (`memory.epm_bytes`) this geometry
+    /// needs under each copyback mode, with this configuration's table,
+    /// retention and threshold cap: `off-chip`, `fastgc`, `rcftl-per-page`,
+    /// `rcftl`. Works for geometries too large to simulate (16 TB class).
+    pub fn epm_bytes_by_mode(&self) -> Result<Vec<(&'static str, u64)>, ConfigError> {
+        let g = self.core_geometry()?;
+        let mut out = Vec::new();
+        for (name, mode) in [
+            ("off-chip", ModeKey::OffChip),
+            ("fastgc", ModeKey::Fastgc),
+            ("rcftl-per-page", ModeKey::RcftlPerPage),
+            ("rcftl", ModeKey::Rcftl),
+        ] {
+            let section = CopybackSection {
+                mode,
+                ..self.copyback.clone()
+            };
+            let policy = section.to_policy(1)?;
+            let bytes = firmware_core::copyback::epm_bytes(&g, &policy)
+                .map_err(|e| ConfigError::check("copyback.mode", e.to_string()))?;
+            out.push((name, bytes));
+        }
+        Ok(out)
+    }
+
     fn core_geometry(&self) -> Result<firmware_core::Geometry, ConfigError> {
         let g = &self.geometry;
         let units = self.units_per_page();
