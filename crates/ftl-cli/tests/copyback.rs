@@ -46,7 +46,7 @@ fn count(v: &Value, key: &str) -> u64 {
 fn epm_keeps_every_read_correctable_through_life() {
     for retention in [12, 3] {
         let mut copybacks = 0;
-        for pe in [0, 1000, 2000, 3000, 4000] {
+        for pe in [0, 1000, 2000, 3000, 4000, 4900] {
             let v = run("rcftl", retention, pe);
             let at = format!("retention {retention} months, P/E {pe}");
             assert_eq!(count(&v, "integrity.uncorrectable_reads"), 0, "{at}");
