@@ -142,7 +142,12 @@ impl Ftl<'_> {
         } else {
             pl.valid_units.saturating_sub(1)
         };
-        self.refresh_ready(p)
+        // Only a count next to the plane's room can flip its host readiness.
+        let valid = u64::from(pl.valid_units);
+        if valid.abs_diff(self.room_units(p)?) <= 1 {
+            self.refresh_ready(p)?;
+        }
+        Ok(())
     }
 
     /// The greedy victim of a plane: the full block with the fewest valid units,

@@ -642,15 +642,18 @@ impl<'a> Ftl<'a> {
     /// space. Host writes (and new copyback quota levels) go to other planes
     /// until overwrites free room here.
     pub(crate) fn has_room(&self, p: PlaneId) -> Result<bool, Error> {
-        let pl = self.pl(p)?;
+        Ok(u64::from(self.pl(p)?.valid_units) < self.room_units(p)?)
+    }
+
+    /// The valid units plane `p` may hold (see [`Self::has_room`]).
+    pub(crate) fn room_units(&self, p: PlaneId) -> Result<u64, Error> {
         let blocks = self
             .g
             .blocks_per_plane
-            .saturating_sub(pl.lost_blocks)
+            .saturating_sub(self.pl(p)?.lost_blocks)
             .saturating_sub(self.cfg.gc_reserve_blocks)
             .saturating_sub(OPEN_MARGIN);
-        let room = u64::from(blocks).saturating_mul(u64::from(self.g.units_per_block()));
-        Ok(u64::from(pl.valid_units) < room)
+        Ok(u64::from(blocks).saturating_mul(u64::from(self.g.units_per_block())))
     }
 
     /// Next plane in round-robin order: channels first, then dies, then planes,

@@ -35,6 +35,7 @@ pub mod ftl;
 mod gc;
 pub mod hint;
 pub mod host;
+pub mod lidf;
 mod mapping;
 pub mod nand;
 mod ops;
