@@ -33,6 +33,7 @@ pub mod epm;
 pub mod error;
 pub mod ftl;
 mod gc;
+pub mod gerase_select;
 pub mod hint;
 pub mod host;
 pub mod lidf;
@@ -40,6 +41,7 @@ mod mapping;
 pub mod nand;
 mod ops;
 pub mod tables;
+pub mod waf_monitor;
 mod wear;
 
 pub use addr::{BlockId, DieId, Geometry, Lpn, PageAddr, PlaneId, Ppn, Pun, UnitMask};
