@@ -42,6 +42,7 @@ pub mod nand;
 mod ops;
 pub mod tables;
 pub mod waf_monitor;
+pub mod weak_wl;
 mod wear;
 
 pub use addr::{BlockId, DieId, Geometry, Lpn, PageAddr, PlaneId, Ppn, Pun, UnitMask};
