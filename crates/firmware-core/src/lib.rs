@@ -37,6 +37,7 @@ pub mod gerase_select;
 pub mod hint;
 pub mod host;
 pub mod lidf;
+pub mod map_dirty;
 mod mapping;
 pub mod nand;
 mod ops;

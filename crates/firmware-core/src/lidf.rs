@@ -315,29 +315,26 @@ impl<'a> Lidf<'a> {
 mod tests {
     extern crate std;
     use super::*;
+    use crate::map_dirty::{DirtyLink, MapDirty};
     use std::vec;
     use std::vec::Vec;
 
-    /// Dirty translation pages under a protection budget, least recently
-    /// updated flushed first; counts translation-page writes.
-    struct DirtyLru {
-        budget: usize,
-        order: Vec<u32>,
-        flushes: u32,
-    }
-
-    impl DirtyLru {
-        /// Records a mapping update in `tp`; returns the page written to
-        /// flash to stay within the budget, if any.
-        fn update(&mut self, tp: u32) -> Option<u32> {
-            self.order.retain(|&t| t != tp);
-            self.order.push(tp);
-            if self.order.len() > self.budget {
-                self.flushes += 1;
-                return Some(self.order.remove(0));
+    /// Runs `writes` (LPNs, in flush order) through a 2-page protection
+    /// budget with m0 dirty, as in Fig. 1; returns the translation-page
+    /// writes.
+    fn count_map_flushes(writes: &[u32]) -> u32 {
+        let mut links = [DirtyLink::default(); 5];
+        let mut d = MapDirty::new(&mut links, 2).unwrap();
+        d.update(Tpn(0)).unwrap();
+        let mut flushes = 0;
+        for &lpn in writes {
+            d.update(Tpn(lpn / ENTRIES_PER_TP)).unwrap();
+            let mut out = [Tpn(0); 1];
+            while d.evict(&mut out).unwrap() == 1 {
+                flushes += 1;
             }
-            None
         }
+        flushes
     }
 
     const ENTRIES_PER_TP: u32 = 4;
@@ -346,21 +343,9 @@ mod tests {
     /// two protected, writes W(4) W(17) W(12) W(2) W(6) W(18) W(7).
     const FIG1: [u32; 7] = [4, 17, 12, 2, 6, 18, 7];
 
-    fn fig1_lru() -> DirtyLru {
-        DirtyLru {
-            budget: 2,
-            order: vec![0],
-            flushes: 0,
-        }
-    }
-
     #[test]
     fn fig1_fifo_flushes_five_translation_pages() {
-        let mut lru = fig1_lru();
-        for lpn in FIG1 {
-            lru.update(lpn / ENTRIES_PER_TP);
-        }
-        assert_eq!(lru.flushes, 5);
+        assert_eq!(count_map_flushes(&FIG1), 5);
     }
 
     #[test]
@@ -372,7 +357,6 @@ mod tests {
             heap: &mut heap,
         })
         .unwrap();
-        let mut lru = fig1_lru();
         lidf.set_dirty(Tpn(0), true).unwrap();
         let mut buffer: Vec<u32> = FIG1.to_vec();
         for &lpn in &buffer {
@@ -387,18 +371,13 @@ mod tests {
                 .filter(|l| l / ENTRIES_PER_TP == tp.0)
                 .collect();
             buffer.retain(|l| l / ENTRIES_PER_TP != tp.0);
-            for lpn in &mine {
-                order.push(*lpn);
-                if let Some(out) = lru.update(tp.0) {
-                    lidf.set_dirty(Tpn(out), false).unwrap();
-                }
-                lidf.set_dirty(tp, true).unwrap();
-            }
+            order.extend_from_slice(&mine);
+            lidf.set_dirty(tp, true).unwrap();
             lidf.flushed(tp, mine.len() as u32).unwrap();
         }
         // W(2) first (m0 is dirty), then m1's three writes, then m4, then m3.
         assert_eq!(order, vec![2, 4, 6, 7, 17, 18, 12]);
-        assert_eq!(lru.flushes, 2);
+        assert_eq!(count_map_flushes(&order), 2);
     }
 
     #[test]
