@@ -213,6 +213,23 @@ fn xy_builder<'a, 'b>(
     b
 }
 
+/// Draws the grid, ticks and axis labels of `axes`.
+fn mesh<X, Y>(
+    chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<X, Y>>,
+    axes: &Axes<'_>,
+) -> Result<(), String>
+where
+    X: Ranged + ValueFormatter<X::ValueType>,
+    Y: Ranged + ValueFormatter<Y::ValueType>,
+{
+    chart
+        .configure_mesh()
+        .x_desc(axes.x)
+        .y_desc(axes.y)
+        .draw()
+        .map_err(err)
+}
+
 /// Two line series over one x axis: `left` against the left y axis
 /// (labelled `axes.y`) and `right` against a right y axis labelled `y2`,
 /// each axis scaled to its own series.
@@ -233,12 +250,7 @@ pub fn dual_lines(
             .build_cartesian_2d(x0..x1, 0f64..ymax(left))
             .map_err(err)?
             .set_secondary_coord(x0..x1, 0f64..ymax(right));
-        chart
-            .configure_mesh()
-            .x_desc(axes.x)
-            .y_desc(axes.y)
-            .draw()
-            .map_err(err)?;
+        mesh(&mut chart, axes)?;
         chart
             .configure_secondary_axes()
             .y_desc(y2)
@@ -277,12 +289,7 @@ where
         let mut chart = xy_builder(&root, axes)
             .build_cartesian_2d(x, y.0..y.1)
             .map_err(err)?;
-        chart
-            .configure_mesh()
-            .x_desc(axes.x)
-            .y_desc(axes.y)
-            .draw()
-            .map_err(err)?;
+        mesh(&mut chart, axes)?;
         for (i, s) in series.iter().enumerate() {
             let color = Palette99::pick(i).to_rgba();
             let anno = chart.draw_series(line_of(s, color)).map_err(err)?;
