@@ -5,6 +5,7 @@
 //! Every chart has a title, axis labels (which should carry units) and a
 //! legend.
 
+use plotters::chart::SeriesAnno;
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::coord::{CoordTranslate, Shift};
 use plotters::prelude::*;
@@ -199,6 +200,75 @@ pub fn cdf(axes: &Axes<'_>, series: &[XySeries]) -> Result<String, String> {
     )
 }
 
+/// A chart builder with the title of `axes` and room for axis labels.
+fn xy_builder<'a, 'b>(
+    root: &'a DrawingArea<SVGBackend<'b>, Shift>,
+    axes: &Axes<'_>,
+) -> ChartBuilder<'a, 'b, SVGBackend<'b>> {
+    let mut b = ChartBuilder::on(root);
+    b.caption(axes.title, ("sans-serif", 22))
+        .margin(12)
+        .x_label_area_size(45)
+        .y_label_area_size(70);
+    b
+}
+
+/// Draws the grid, ticks and axis labels of `axes`.
+fn mesh<X, Y>(
+    chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<X, Y>>,
+    axes: &Axes<'_>,
+) -> Result<(), String>
+where
+    X: Ranged + ValueFormatter<X::ValueType>,
+    Y: Ranged + ValueFormatter<Y::ValueType>,
+{
+    chart
+        .configure_mesh()
+        .x_desc(axes.x)
+        .y_desc(axes.y)
+        .draw()
+        .map_err(err)
+}
+
+/// Two line series over one x axis: `left` against the left y axis
+/// (labelled `axes.y`) and `right` against a right y axis labelled `y2`,
+/// each axis scaled to its own series.
+pub fn dual_lines(
+    axes: &Axes<'_>,
+    y2: &str,
+    left: &XySeries,
+    right: &XySeries,
+) -> Result<String, String> {
+    let both = || left.points.iter().chain(right.points.iter());
+    let (x0, x1) = span(both().map(|p| p.0));
+    let ymax = |s: &XySeries| top(s.points.iter().map(|p| p.1).fold(0.0f64, f64::max));
+    let mut buf = String::new();
+    {
+        let root = area(&mut buf)?;
+        let mut chart = xy_builder(&root, axes)
+            .right_y_label_area_size(70)
+            .build_cartesian_2d(x0..x1, 0f64..ymax(left))
+            .map_err(err)?
+            .set_secondary_coord(x0..x1, 0f64..ymax(right));
+        mesh(&mut chart, axes)?;
+        chart
+            .configure_secondary_axes()
+            .y_desc(y2)
+            .draw()
+            .map_err(err)?;
+        let (c0, c1) = (Palette99::pick(0).to_rgba(), Palette99::pick(1).to_rgba());
+        let anno = chart.draw_series(line_of(left, c0)).map_err(err)?;
+        labelled(anno, left, c0);
+        let anno = chart
+            .draw_secondary_series(line_of(right, c1))
+            .map_err(err)?;
+        labelled(anno, right, c1);
+        legend(&mut chart, SeriesLabelPosition::UpperRight)?;
+        root.present().map_err(err)?;
+    }
+    Ok(buf)
+}
+
 /// Lines (with point markers if `markers`) over the x axis `x` and the
 /// linear y range `y`, legend at `at`.
 fn xy_chart<X>(
@@ -216,31 +286,14 @@ where
     let mut buf = String::new();
     {
         let root = area(&mut buf)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(axes.title, ("sans-serif", 22))
-            .margin(12)
-            .x_label_area_size(45)
-            .y_label_area_size(70)
+        let mut chart = xy_builder(&root, axes)
             .build_cartesian_2d(x, y.0..y.1)
             .map_err(err)?;
-        chart
-            .configure_mesh()
-            .x_desc(axes.x)
-            .y_desc(axes.y)
-            .draw()
-            .map_err(err)?;
+        mesh(&mut chart, axes)?;
         for (i, s) in series.iter().enumerate() {
             let color = Palette99::pick(i).to_rgba();
-            chart
-                .draw_series(LineSeries::new(
-                    s.points.iter().copied(),
-                    color.stroke_width(2),
-                ))
-                .map_err(err)?
-                .label(s.name.as_str())
-                .legend(move |(x, y)| {
-                    PathElement::new([(x, y), (x + 14, y)], color.stroke_width(2))
-                });
+            let anno = chart.draw_series(line_of(s, color)).map_err(err)?;
+            labelled(anno, s, color);
             if markers {
                 chart
                     .draw_series(s.points.iter().map(|p| Circle::new(*p, 3, color.filled())))
@@ -251,6 +304,17 @@ where
         root.present().map_err(err)?;
     }
     Ok(buf)
+}
+
+/// The polyline of series `s` in `color`.
+fn line_of<DB: DrawingBackend>(s: &XySeries, color: RGBAColor) -> LineSeries<DB, (f64, f64)> {
+    LineSeries::new(s.points.iter().copied(), color.stroke_width(2))
+}
+
+/// Names a drawn line series `s` in the legend, with a line swatch.
+fn labelled<DB: DrawingBackend>(anno: &mut SeriesAnno<'_, DB>, s: &XySeries, color: RGBAColor) {
+    anno.label(s.name.as_str())
+        .legend(move |(x, y)| PathElement::new([(x, y), (x + 14, y)], color.stroke_width(2)));
 }
 
 /// Draws the legend of every labelled series at `at`.

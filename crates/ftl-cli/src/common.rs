@@ -27,9 +27,14 @@ pub struct CommonOpts {
     /// Print exactly one JSON object on stdout instead of the summary.
     #[arg(long)]
     pub json: bool,
-    /// Write report.json (and the effective config) into this directory.
+    /// Write report.json (with the effective config), timeseries.csv and
+    /// SVG charts into this directory.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Simulated time step of timeseries.csv in milliseconds (default:
+    /// adaptive, 500 to 1000 rows per run).
+    #[arg(long, value_name = "MS")]
+    pub interval_ms: Option<f64>,
     /// No progress bar and no summary on stderr.
     #[arg(long)]
     pub quiet: bool,
@@ -84,7 +89,15 @@ impl CommonOpts {
             cfg.apply_set(&format!("host.queue_depth={qd}"))
                 .map_err(|e| CliError::Input(e.to_string()))?;
         }
-        let plan = Plan::from_config(&cfg).map_err(|e| CliError::Input(e.to_string()))?;
+        let mut plan = Plan::from_config(&cfg).map_err(|e| CliError::Input(e.to_string()))?;
+        if let Some(ms) = self.interval_ms {
+            if !(ms.is_finite() && ms > 0.0) {
+                return Err(CliError::Input(
+                    "--interval-ms must be a positive number".into(),
+                ));
+            }
+            plan.engine.sample_step_ns = ((ms * 1e6).round() as u64).max(1);
+        }
         Ok((cfg, plan))
     }
 
@@ -122,22 +135,19 @@ impl CommonOpts {
         report::json_report(out, Value::Object(extra))
     }
 
-    /// Writes `report.json` into `--out`, if given.
-    pub fn write_out(&self, v: &Value) -> Result<(), CliError> {
+    /// Writes `report.json` into `--out`, if given, and with the run's
+    /// outcome `o` the time series and charts beside it.
+    pub fn write_out(&self, v: &Value, o: Option<&Outcome>) -> Result<(), CliError> {
         if let Some(dir) = &self.out {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| CliError::Run(format!("{}: {e}", dir.display())))?;
-            let path = dir.join("report.json");
-            let text = serde_json::to_string_pretty(v).map_err(|e| CliError::Run(e.to_string()))?;
-            std::fs::write(&path, text)
-                .map_err(|e| CliError::Run(format!("{}: {e}", path.display())))?;
+            write_dir(dir, v, o)?;
         }
         Ok(())
     }
 
-    /// Prints the report (JSON or summary) and writes it to `--out`.
-    pub fn emit(&self, v: &Value, header: &str) -> Result<(), CliError> {
-        self.write_out(v)?;
+    /// Prints the report (JSON or summary) and writes it, the time series
+    /// and the charts of `o` to `--out`.
+    pub fn emit(&self, v: &Value, header: &str, o: &Outcome) -> Result<(), CliError> {
+        self.write_out(v, Some(o))?;
         if self.json {
             println!(
                 "{}",
@@ -148,6 +158,19 @@ impl CommonOpts {
         }
         Ok(())
     }
+}
+
+/// Writes `report.json` (and with `o` the run files of
+/// [`crate::artifacts`]) into `dir`, creating it.
+pub fn write_dir(dir: &std::path::Path, v: &Value, o: Option<&Outcome>) -> Result<(), CliError> {
+    std::fs::create_dir_all(dir).map_err(|e| CliError::Run(format!("{}: {e}", dir.display())))?;
+    let path = dir.join("report.json");
+    let text = serde_json::to_string_pretty(v).map_err(|e| CliError::Run(e.to_string()))?;
+    std::fs::write(&path, text).map_err(|e| CliError::Run(format!("{}: {e}", path.display())))?;
+    if let Some(o) = o {
+        crate::artifacts::write_all(dir, v, o)?;
+    }
+    Ok(())
 }
 
 /// Options of `ftl presets` and `ftl profiles`.

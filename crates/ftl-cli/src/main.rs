@@ -1,6 +1,7 @@
 //! `ftl`: replay block traces and synthetic workloads on a simulated SSD
 //! running the firmware-core FTL, and report what happened.
 
+mod artifacts;
 mod chart;
 mod common;
 mod experiment;

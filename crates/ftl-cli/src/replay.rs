@@ -213,19 +213,25 @@ pub fn run(a: ReplayArgs) -> Result<(), CliError> {
             s.skipped_total(),
             a.common.preset
         );
-        reports.push((v, header));
+        reports.push((v, header, out));
     }
     if reports.len() == 1 {
-        let (v, h) = &reports[0];
-        return a.common.emit(v, h);
+        let (v, h, o) = &reports[0];
+        return a.common.emit(v, h, o);
     }
     // Several traces: one JSON object holding one report per trace.
-    let all = json!({ "runs": reports.iter().map(|(v, _)| v.clone()).collect::<Vec<_>>() });
-    a.common.write_out(&all)?;
+    let all = json!({ "runs": reports.iter().map(|(v, _, _)| v.clone()).collect::<Vec<_>>() });
+    a.common.write_out(&all, None)?;
+    // Each run's time series and charts go into `DIR/run-<index>/`.
+    if let Some(dir) = &a.common.out {
+        for (i, (v, _, o)) in reports.iter().enumerate() {
+            crate::common::write_dir(&dir.join(format!("run-{i}")), v, Some(o))?;
+        }
+    }
     if a.common.json {
         println!("{all}");
     } else {
-        for (v, h) in &reports {
+        for (v, h, _) in &reports {
             print!("{h}{}", sim_harness::report::text_summary(v));
         }
     }

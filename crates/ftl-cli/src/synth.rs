@@ -4,6 +4,7 @@
 use clap::{Args, ValueEnum};
 use serde_json::{json, Value};
 use sim_harness::profiles::{profile, profiles, WorkloadParams};
+use sim_harness::sim::Outcome;
 use sim_harness::workload::{IdleModel, Pattern, Synth};
 
 use crate::common::{CommonOpts, PresetsArgs};
@@ -133,14 +134,22 @@ impl SynthArgs {
 /// Runs `ftl synth`.
 pub fn run(a: SynthArgs) -> Result<(), CliError> {
     let job = a.job()?;
-    let (v, header) = execute(&a.common, &job)?;
-    a.common.emit(&v, &header)
+    let (v, header, out) = execute_outcome(&a.common, &job)?;
+    a.common.emit(&v, &header, &out)
 }
 
 /// Runs `job` on the drive `common` configures and returns the JSON report
 /// and a one-line header for the text summary. `ftl synth` and every
 /// experiment cell go through here.
 pub fn execute(common: &CommonOpts, job: &SynthJob) -> Result<(Value, String), CliError> {
+    execute_outcome(common, job).map(|(v, h, _)| (v, h))
+}
+
+/// [`execute`], also returning the run's outcome (for the `--out` files).
+pub fn execute_outcome(
+    common: &CommonOpts,
+    job: &SynthJob,
+) -> Result<(Value, String, Outcome), CliError> {
     let (cfg, plan) = common.plan(job.qd)?;
     let spec = job
         .params
@@ -206,7 +215,7 @@ pub fn execute(common: &CommonOpts, job: &SynthJob) -> Result<(Value, String), C
         plan.engine.queue_depth,
         common.preset
     );
-    Ok((v, header))
+    Ok((v, header, out))
 }
 
 /// Lists the workload profiles (`ftl profiles`).

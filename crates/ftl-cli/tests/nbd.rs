@@ -263,11 +263,15 @@ fn clients_read_back_what_they_wrote_and_bad_clients_harm_nobody() {
 #[test]
 fn concurrent_unaligned_writes_to_shared_units_lose_nothing() {
     // A queue deeper than both clients' writes together, so they all overlap in the drive.
+    let dir = std::env::temp_dir().join(format!("ftl-nbd-out-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
     let server = start(&[
         "--exit-after-disconnects",
         "3",
         "--set",
         "host.queue_depth=64",
+        "--out",
+        dir.to_str().unwrap(),
     ]);
     let mut a = Client::connect(server.port);
     let mut b = Client::connect(server.port);
@@ -313,4 +317,16 @@ fn concurrent_unaligned_writes_to_shared_units_lose_nothing() {
     drop((a, b, c));
     let v = report(server);
     assert_eq!(v["integrity"]["mismatches"].as_u64(), Some(0));
+    // At shutdown the run files are written beside report.json.
+    for f in [
+        "report.json",
+        "timeseries.csv",
+        "waf_free_blocks.svg",
+        "erase_counts.svg",
+    ] {
+        assert!(dir.join(f).is_file(), "missing {f}");
+    }
+    let csv = std::fs::read_to_string(dir.join("timeseries.csv")).unwrap();
+    assert!(csv.starts_with("t_s,") && csv.lines().count() > 1);
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -31,6 +31,7 @@ use firmware_core::{
 use nand_model::FullUnit;
 
 use crate::hist::Histogram;
+use crate::series::{Sample, Sampler, Snapshot};
 use crate::timing::{Timing, TimingParams};
 use crate::workload::{HostOp, HostRequest, RequestSource};
 
@@ -274,6 +275,8 @@ pub struct EngineParams {
     pub queue_depth: u32,
     /// P/E cycles every block has before format (an aged drive).
     pub initial_pe: u32,
+    /// Time-series step, ns (0: adaptive, see [`crate::series`]).
+    pub sample_step_ns: u64,
 }
 
 /// What one run measured.
@@ -303,6 +306,10 @@ pub struct RunStats {
     pub uncorrectable_reads: u64,
     /// Request latency (arrival to completion), ns.
     pub latency: Histogram,
+    /// Latency of read requests, ns.
+    pub read_latency: Histogram,
+    /// Latency of write requests, ns.
+    pub write_latency: Histogram,
     /// Simulated time the measured phase started.
     pub start_ns: u64,
     /// Simulated time of the last completion.
@@ -374,8 +381,10 @@ pub struct Engine<'a, N: Nand, H = StampOracle> {
     last_done_ns: u64,
     qd: u32,
     unit_bytes: u64,
+    write_buffer_units: u32,
     /// Measurements of the current phase.
     pub stats: RunStats,
+    sampler: Sampler,
 }
 
 impl<'a, N: Nand> Engine<'a, N>
@@ -420,7 +429,7 @@ where
             let event = self.heap.peek().map(|Reverse((t, _, _))| *t);
             match (arrival, event) {
                 (Some(a), ev) if ev.is_none_or(|t| a < t) => {
-                    self.now = a;
+                    self.advance_to(a);
                     let Some(r) = next else { break };
                     if let Some(r1) = ahead1 {
                         self.ftl.prefetch_location(Lpn(r1.lpn));
@@ -529,7 +538,9 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
             last_done_ns: 0,
             qd,
             unit_bytes: u64::from(cfg.geometry.unit_bytes()),
+            write_buffer_units: cfg.write_buffer_units,
             stats: RunStats::default(),
+            sampler: Sampler::new(0, p.sample_step_ns, Snapshot::default()),
         };
         e.ftl.format_aged(0, p.initial_pe)?;
         e.drain()?;
@@ -556,6 +567,49 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
         };
         self.ftl.reset_stats();
         self.timing.reset_busy();
+        let step = self.sampler.fixed_step_ns();
+        self.sampler = Sampler::new(self.now, step, self.snapshot());
+    }
+
+    /// The counters and state the time series samples.
+    fn snapshot(&self) -> Snapshot {
+        let f = self.ftl.stats();
+        let free_blocks = (0..self.geometry.planes())
+            .filter_map(|p| self.ftl.free_blocks(firmware_core::PlaneId(p)).ok())
+            .map(u64::from)
+            .sum();
+        Snapshot {
+            requests: self.stats.requests,
+            read_units: self.stats.read_units,
+            write_units: self.stats.write_units,
+            host_write_units: f.host_write_units,
+            program_units: f.host_program_units + f.gc_program_units,
+            gc_victims: f.gc_victims,
+            chan_busy_ns: self.timing.chan_busy.iter().sum(),
+            free_blocks,
+            buffer_used: self.write_buffer_units - self.ftl.write_buffer_free(),
+        }
+    }
+
+    /// Moves simulated time to `t`, sampling the time series at every step
+    /// boundary passed.
+    #[inline(always)]
+    fn advance_to(&mut self, t: u64) {
+        if self.sampler.due(t) {
+            let s = self.snapshot();
+            self.sampler.record(t, s);
+        }
+        self.now = t;
+    }
+
+    /// The time series of the current phase, up to now.
+    pub fn time_series(&self) -> Vec<Sample> {
+        self.sampler.finish(self.now, self.snapshot())
+    }
+
+    /// Write-buffer size in mapping units (the time series' buffer total).
+    pub fn write_buffer_units(&self) -> u32 {
+        self.write_buffer_units
     }
 
     /// Whether another request can be submitted (fewer than the queue depth outstanding).
@@ -591,7 +645,7 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
             return Err(Error::Busy);
         }
         let arrival = r.time_ns.max(self.now);
-        self.now = arrival;
+        self.advance_to(arrival);
         self.start_request(r, arrival)
     }
 
@@ -751,7 +805,13 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
             }
             HostOp::Flush => s.flush_requests += 1,
         }
-        s.latency.record(self.now.saturating_sub(q.arrival));
+        let lat = self.now.saturating_sub(q.arrival);
+        s.latency.record(lat);
+        match q.op {
+            HostOp::Read => s.read_latency.record(lat),
+            HostOp::Write => s.write_latency.record(lat),
+            HostOp::Trim | HostOp::Flush => {}
+        }
         s.end_ns = s.end_ns.max(self.now);
         self.outstanding -= 1;
         self.last_done_ns = self.now;
@@ -767,7 +827,7 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
         if let Some(Reverse((_, EV_NAND, next))) = self.heap.peek() {
             self.ftl.prefetch_completion(firmware_core::OpId(*next));
         }
-        self.now = self.now.max(t);
+        self.advance_to(self.now.max(t));
         if kind == EV_HOST_DONE {
             self.complete_request(id);
             return Ok(true);

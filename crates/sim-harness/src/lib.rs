@@ -9,6 +9,7 @@ pub mod hist;
 pub mod interactive;
 pub mod profiles;
 pub mod report;
+pub mod series;
 pub mod sim;
 pub mod timing;
 pub mod trace;

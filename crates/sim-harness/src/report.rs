@@ -33,14 +33,20 @@ pub fn json_report(o: &Outcome, extra: Value) -> Value {
     } else {
         chan_util.iter().sum::<f64>() / chan_util.len() as f64
     };
-    let die_util_mean = if o.die_busy_ns.is_empty() {
+    let die_util: Vec<f64> = o.die_busy_ns.iter().map(|b| *b as f64 / sim_ns).collect();
+    let die_util_mean = if die_util.is_empty() {
         0.0
     } else {
-        o.die_busy_ns
+        die_util.iter().sum::<f64>() / die_util.len() as f64
+    };
+    let cdf = |h: &crate::hist::Histogram| -> Vec<Value> {
+        if h.count() == 0 {
+            return Vec::new();
+        }
+        CDF_POINTS
             .iter()
-            .map(|b| *b as f64 / sim_ns)
-            .sum::<f64>()
-            / o.die_busy_ns.len() as f64
+            .map(|q| json!([us(h.quantile(*q) as f64), q]))
+            .collect()
     };
     let g = &o.plan.core.geometry;
     let mut v = json!({
@@ -100,13 +106,15 @@ pub fn json_report(o: &Outcome, extra: Value) -> Value {
                     .map(|q| json!([us(r.latency.quantile(*q) as f64), q]))
                     .collect::<Vec<_>>(),
             },
+            "read_latency_us": { "mean": us(r.read_latency.mean()), "cdf": cdf(&r.read_latency) },
+            "write_latency_us": { "mean": us(r.write_latency.mean()), "cdf": cdf(&r.write_latency) },
             "sim_seconds": secs,
         },
         "channel": {
             "utilisation_mean": chan_mean,
             "utilisation": chan_util,
         },
-        "die": { "utilisation_mean": die_util_mean },
+        "die": { "utilisation_mean": die_util_mean, "utilisation": die_util },
         "integrity": {
             "read_checks": r.read_checks,
             "mismatches": r.mismatches,

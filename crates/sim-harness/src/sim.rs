@@ -75,6 +75,7 @@ impl Plan {
                 timing,
                 queue_depth: cfg.host.queue_depth,
                 initial_pe: n.initial_pe,
+                sample_step_ns: 0,
             },
             reliability,
             faults,
@@ -115,6 +116,12 @@ pub struct Outcome {
     pub die_busy_ns: Vec<u64>,
     /// P/E spread (min, max) over good blocks at the end.
     pub pe_spread: (u32, u32),
+    /// Erase (P/E) count of every good block at the end.
+    pub erase_counts: Vec<u32>,
+    /// Time series of the measured phase.
+    pub series: Vec<crate::series::Sample>,
+    /// Write-buffer size in mapping units.
+    pub write_buffer_units: u32,
     /// Wall-clock seconds of the measured phase.
     pub wall_seconds: f64,
     /// Wall-clock seconds of the whole run, including format and preconditioning.
@@ -255,6 +262,19 @@ pub fn outcome<N: Nand, H: HostSide<N::Unit>>(
         chan_busy_ns: eng.timing.chan_busy.clone(),
         die_busy_ns: eng.timing.die_busy.clone(),
         pe_spread: eng.ftl.pe_spread(),
+        erase_counts: (0..plan.core.geometry.total_blocks())
+            .filter_map(|b| eng.ftl.block_info(firmware_core::BlockId(b)).ok())
+            .filter(|(_, st, _)| {
+                !matches!(
+                    st,
+                    firmware_core::tables::BlockState::Bad
+                        | firmware_core::tables::BlockState::Unknown
+                )
+            })
+            .map(|(pe, _, _)| pe)
+            .collect(),
+        series: eng.time_series(),
+        write_buffer_units: eng.write_buffer_units(),
         wall_seconds,
         total_wall_seconds,
         core_table_bytes: firmware_core::TableSizes::for_config(&plan.core)?.bytes(),

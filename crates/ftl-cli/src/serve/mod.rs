@@ -153,5 +153,5 @@ pub fn run(a: ServeArgs) -> Result<(), CliError> {
         n(&c.reads) + n(&c.writes) + n(&c.flushes) + n(&c.zeroes),
         a.common.preset
     );
-    a.common.emit(&v, &header)
+    a.common.emit(&v, &header, &out)
 }
