@@ -75,6 +75,8 @@ pub fn run() -> Result<(), String> {
             TARGET,
         ],
     )?;
+    // The run-output tests render a chart to PNG with it.
+    crate::qemu::ensure_apt("rsvg-convert", "librsvg2-bin")?;
     run_cmd("cargo", &["test", "--workspace", "--release"])?;
     crate::nbd::run()?;
     crate::qemu::run()?;
