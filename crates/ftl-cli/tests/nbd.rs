@@ -1,9 +1,10 @@
 //! `ftl serve --nbd` spoken to by a tiny NBD client: handshake, unaligned
 //! writes read back, trim, flush, protocol errors, a connection that sends
-//! garbage and one dropped mid-request, and the data still right afterwards.
+//! garbage and one dropped mid-request, and the data still right afterwards;
+//! then a seeded barrage of hostile connections against a written pattern.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::net::{Shutdown, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -18,6 +19,9 @@ const FLUSH: u16 = 3;
 const TRIM: u16 = 4;
 const WRITE_ZEROES: u16 = 6;
 const FUA: u16 = 1;
+const NO_HOLE: u16 = 2;
+const DF: u16 = 4;
+const MAX_PAYLOAD: u32 = 32 << 20;
 const EINVAL: u32 = 22;
 const ENOSPC: u32 = 28;
 
@@ -329,4 +333,168 @@ fn concurrent_unaligned_writes_to_shared_units_lose_nothing() {
     let csv = std::fs::read_to_string(dir.join("timeseries.csv")).unwrap();
     assert!(csv.starts_with("t_s,") && csv.lines().count() > 1);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A seeded xorshift generator: the hostile test sends the same bytes every run.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+
+    fn bytes(&mut self, n: usize) -> Vec<u8> {
+        (0..n).map(|_| self.next() as u8).collect()
+    }
+
+    /// Between 1 and `max` random bytes.
+    fn junk(&mut self, max: u64) -> Vec<u8> {
+        let n = 1 + self.below(max) as usize;
+        self.bytes(n)
+    }
+}
+
+/// The client's side of a handshake that goes straight to `NBD_OPT_GO`.
+fn handshake_bytes() -> Vec<u8> {
+    let mut b = 3u32.to_be_bytes().to_vec();
+    b.extend_from_slice(&OPT_MAGIC.to_be_bytes());
+    b.extend_from_slice(&7u32.to_be_bytes());
+    b.extend_from_slice(&6u32.to_be_bytes());
+    b.extend_from_slice(&[0; 6]);
+    b
+}
+
+/// Closes the sending side and reads whatever the server still sends
+/// until it closes the connection.
+fn drain(s: &mut TcpStream) -> Vec<u8> {
+    let _ = s.shutdown(Shutdown::Write);
+    let mut rest = Vec::new();
+    let _ = s.read_to_end(&mut rest);
+    rest
+}
+
+#[test]
+fn hostile_connections_leave_written_data_intact() {
+    const SEEDS: u64 = 4;
+    // Writer, reader, the header-by-header connection, the flood, and four
+    // seeded connections of each of four kinds.
+    let conns = 4 + 4 * SEEDS;
+    let server = start(&["--exit-after-disconnects", &conns.to_string()]);
+    let mut c = Client::connect(server.port);
+    let (base, span) = (12_345u64, 384usize << 10);
+    assert!(base + span as u64 + (64 << 10) < c.size);
+    let want = Rng(0x5eed).bytes(span);
+    for (i, chunk) in want.chunks(50_000).enumerate() {
+        c.write(base + i as u64 * 50_000, chunk, 0);
+    }
+    assert_eq!(c.read(base, span as u32), want);
+    c.send(DISC, 0, 1, 0, 0, &[]);
+    drop(c);
+
+    for seed in 1..=SEEDS {
+        let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        // Dropped mid-handshake, anywhere in the client's part of it.
+        let mut s = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+        let hs = handshake_bytes();
+        let cut = rng.below(hs.len() as u64) as usize;
+        s.write_all(&hs[..cut]).unwrap();
+        drop(s);
+
+        // Garbage after the handshake with a wrong magic: closed, no reply.
+        let mut g = Client::connect(server.port);
+        let mut junk = rng.junk(4096);
+        junk[0] = !0x25;
+        let _ = g.s.write_all(&junk);
+        assert!(
+            drain(&mut g.s).is_empty(),
+            "seed {seed}: garbage gets no reply"
+        );
+
+        // Garbage behind a valid magic: random headers, whatever they get,
+        // then a stream that ends mid-request.
+        let mut g = Client::connect(server.port);
+        for _ in 0..8 {
+            let mut junk = REQ_MAGIC.to_be_bytes().to_vec();
+            junk.extend(rng.bytes(24));
+            junk[4] |= 0x80; // an unknown flag: never a valid write into the pattern
+            let _ = g.s.write_all(&junk);
+        }
+        let _ = g.s.write_all(&rng.junk(27));
+        drain(&mut g.s);
+
+        // A write into the pattern dropped mid-payload: nothing of it lands.
+        let mut w = Client::connect(server.port);
+        let len = 1 + rng.below(200_000) as u32;
+        let at = base + rng.below(span as u64 - u64::from(len));
+        let sent = rng.below(u64::from(len)) as usize;
+        w.send(WRITE, 0, 9, at, len, &rng.bytes(sent));
+        drop(w);
+    }
+
+    // Hostile headers, each answered with the errno the protocol defines,
+    // then half a header and a vanished client.
+    let mut h = Client::connect(server.port);
+    let size = h.size;
+    let cases: [(u16, u16, u64, u32, u32); 12] = [
+        (5, 0, 0, 4096, EINVAL),
+        (0xffff, 0, 0, 0, EINVAL),
+        (READ, 0x8000, base, 4096, EINVAL),
+        (READ, DF, base, 4096, EINVAL),
+        (WRITE, NO_HOLE, base, 4096, EINVAL),
+        (READ, 0, size - 1, 2, EINVAL),
+        (TRIM, 0, size, 1, EINVAL),
+        (WRITE, 0, size - 4095, 4096, ENOSPC),
+        (WRITE_ZEROES, 0, u64::MAX - 10, 4096, ENOSPC),
+        (TRIM, 0, u64::MAX, 1, EINVAL),
+        (READ, 0, 0, MAX_PAYLOAD + 1, EINVAL),
+        (WRITE_ZEROES, NO_HOLE | FUA, size, 0, 0),
+    ];
+    for (k, (kind, flags, offset, len, err)) in cases.into_iter().enumerate() {
+        let payload = if kind == WRITE {
+            vec![0xdd; len as usize]
+        } else {
+            Vec::new()
+        };
+        h.send(kind, flags, k as u64, offset, len, &payload);
+        assert_eq!(h.reply(), (err, k as u64), "case {k}");
+    }
+    h.s.write_all(&REQ_MAGIC.to_be_bytes()[..3]).unwrap();
+    drop(h);
+
+    // A flood of bad requests whose replies are never read: the server stops
+    // reading once its replies back up, rather than queueing them without end.
+    let mut f = Client::connect(server.port);
+    f.s.set_write_timeout(Some(Duration::from_secs(2))).unwrap();
+    let mut one = REQ_MAGIC.to_be_bytes().to_vec();
+    one.extend_from_slice(&[0x80, 0, 0, 0]); // READ with an unknown flag
+    one.extend_from_slice(&[0; 20]);
+    let burst = one.repeat(4096);
+    let mut sent = 0usize;
+    while sent < 64 << 20 && f.s.write_all(&burst).is_ok() {
+        sent += burst.len();
+    }
+    assert!(
+        sent < 64 << 20,
+        "the server kept reading {sent} bytes of unanswered requests"
+    );
+    drop(f);
+
+    let mut c = Client::connect(server.port);
+    let got = c.read(base, span as u32);
+    let bad = got.iter().zip(&want).filter(|(a, b)| a != b).count();
+    assert_eq!(bad, 0, "bytes of the pattern changed");
+    c.send(DISC, 0, 1, 0, 0, &[]);
+    drop(c);
+
+    let v = report(server);
+    assert_eq!(v["integrity"]["mismatches"].as_u64(), Some(0));
+    assert_eq!(v["nbd"]["connections"].as_u64(), Some(conns));
+    assert!(v["nbd"]["protocol_errors"].as_u64().unwrap() >= 3 * SEEDS);
 }

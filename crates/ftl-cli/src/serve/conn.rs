@@ -13,8 +13,9 @@ use std::time::Duration;
 use super::handshake::{self, Outcome};
 use super::proto::{self, errno, Action, BlockOp, End};
 
-/// Most requests of one connection waiting for their reply; the reader
-/// stops taking requests beyond it (bounds the memory a client can pin).
+/// Most requests of one connection waiting for their reply, error replies
+/// included; the reader stops taking requests beyond it (bounds the memory a
+/// client that never reads its replies can pin).
 const MAX_INFLIGHT: u64 = 256;
 
 /// A message to the drive thread.
@@ -127,6 +128,12 @@ fn read_requests(stream: &TcpStream, sh: &Shared, tx: &Sender<Reply>, pending: &
                 return;
             }
         };
+        while pending.load(Ordering::Acquire) >= MAX_INFLIGHT {
+            if sh.stop.load(Ordering::Relaxed) {
+                return;
+            }
+            thread::sleep(Duration::from_millis(1));
+        }
         let answer = |error: u32| {
             pending.fetch_add(1, Ordering::AcqRel);
             let _ = tx.send(Reply {
@@ -157,12 +164,6 @@ fn read_requests(stream: &TcpStream, sh: &Shared, tx: &Sender<Reply>, pending: &
             BlockOp::Zero { .. } => c.zeroes.fetch_add(1, Ordering::Relaxed),
             BlockOp::Flush => c.flushes.fetch_add(1, Ordering::Relaxed),
         };
-        while pending.load(Ordering::Acquire) >= MAX_INFLIGHT {
-            if sh.stop.load(Ordering::Relaxed) {
-                return;
-            }
-            thread::sleep(Duration::from_millis(1));
-        }
         pending.fetch_add(1, Ordering::AcqRel);
         let msg = ToDrive::Op {
             op,

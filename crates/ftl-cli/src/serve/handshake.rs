@@ -216,21 +216,108 @@ mod tests {
         assert_eq!(reply_types(&p.output), [REP_ACK]);
     }
 
+    /// Every option reply after the greeting, as `(option, type)`; fails
+    /// unless the output is the greeting followed by whole option replies.
+    fn replies(out: &[u8]) -> Result<Vec<(u32, u32)>, TestCaseError> {
+        prop_assert!(out.len() >= 18);
+        let mut v = Vec::new();
+        let mut r = &out[18..];
+        while !r.is_empty() {
+            prop_assert!(r.len() >= 20, "a whole reply header");
+            prop_assert_eq!(u64::from_be_bytes(r[..8].try_into().unwrap()), REP_MAGIC);
+            let word = |i: usize| u32::from_be_bytes(r[i..i + 4].try_into().unwrap());
+            let len = word(16) as usize;
+            v.push((word(8), word(12)));
+            prop_assert!(r.len() >= 20 + len, "a whole reply payload");
+            r = &r[20 + len..];
+        }
+        Ok(v)
+    }
+
+    /// An `NBD_OPT_INFO`/`NBD_OPT_GO` payload: name, information requests.
+    fn info_payload(name: &[u8], infos: &[u16]) -> Vec<u8> {
+        let mut b = (name.len() as u32).to_be_bytes().to_vec();
+        b.extend_from_slice(name);
+        b.extend_from_slice(&(infos.len() as u16).to_be_bytes());
+        for i in infos {
+            b.extend_from_slice(&i.to_be_bytes());
+        }
+        b
+    }
+
+    /// Option payloads: random bytes, or well-formed info requests.
+    fn option_data() -> impl Strategy<Value = Vec<u8>> {
+        prop_oneof![
+            proptest::collection::vec(any::<u8>(), 0..64),
+            (
+                proptest::collection::vec(any::<u8>(), 0..16),
+                proptest::collection::vec(any::<u16>(), 0..4)
+            )
+                .prop_map(|(n, i)| info_payload(&n, &i)),
+        ]
+    }
+
     proptest! {
-        /// Random client bytes end the handshake one way or another, never in a panic.
+        /// Random client bytes end the handshake one way or another, never
+        /// in a panic, and whatever the server sent is well framed.
         #[test]
         fn random_handshakes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..256)) {
             let mut p = Pipe { input: &bytes, output: Vec::new() };
-            let _ = negotiate(&mut p, 1 << 20);
+            if negotiate(&mut p, 1 << 20).ok() != Some(Outcome::Transmission) {
+                replies(&p.output)?;
+            }
         }
 
-        /// Random options after a valid greeting are answered or close the connection.
+        /// Each option after a valid greeting gets the reply the protocol
+        /// defines: unknown options `NBD_REP_ERR_UNSUP`, malformed ones
+        /// `NBD_REP_ERR_INVALID`; a stream ending after it is a clean close.
         #[test]
-        fn random_options_never_panic(opt in 0u32..16, data in proptest::collection::vec(any::<u8>(), 0..64)) {
-            let mut input = 3u32.to_be_bytes().to_vec();
+        fn options_get_the_protocol_reply(opt in prop_oneof![0u32..12, any::<u32>()], data in option_data(),
+                                          no_zeroes in any::<bool>()) {
+            let mut input = (1 | if no_zeroes { 2u32 } else { 0 }).to_be_bytes().to_vec();
             input.extend(option(opt, &data));
             let mut p = Pipe { input: &input, output: Vec::new() };
-            let _ = negotiate(&mut p, 1 << 20);
+            let got = negotiate(&mut p, 1 << 20);
+            if opt == OPT_EXPORT_NAME {
+                prop_assert_eq!(got.ok(), Some(Outcome::Transmission));
+                prop_assert_eq!(p.output.len(), 18 + 10 + if no_zeroes { 0 } else { 124 });
+                return Ok(());
+            }
+            let want: Vec<(u32, u32)> = match opt {
+                OPT_ABORT => vec![(opt, REP_ACK)],
+                OPT_LIST if data.is_empty() => vec![(opt, REP_SERVER), (opt, REP_ACK)],
+                OPT_INFO | OPT_GO if info_request_ok(&data) => vec![(opt, REP_INFO), (opt, REP_INFO), (opt, REP_ACK)],
+                OPT_LIST | OPT_INFO | OPT_GO => vec![(opt, REP_ERR_INVALID)],
+                _ => vec![(opt, REP_ERR_UNSUP)],
+            };
+            prop_assert_eq!(replies(&p.output)?, want);
+            match opt {
+                OPT_ABORT => prop_assert_eq!(got.ok(), Some(Outcome::Close)),
+                OPT_GO if info_request_ok(&data) => prop_assert_eq!(got.ok(), Some(Outcome::Transmission)),
+                // The client went quiet waiting for more: the connection ends.
+                _ => prop_assert_eq!(got.map_err(|e| e.kind()).err(), Some(io::ErrorKind::UnexpectedEof)),
+            }
+        }
+
+        /// Unknown client flags, a bad option magic or an oversized option
+        /// close the connection without reading further or replying.
+        #[test]
+        fn protocol_violations_close(flags in 4u32.., magic in any::<u64>(), len in (MAX_OPTION_BYTES + 1)..) {
+            let mut p = Pipe { input: &flags.to_be_bytes(), output: Vec::new() };
+            prop_assert_eq!(negotiate(&mut p, 4096).ok(), Some(Outcome::Close));
+            prop_assert_eq!(p.output.len(), 18);
+            let mut input = 1u32.to_be_bytes().to_vec();
+            input.extend_from_slice(&magic.to_be_bytes());
+            input.extend_from_slice(&[0; 8]);
+            let mut p = Pipe { input: &input, output: Vec::new() };
+            let got = negotiate(&mut p, 4096).ok();
+            prop_assert_eq!(got == Some(Outcome::Close), magic != OPT_MAGIC);
+            let mut input = 1u32.to_be_bytes().to_vec();
+            input.extend(option(OPT_GO, &[]));
+            input[16..20].copy_from_slice(&len.to_be_bytes());
+            let mut p = Pipe { input: &input, output: Vec::new() };
+            prop_assert_eq!(negotiate(&mut p, 4096).ok(), Some(Outcome::Close));
+            prop_assert_eq!(p.output.len(), 18);
         }
     }
 }

@@ -58,7 +58,11 @@ pub const TRANSMISSION_FLAGS: u16 = 1 | 4 | 8 | 32 | 64 | 256;
 
 /// Command flag: force unit access.
 pub const CMD_FLAG_FUA: u16 = 1;
-/// Command flag: do not fragment (needs structured replies, which this server lacks).
+/// Command flag: write zeroes without punching a hole (only on `NBD_CMD_WRITE_ZEROES`).
+pub const CMD_FLAG_NO_HOLE: u16 = 2;
+/// Command flag: do not fragment (needs structured replies, which this
+/// server lacks, so it is refused like any flag not in [`allowed_flags`]).
+#[cfg(test)]
 pub const CMD_FLAG_DF: u16 = 4;
 
 /// Largest read or write payload (the advertised maximum block size).
@@ -198,22 +202,37 @@ pub enum Action {
     Disconnect,
 }
 
+/// The command flags a request of type `kind` may carry: FUA on every
+/// command, `NO_HOLE` on write zeroes. Anything else (`DF` without
+/// structured replies, flags of extensions never negotiated) is `EINVAL`.
+fn allowed_flags(kind: u16) -> u16 {
+    if kind == cmd::WRITE_ZEROES {
+        CMD_FLAG_FUA | CMD_FLAG_NO_HOLE
+    } else {
+        CMD_FLAG_FUA
+    }
+}
+
 /// Checks a request against an export of `size` bytes; `payload` is the
 /// write payload (already read off the wire, `None` when it was too large
-/// and was skipped).
+/// and was skipped). Errors follow the protocol: unknown commands, unknown
+/// flags, reads over [`MAX_PAYLOAD`] and reads or trims beyond the end are
+/// `EINVAL`; writes and write zeroes beyond the end are `ENOSPC`.
 pub fn check(r: &Request, payload: Option<Vec<u8>>, size: u64) -> Action {
     let end = r.offset.checked_add(u64::from(r.len));
     let in_range = end.is_some_and(|e| e <= size);
     let fua = r.flags & CMD_FLAG_FUA != 0;
-    if r.flags & CMD_FLAG_DF != 0 {
+    if r.kind == cmd::DISC {
+        return Action::Disconnect;
+    }
+    if r.flags & !allowed_flags(r.kind) != 0 {
         return Action::Fail(errno::EINVAL);
     }
     match r.kind {
-        cmd::DISC => Action::Disconnect,
         cmd::FLUSH => Action::Op(BlockOp::Flush),
         cmd::READ | cmd::WRITE if r.len > MAX_PAYLOAD => Action::Fail(errno::EINVAL),
-        cmd::READ if !in_range => Action::Fail(errno::EINVAL),
-        cmd::WRITE | cmd::TRIM | cmd::WRITE_ZEROES if !in_range => Action::Fail(errno::ENOSPC),
+        cmd::READ | cmd::TRIM if !in_range => Action::Fail(errno::EINVAL),
+        cmd::WRITE | cmd::WRITE_ZEROES if !in_range => Action::Fail(errno::ENOSPC),
         cmd::READ | cmd::WRITE | cmd::TRIM | cmd::WRITE_ZEROES if r.len == 0 => Action::Noop,
         cmd::READ => Action::Op(BlockOp::Read {
             offset: r.offset,
@@ -379,6 +398,128 @@ mod tests {
         }
     }
 
+    /// Export size of the hostile-request tests: small, so that ranges
+    /// beyond the end are common.
+    const SMALL: u64 = 1 << 20;
+
+    /// The errno the protocol prescribes for a header, `None` when the
+    /// request is valid; written from the specification's rules with
+    /// overflow-free arithmetic, independently of [`check`].
+    fn spec_errno(r: &Request, size: u64) -> Option<u32> {
+        let known = [
+            cmd::READ,
+            cmd::WRITE,
+            cmd::FLUSH,
+            cmd::TRIM,
+            cmd::WRITE_ZEROES,
+        ];
+        let no_hole = if r.kind == cmd::WRITE_ZEROES {
+            CMD_FLAG_NO_HOLE
+        } else {
+            0
+        };
+        let beyond = u128::from(r.offset) + u128::from(r.len) > u128::from(size);
+        let carries_data = r.kind == cmd::READ || r.kind == cmd::WRITE;
+        let reads_or_trims = r.kind == cmd::READ || r.kind == cmd::TRIM;
+        if !known.contains(&r.kind) || r.flags & !(CMD_FLAG_FUA | no_hole) != 0 {
+            Some(errno::EINVAL)
+        } else if r.kind == cmd::FLUSH {
+            None
+        } else if (carries_data && r.len > MAX_PAYLOAD) || (beyond && reads_or_trims) {
+            Some(errno::EINVAL)
+        } else if beyond {
+            Some(errno::ENOSPC)
+        } else {
+            None
+        }
+    }
+
+    /// Headers with a valid magic built to be hostile: unknown types,
+    /// unknown flags, ranges ending just past the export or wrapping
+    /// around `u64`, lengths around [`MAX_PAYLOAD`], misaligned offsets.
+    fn hostile_request() -> impl Strategy<Value = Request> {
+        let kind = prop_oneof![
+            4 => proptest::sample::select(vec![cmd::READ, cmd::WRITE, cmd::FLUSH, cmd::TRIM, cmd::WRITE_ZEROES]),
+            1 => any::<u16>().prop_filter("not DISC", |k| *k != cmd::DISC),
+        ];
+        let flags = prop_oneof![
+            Just(0u16),
+            Just(CMD_FLAG_FUA),
+            Just(CMD_FLAG_NO_HOLE),
+            Just(CMD_FLAG_DF),
+            any::<u16>()
+        ];
+        let len = prop_oneof![
+            4 => 0u32..(1 << 16),
+            1 => (MAX_PAYLOAD - 2)..=(MAX_PAYLOAD + 2),
+            1 => any::<u32>(),
+        ];
+        (kind, flags, len, any::<u64>(), 0u8..4, any::<u64>()).prop_map(
+            |(kind, flags, len, x, place, handle)| {
+                let offset = match place {
+                    0 => x % SMALL,                                   // inside, misaligned
+                    1 => (SMALL - u64::from(len).min(SMALL)) + x % 3, // ending at or just past the end
+                    2 => u64::MAX - x % (u64::from(len) + 2),         // wrapping around
+                    _ => x,
+                };
+                Request {
+                    flags,
+                    kind,
+                    handle,
+                    offset,
+                    len,
+                }
+            },
+        )
+    }
+
+    proptest! {
+        /// Every hostile header gets the errno the protocol defines (or is
+        /// carried out when valid), and the stream stays in sync after it.
+        #[test]
+        fn hostile_requests_get_the_protocol_errno(req in hostile_request()) {
+            let want = spec_errno(&req, SMALL);
+            let got = if req.kind == cmd::WRITE && req.len > MAX_PAYLOAD {
+                // Skipping the payload is tested below; no need to build it here.
+                check(&req, None, SMALL)
+            } else {
+                let mut bytes = req.encode().to_vec();
+                bytes.resize(bytes.len() + req.payload_len() as usize, 0xa5);
+                let mut r = &bytes[..];
+                let got = next_request(&mut r, SMALL).expect("a whole request");
+                prop_assert_eq!(got.handle, req.handle);
+                prop_assert!(r.is_empty(), "the payload was consumed");
+                got.action
+            };
+            match (want, got) {
+                (Some(e), Action::Fail(g)) => prop_assert_eq!(e, g),
+                (None, Action::Op(_) | Action::Noop) => {}
+                (w, g) => prop_assert!(false, "{:?}: want {:?}, got {:?}", req, w, g),
+            }
+        }
+
+        /// A request cut anywhere (header or payload) ends the stream as
+        /// `Broken`, or `Eof` when nothing of it arrived; never a panic or a
+        /// request made of the bytes that did arrive.
+        #[test]
+        fn truncated_requests_end_the_stream(req in hostile_request(), cut in any::<prop::sample::Index>()) {
+            let req = Request { kind: cmd::WRITE, len: req.len % (1 << 16), ..req };
+            let mut bytes = req.encode().to_vec();
+            bytes.resize(bytes.len() + req.payload_len() as usize, 0x5a);
+            let at = cut.index(bytes.len());
+            let want = if at == 0 { End::Eof } else { End::Broken };
+            prop_assert_eq!(next_request(&mut &bytes[..at], SMALL), Err(want));
+        }
+
+        /// A header whose magic is wrong in any bit is `BadMagic`, whatever follows.
+        #[test]
+        fn bad_magic_is_fatal(req in hostile_request(), bit in 0usize..32) {
+            let mut bytes = req.encode();
+            bytes[bit / 8] ^= 1 << (bit % 8);
+            prop_assert_eq!(next_request(&mut &bytes[..], SMALL), Err(End::BadMagic));
+        }
+    }
+
     #[test]
     fn errors_follow_the_protocol() {
         let ask = |kind, offset, len| {
@@ -393,7 +534,12 @@ mod tests {
         };
         assert_eq!(ask(cmd::READ, SIZE - 1, 2), Action::Fail(errno::EINVAL));
         assert_eq!(ask(cmd::WRITE, SIZE - 1, 2), Action::Fail(errno::ENOSPC));
-        assert_eq!(ask(cmd::TRIM, u64::MAX, 2), Action::Fail(errno::ENOSPC));
+        assert_eq!(ask(cmd::TRIM, u64::MAX, 2), Action::Fail(errno::EINVAL));
+        assert_eq!(ask(cmd::TRIM, SIZE, 1), Action::Fail(errno::EINVAL));
+        assert_eq!(
+            ask(cmd::WRITE_ZEROES, SIZE - 1, 2),
+            Action::Fail(errno::ENOSPC)
+        );
         assert_eq!(
             ask(cmd::READ, 0, MAX_PAYLOAD + 1),
             Action::Fail(errno::EINVAL)
