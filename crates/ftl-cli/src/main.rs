@@ -9,6 +9,7 @@ mod memory;
 mod progress;
 mod replay;
 mod serve;
+mod sweep;
 mod synth;
 
 use std::process::ExitCode;
@@ -38,6 +39,9 @@ enum Cmd {
     /// Run a registered experiment (a grid of synthetic runs) and write its
     /// table, reports and charts.
     Experiment(experiment::ExperimentArgs),
+    /// Run the cross product of `--vary` values, workloads and seeds and
+    /// write one CSV row per cell; or emit one command per cell and merge.
+    Sweep(sweep::SweepArgs),
     /// Cost the copyback-safety state (`memory.epm_bytes`) of a geometry
     /// under every copyback mode, without running.
     Memory(memory::MemoryArgs),
@@ -72,6 +76,7 @@ fn main() -> ExitCode {
         Some(Cmd::Presets(a)) => common::list_presets(&a),
         Some(Cmd::Profiles(a)) => synth::list_profiles(&a),
         Some(Cmd::Experiment(a)) => experiment::run(a),
+        Some(Cmd::Sweep(a)) => sweep::run(a),
         Some(Cmd::Memory(a)) => memory::run(a),
     };
     match result {

@@ -139,8 +139,9 @@ fn cell_opts(c: &mut Cell, a: &ExperimentArgs) -> Result<CommonOpts, CliError> {
     Ok(opts)
 }
 
-/// Runs every cell on `jobs` threads; reports come back in cell order.
-fn run_cells(
+/// Runs every cell on `jobs` threads; reports come back in cell order, so
+/// callers (experiments and sweeps) get results independent of `jobs`.
+pub(crate) fn run_cells(
     cells: &[Cell],
     opts: &[CommonOpts],
     jobs: Option<u32>,

@@ -42,7 +42,7 @@ pub fn lookup<'a>(v: &'a Value, path: &str) -> Option<&'a Value> {
 
 /// Text of a report value for the table: numbers and strings as they are,
 /// anything else (or nothing) empty.
-fn text(v: Option<&Value>) -> String {
+pub(crate) fn text(v: Option<&Value>) -> String {
     match v {
         Some(Value::Number(n)) => n.to_string(),
         Some(Value::String(s)) => s.clone(),
