@@ -39,6 +39,7 @@
 pub mod config;
 #[cfg(feature = "std")]
 pub mod full;
+pub mod gerase_modes;
 mod hash;
 pub mod medium;
 pub mod storage;
