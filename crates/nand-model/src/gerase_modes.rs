@@ -74,18 +74,74 @@ pub fn low_stress_plan<const G: usize>(
 /// relief ratio) whose ratio still covers `max_ratio`, the largest
 /// per-wordline ratio of step 1. `None` when no candidate covers it.
 pub fn preferred_mode(budget_wls: f64, step_wls: u32, max_ratio: f64) -> Option<(u32, f64)> {
+    let step = step_wls.max(1);
     let mut best = None;
-    let mut n = step_wls.max(1);
-    while f64::from(n) >= budget_wls && n <= 4096 {
+    // The smallest candidate is the first step that can hold the budget.
+    let mut n = step;
+    while f64::from(n) < budget_wls && n <= 4096 {
+        n += step;
+    }
+    while n <= 4096 {
         let f = budget_wls / f64::from(n);
         if f + 1e-9 >= max_ratio && f <= 1.0 {
             best = Some((n, f));
         } else {
             break;
         }
-        n = n.saturating_add(step_wls.max(1));
+        n += step;
     }
     best
+}
+
+/// One block erase mode gE(n), as in seed 001 Table 2.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GEraseMode {
+    /// Mode number `n` (0 is the normal erase).
+    pub n: u8,
+    /// Wordlines erased in low-stress mode when the mode applies (`n_WL`).
+    pub protected_wls: u32,
+    /// Share of erases that apply the low-stress mode (`f`, 0..1).
+    pub relief_ratio: f64,
+    /// Average share of the block's wordlines left unusable per cycle.
+    pub capacity_reduction: f64,
+    /// Expected block endurance over the weakest wordline's normal one.
+    pub max_pe_gain: f64,
+}
+
+/// Modes gE(0)..gE(9) derived from per-group normal-erase endurance
+/// (`group_wls` wordlines per group): gE(n) may leave `2n` wordlines unusable
+/// per cycle (1.04 n % of a 192-wordline block); step 1 spends that budget
+/// ([`low_stress_plan`]), step 2 picks the pair in steps of one group
+/// ([`preferred_mode`]). gE(0) is the normal erase. `None` if a step fails.
+pub fn derive_modes<const G: usize>(
+    endurance: &[f64; G],
+    group_wls: f64,
+    coefficient: f64,
+) -> Option<[GEraseMode; 10]> {
+    let block_wls = group_wls * G as f64;
+    let worst = endurance.iter().copied().fold(f64::INFINITY, f64::min);
+    let mut modes = [GEraseMode {
+        n: 0,
+        protected_wls: 0,
+        relief_ratio: 0.0,
+        capacity_reduction: 0.0,
+        max_pe_gain: 1.0,
+    }; 10];
+    for (n, mode) in (1u8..).zip(modes.iter_mut().skip(1)) {
+        let budget = 2.0 * f64::from(n);
+        let plan = low_stress_plan(endurance, group_wls, coefficient, budget)?;
+        let max_ratio = plan.ratio.iter().copied().fold(0.0, f64::max);
+        // Lossless: group sizes are small whole numbers of wordlines.
+        let (protected_wls, relief_ratio) = preferred_mode(budget, group_wls as u32, max_ratio)?;
+        *mode = GEraseMode {
+            n,
+            protected_wls,
+            relief_ratio,
+            capacity_reduction: budget / block_wls,
+            max_pe_gain: plan.endurance / worst,
+        };
+    }
+    Some(modes)
 }
 
 #[cfg(test)]

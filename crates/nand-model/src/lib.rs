@@ -43,6 +43,7 @@ pub mod gerase_modes;
 mod hash;
 pub mod medium;
 pub mod storage;
+pub mod wordline;
 
 pub use config::{FaultConfig, ReliabilityConfig};
 #[cfg(feature = "std")]
