@@ -41,6 +41,7 @@ pub mod map_dirty;
 mod mapping;
 pub mod nand;
 mod ops;
+pub mod reparo;
 pub mod tables;
 pub mod waf_monitor;
 pub mod weak_wl;

@@ -25,6 +25,12 @@
 //! * **Program and erase failures** ([`NandError::ProgramFailed`],
 //!   [`NandError::EraseFailed`]) mean the block has gone bad; data already in the
 //!   block stays readable (with its normal error rate) so it can be moved out.
+//! * **Die failure.** A whole die may fail. From then on every operation on it
+//!   fails and its data is lost: either with [`NandError::DieFailed`] (the die
+//!   stops answering) or with the status errors above on every block
+//!   ([`NandError::Uncorrectable`] reads and copybacks,
+//!   [`NandError::ProgramFailed`], [`NandError::EraseFailed`]), the way a die
+//!   whose blocks go bad together looks to the FTL.
 //! * **Copyback** reads a page into the plane's page register and programs it to
 //!   another page **of the same plane** without crossing the channel. Bit errors
 //!   are not corrected on the way: they accumulate in the destination. The

@@ -391,6 +391,36 @@ impl FaultConfig {
     }
 }
 
+/// Most die failures one medium can have scheduled at once (the schedule is a
+/// fixed array, so the medium stays heap-free).
+pub const MAX_DIE_FAILURES: usize = 8;
+
+/// When a scheduled die failure takes effect.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DieFailureAt {
+    /// From operation `n` on: the medium numbers every read, program, erase and
+    /// copyback call from 0 since construction (torn ones included, never
+    /// reset), and calls numbered `n` or later see the failed die.
+    Op(u64),
+    /// From simulated time `t` (ns) on, as set by `Medium::set_time_ns`: the
+    /// medium has no clock of its own, its driver advances it.
+    TimeNs(u64),
+}
+
+/// A whole-die failure scheduled on the medium (Reparo's failure model,
+/// seed 001 ch. 5). Once it fires every operation on the die fails with a
+/// status error the FTL already handles: reads and copybacks out of the die
+/// give `Uncorrectable`, programs `ProgramFailed`, erases `EraseFailed`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct DieFailure {
+    /// Channel of the die.
+    pub channel: u16,
+    /// Die (way) on that channel.
+    pub die: u16,
+    /// When it fails.
+    pub at: DieFailureAt,
+}
+
 /// `x^y` for `x >= 0` without `std`: exact for the exponents 1 and 2, else
 /// `exp(y * ln x)` by `libm`-free series good to f32 precision on `[0, 4]`.
 pub(crate) fn powf(x: f32, y: f32) -> f32 {

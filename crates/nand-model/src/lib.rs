@@ -17,7 +17,8 @@
 //! wordline position, retention, read noise, copyback accumulation); faults
 //! follow [`FaultConfig`] plus scheduled test hooks ([`Medium::fail_next_program`],
 //! [`Medium::fail_next_erase`], [`Medium::fail_die`], [`Medium::tear_program`],
-//! [`Medium::tear_erase`]).
+//! [`Medium::tear_erase`]) and whole-die failures scheduled by operation count
+//! or simulated time ([`Medium::schedule_die_failure`]).
 //!
 //! # Storage
 //!
@@ -45,7 +46,7 @@ pub mod medium;
 pub mod storage;
 pub mod wordline;
 
-pub use config::{FaultConfig, ReliabilityConfig};
+pub use config::{DieFailure, DieFailureAt, FaultConfig, ReliabilityConfig, MAX_DIE_FAILURES};
 #[cfg(feature = "std")]
 pub use full::{FullDataMedium, FullUnit};
 #[cfg(feature = "std")]

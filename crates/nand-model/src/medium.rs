@@ -5,7 +5,7 @@ use firmware_core::{
     Spare, UnitMask,
 };
 
-use crate::config::{FaultConfig, ReliabilityConfig};
+use crate::config::{DieFailure, DieFailureAt, FaultConfig, ReliabilityConfig, MAX_DIE_FAILURES};
 use crate::hash::{hit, mix, prob_threshold, unit21};
 use crate::storage::{BlockRec, LentStorage, PageRec, Storage, StorageSizes, UnitRec};
 
@@ -23,6 +23,8 @@ const F_DIE_FAILED: u8 = 1 << 2;
 const F_ERASE_TORN: u8 = 1 << 3;
 const F_FAIL_PROGRAM: u8 = 1 << 4;
 const F_FAIL_ERASE: u8 = 1 << 5;
+/// The die failed through a scheduled [`DieFailure`]: operations give status errors.
+const F_DIE_BAD: u8 = 1 << 6;
 
 // Salts that keep the hash streams of one seed apart.
 const SALT_QUALITY: u64 = 0x51A1_17F0;
@@ -130,6 +132,12 @@ struct Model {
     samples: u64,
     draws: u64,
     stats: Stats,
+    /// Operations issued since construction (never reset).
+    ops: u64,
+    /// Simulated time in ns, as the driver last set it.
+    now_ns: u64,
+    /// Scheduled die failures that have not fired yet.
+    die_failures: [Option<DieFailure>; MAX_DIE_FAILURES],
 }
 
 impl Model {
@@ -216,11 +224,14 @@ impl Model {
     }
 }
 
-/// Die and factory checks shared by every operation.
+/// Die and factory checks shared by every operation; `on_bad_die` is the
+/// status error the operation gives on a die a [`DieFailure`] killed.
 #[inline]
-fn check_alive(blk: &BlockRec) -> Result<(), NandError> {
+fn check_alive(blk: &BlockRec, on_bad_die: NandError) -> Result<(), NandError> {
     if blk.flags & F_DIE_FAILED != 0 {
         Err(NandError::DieFailed)
+    } else if blk.flags & F_DIE_BAD != 0 {
+        Err(on_bad_die)
     } else if blk.flags & F_FACTORY_BAD != 0 {
         Err(NandError::FactoryBad)
     } else {
@@ -231,7 +242,7 @@ fn check_alive(blk: &BlockRec) -> Result<(), NandError> {
 /// Program checks: the block must be good, erased past `pib`, and `pib` next.
 #[inline]
 fn check_programmable(blk: &BlockRec, pib: u32) -> Result<(), NandError> {
-    check_alive(blk)?;
+    check_alive(blk, NandError::ProgramFailed)?;
     if blk.flags & F_GROWN_BAD != 0 {
         Err(NandError::ProgramFailed)
     } else if blk.flags & F_ERASE_TORN != 0 || pib != blk.next_page {
@@ -378,6 +389,9 @@ impl<S: Storage> Medium<S> {
             samples: 0,
             draws: 0,
             stats: Stats::default(),
+            ops: 0,
+            now_ns: 0,
+            die_failures: [None; MAX_DIE_FAILURES],
         };
         let factory = prob_threshold(fault.factory_bad_fraction);
         let (blocks, _, _) = store.split_mut();
@@ -511,7 +525,7 @@ impl<S: Storage> Medium<S> {
             next_page: r.next_page,
             factory_bad: r.flags & F_FACTORY_BAD != 0,
             grown_bad: r.flags & F_GROWN_BAD != 0,
-            die_failed: r.flags & F_DIE_FAILED != 0,
+            die_failed: r.flags & (F_DIE_FAILED | F_DIE_BAD) != 0,
             erase_torn: r.flags & F_ERASE_TORN != 0,
             quality: self.block_quality(b),
         })
@@ -552,13 +566,105 @@ impl<S: Storage> Medium<S> {
         if d.0 >= self.m.geo.dies() {
             return Err(NandError::BadAddress);
         }
-        let per_die = u32::from(self.m.geo.planes_per_die) * self.m.geo.blocks_per_plane;
-        let first = (d.0 * per_die) as usize;
-        let blocks = self.store.split_mut().0;
-        for r in blocks.iter_mut().skip(first).take(per_die as usize) {
-            r.flags |= F_DIE_FAILED;
-        }
+        self.flag_die(d, F_DIE_FAILED);
         Ok(())
+    }
+
+    /// First block of die `d` (in range) and the number of blocks per die.
+    fn die_blocks(&self, d: DieId) -> (u32, u32) {
+        let per_die = u32::from(self.m.geo.planes_per_die) * self.m.geo.blocks_per_plane;
+        (d.0 * per_die, per_die)
+    }
+
+    /// Sets `flag` on every block of die `d` (in range).
+    fn flag_die(&mut self, d: DieId, flag: u8) {
+        let (first, per_die) = self.die_blocks(d);
+        let blocks = self.store.split_mut().0;
+        for r in blocks
+            .iter_mut()
+            .skip(first as usize)
+            .take(per_die as usize)
+        {
+            r.flags |= flag;
+        }
+    }
+
+    /// Schedules die `f.channel`/`f.die` to fail as [`DieFailure`] describes
+    /// (at once if its time or operation count has already passed). Several
+    /// dies may be scheduled, up to [`MAX_DIE_FAILURES`] pending at a time.
+    pub fn schedule_die_failure(&mut self, f: DieFailure) -> Result<(), Error> {
+        let geo = &self.m.geo;
+        if f.channel >= geo.channels || f.die >= geo.dies_per_channel {
+            return Err(Error::InvalidConfig("die failure outside the array"));
+        }
+        let slot = self
+            .m
+            .die_failures
+            .iter_mut()
+            .find(|s| s.is_none())
+            .ok_or(Error::InvalidConfig("too many pending die failures"))?;
+        *slot = Some(f);
+        self.fire_due_failures();
+        Ok(())
+    }
+
+    /// Advances (or sets) the simulated time to `now` ns, failing every die
+    /// scheduled by [`DieFailureAt::TimeNs`] at or before it.
+    pub fn set_time_ns(&mut self, now: u64) {
+        self.m.now_ns = now;
+        self.fire_due_failures();
+    }
+
+    /// The simulated time last set with [`Medium::set_time_ns`].
+    pub fn time_ns(&self) -> u64 {
+        self.m.now_ns
+    }
+
+    /// Operations issued since construction, the clock of [`DieFailureAt::Op`].
+    pub fn op_count(&self) -> u64 {
+        self.m.ops
+    }
+
+    /// Whether die `d` has failed (by [`Medium::fail_die`] or a scheduled
+    /// failure); `false` outside the array.
+    pub fn is_die_failed(&self, d: DieId) -> bool {
+        if d.0 >= self.m.geo.dies() {
+            return false;
+        }
+        self.block(BlockId(self.die_blocks(d).0))
+            .is_some_and(|r| r.flags & (F_DIE_FAILED | F_DIE_BAD) != 0)
+    }
+
+    /// Fires the scheduled failures that are due.
+    fn fire_due_failures(&mut self) {
+        let (ops, now, per_channel) = (
+            self.m.ops,
+            self.m.now_ns,
+            u32::from(self.m.geo.dies_per_channel),
+        );
+        for i in 0..MAX_DIE_FAILURES {
+            let Some(f) = self.m.die_failures[i] else {
+                continue;
+            };
+            let due = match f.at {
+                DieFailureAt::Op(n) => ops >= n,
+                DieFailureAt::TimeNs(t) => now >= t,
+            };
+            if due {
+                self.m.die_failures[i] = None;
+                let d = DieId(u32::from(f.channel) * per_channel + u32::from(f.die));
+                self.flag_die(d, F_DIE_BAD);
+            }
+        }
+    }
+
+    /// Counts one operation, first failing the dies due by then.
+    #[inline]
+    fn begin_op(&mut self) {
+        if self.m.die_failures.iter().any(Option::is_some) {
+            self.fire_due_failures();
+        }
+        self.m.ops += 1;
     }
 
     /// A program of `page` interrupted by power loss. Checks like `program`
@@ -572,6 +678,7 @@ impl<S: Storage> Medium<S> {
         spare: &Spare,
         outcome: TornProgram,
     ) -> Result<(), NandError> {
+        self.begin_op();
         self.m.stats.programs += 1;
         self.program_inner(page, data, spare, Some(outcome))
             .map(|_| ())
@@ -582,7 +689,17 @@ impl<S: Storage> Medium<S> {
     /// pattern) and the block unprogrammable (`ProgramOrder`) until a completed
     /// erase. Counts as an erase and a P/E cycle.
     pub fn tear_erase(&mut self, b: BlockId) -> Result<(), NandError> {
+        self.begin_op();
         self.m.stats.erases += 1;
+        let r = self.tear_erase_inner(b);
+        if r == Err(NandError::EraseFailed) {
+            self.m.stats.erase_failures += 1;
+        }
+        r
+    }
+
+    /// Body of `tear_erase`; the caller counts failures.
+    fn tear_erase_inner(&mut self, b: BlockId) -> Result<(), NandError> {
         if b.0 >= self.m.total_blocks {
             return Err(NandError::BadAddress);
         }
@@ -592,9 +709,8 @@ impl<S: Storage> Medium<S> {
         let seed = self.m.fault.seed ^ SALT_TEAR;
         let (blocks, pages, _) = self.store.split_mut();
         let blk = &mut blocks[b.0 as usize];
-        check_alive(blk)?;
+        check_alive(blk, NandError::EraseFailed)?;
         if blk.flags & F_GROWN_BAD != 0 {
-            self.m.stats.erase_failures += 1;
             return Err(NandError::EraseFailed);
         }
         let first = (b.0 * ppb) as usize;
@@ -693,7 +809,7 @@ impl<S: Storage> Medium<S> {
         let p = page.0 as usize;
         let (blocks, pages, units) = self.store.split();
         let blk = &blocks[(page.0 / m.ppb) as usize];
-        check_alive(blk)?;
+        check_alive(blk, NandError::Uncorrectable)?;
         if pib >= blk.next_page {
             return Err(NandError::Erased);
         }
@@ -733,7 +849,7 @@ impl<S: Storage> Medium<S> {
             return Err(NandError::BadAddress);
         }
         let blk = &mut self.store.split_mut().0[b.0 as usize];
-        check_alive(blk)?;
+        check_alive(blk, NandError::EraseFailed)?;
         let fail = if blk.flags & F_GROWN_BAD != 0 {
             true
         } else if blk.flags & F_FAIL_ERASE != 0 {
@@ -744,7 +860,6 @@ impl<S: Storage> Medium<S> {
         };
         if fail {
             blk.flags |= F_GROWN_BAD;
-            m.stats.erase_failures += 1;
             return Err(NandError::EraseFailed);
         }
         blk.pe = blk.pe.saturating_add(1);
@@ -770,7 +885,7 @@ impl<S: Storage> Medium<S> {
         let upp = m.upp;
         let (blocks, pages, units) = self.store.split_mut();
         let sblk = blocks[sb as usize];
-        check_alive(&sblk)?;
+        check_alive(&sblk, NandError::Uncorrectable)?;
         if let Err(e) = check_programmable(&blocks[db as usize], dpib) {
             if e == NandError::ProgramFailed {
                 m.stats.program_failures += 1;
@@ -789,7 +904,6 @@ impl<S: Storage> Medium<S> {
             blocks[db as usize].next_page = dpib + 1;
             pages[dp].meta = ST_TORN;
             return Err(if source_state == ST_TORN {
-                m.stats.uncorrectable_copybacks += 1;
                 NandError::Uncorrectable
             } else {
                 NandError::Erased
@@ -848,6 +962,7 @@ impl<S: Storage> Nand for Medium<S> {
     /// programmed with read as 0. On error `out` is unspecified.
     #[inline]
     fn read(&mut self, page: Ppn, units: UnitMask, out: &mut [u64]) -> NandResult {
+        self.begin_op();
         self.m.stats.reads += 1;
         let r = self.read_inner(page, units, out);
         match &r {
@@ -866,6 +981,7 @@ impl<S: Storage> Nand for Medium<S> {
     /// (extra entries are ignored). Success returns a default report.
     #[inline]
     fn program(&mut self, page: Ppn, data: &[u64], spare: &Spare) -> NandResult {
+        self.begin_op();
         self.m.stats.programs += 1;
         self.program_inner(page, data, spare, None)
     }
@@ -873,8 +989,13 @@ impl<S: Storage> Nand for Medium<S> {
     /// Erases `block`; a failed erase leaves the data in place.
     #[inline]
     fn erase(&mut self, block: BlockId) -> NandResult {
+        self.begin_op();
         self.m.stats.erases += 1;
-        self.erase_inner(block)
+        let r = self.erase_inner(block);
+        if r == Err(NandError::EraseFailed) {
+            self.m.stats.erase_failures += 1;
+        }
+        r
     }
 
     /// Copies `src` to `dst` in one plane, without error correction. Once the
@@ -889,7 +1010,12 @@ impl<S: Storage> Nand for Medium<S> {
     /// holds nothing readable.
     #[inline]
     fn copyback(&mut self, src: Ppn, dst: Ppn, spare: &Spare) -> NandResult {
+        self.begin_op();
         self.m.stats.copybacks += 1;
-        self.copyback_inner(src, dst, spare)
+        let r = self.copyback_inner(src, dst, spare);
+        if r == Err(NandError::Uncorrectable) {
+            self.m.stats.uncorrectable_copybacks += 1;
+        }
+        r
     }
 }

@@ -5,8 +5,8 @@ mod common;
 use common::{small_geo, spare};
 use firmware_core::{BlockId, DieId, Geometry, Nand, NandError, Ppn, Spare, UnitMask};
 use nand_model::{
-    BlockRec, FaultConfig, Medium, PageRec, QualityClass, ReliabilityConfig, SimMedium,
-    StorageSizes, TornProgram, UnitRec,
+    BlockRec, DieFailure, DieFailureAt, FaultConfig, Medium, PageRec, QualityClass,
+    ReliabilityConfig, SimMedium, StorageSizes, TornProgram, UnitRec, MAX_DIE_FAILURES,
 };
 
 fn medium() -> SimMedium {
@@ -390,6 +390,112 @@ fn die_failure() {
     read_all(&mut m, pp(0, 0)).unwrap();
     prog(&mut m, 31, 0, 1).unwrap();
     assert_eq!(m.fail_die(DieId(2)), Err(NandError::BadAddress));
+}
+
+/// Scheduled die failures give the status errors the FTL already handles,
+/// from their operation count on, and leave the other die alone.
+#[test]
+fn scheduled_die_failure_by_op_count() {
+    let mut m = medium();
+    prog(&mut m, 32, 0, 1).unwrap(); // op 0
+    prog(&mut m, 0, 0, 1).unwrap(); // op 1
+    m.schedule_die_failure(DieFailure {
+        channel: 0,
+        die: 1,
+        at: DieFailureAt::Op(3),
+    })
+    .unwrap();
+    read_all(&mut m, pp(32, 0)).unwrap(); // op 2: still alive
+    assert!(!m.is_die_failed(DieId(1)));
+    assert_eq!(m.op_count(), 3);
+    assert_eq!(read_all(&mut m, pp(32, 0)), Err(NandError::Uncorrectable));
+    assert!(m.is_die_failed(DieId(1)));
+    assert!(m.block_status(BlockId(40)).unwrap().die_failed);
+    assert_eq!(prog(&mut m, 33, 0, 1), Err(NandError::ProgramFailed));
+    assert_eq!(m.erase(BlockId(40)), Err(NandError::EraseFailed));
+    assert_eq!(m.tear_erase(BlockId(41)), Err(NandError::EraseFailed));
+    assert_eq!(
+        m.copyback(pp(32, 0), pp(34, 0), &spare(1, 3)),
+        Err(NandError::Uncorrectable)
+    );
+    let st = *m.stats();
+    assert_eq!(st.uncorrectable_reads, 1);
+    assert_eq!(st.program_failures, 1);
+    assert_eq!(st.erase_failures, 2);
+    assert_eq!(st.uncorrectable_copybacks, 1);
+    // Die 0 keeps working.
+    read_all(&mut m, pp(0, 0)).unwrap();
+    prog(&mut m, 0, 1, 2).unwrap();
+    m.erase(BlockId(1)).unwrap();
+    assert!(!m.is_die_failed(DieId(0)));
+}
+
+/// Dies fail at their own simulated times; several can be pending.
+#[test]
+fn scheduled_die_failures_by_time() {
+    let geo = Geometry {
+        channels: 2,
+        ..small_geo()
+    };
+    let mut m = Medium::new(geo, ReliabilityConfig::default(), FaultConfig::default()).unwrap();
+    let per_die = 32; // 2 planes x 16 blocks
+    let first = |d: u32| d * per_die;
+    for (channel, die, t) in [(1, 0, 2_000), (0, 1, 1_000)] {
+        m.schedule_die_failure(DieFailure {
+            channel,
+            die,
+            at: DieFailureAt::TimeNs(t),
+        })
+        .unwrap();
+    }
+    for d in 0..4 {
+        m.program(geo.ppn(BlockId(first(d)), 0), &[1, 2], &spare(1, 3))
+            .unwrap();
+    }
+    m.set_time_ns(999);
+    assert!((0..4).all(|d| !m.is_die_failed(DieId(d))));
+    m.set_time_ns(1_000);
+    assert_eq!(m.time_ns(), 1_000);
+    let dead: Vec<bool> = (0..4).map(|d| m.is_die_failed(DieId(d))).collect();
+    assert_eq!(dead, [false, true, false, false]);
+    m.set_time_ns(5_000);
+    let dead: Vec<bool> = (0..4).map(|d| m.is_die_failed(DieId(d))).collect();
+    assert_eq!(dead, [false, true, true, false]);
+    let mut out = [0u64; 2];
+    for d in 0..4 {
+        let r = m.read(geo.ppn(BlockId(first(d)), 0), UnitMask(0b11), &mut out);
+        if d == 1 || d == 2 {
+            assert_eq!(r, Err(NandError::Uncorrectable), "die {d}");
+        } else {
+            assert_eq!(out, [1, 2], "die {d}");
+        }
+    }
+    // A failure already due fires at once.
+    m.schedule_die_failure(DieFailure {
+        channel: 1,
+        die: 1,
+        at: DieFailureAt::TimeNs(10),
+    })
+    .unwrap();
+    assert!(m.is_die_failed(DieId(3)));
+}
+
+#[test]
+fn die_failure_schedule_limits() {
+    let mut m = medium();
+    let at = |channel, die| DieFailure {
+        channel,
+        die,
+        at: DieFailureAt::Op(u64::MAX),
+    };
+    assert!(m.schedule_die_failure(at(1, 0)).is_err());
+    assert!(m.schedule_die_failure(at(0, 2)).is_err());
+    for _ in 0..MAX_DIE_FAILURES {
+        m.schedule_die_failure(at(0, 0)).unwrap();
+    }
+    assert!(m.schedule_die_failure(at(0, 1)).is_err());
+    assert!(!m.is_die_failed(DieId(0)));
+    assert!(!m.is_die_failed(DieId(9)));
 }
 
 #[test]
