@@ -26,6 +26,7 @@ mod blocks;
 mod buffer;
 pub mod config;
 pub mod copyback;
+pub mod copyless;
 pub mod ctt;
 pub mod dmms;
 pub mod driver;
