@@ -5,6 +5,7 @@
 
 pub mod config;
 pub mod engine;
+pub mod gc_merge;
 pub mod hist;
 pub mod interactive;
 pub mod profiles;
