@@ -167,7 +167,10 @@ impl Ftl<'_> {
     fn gc_program_holding(&mut self, p: PlaneId, drain: bool) -> Result<(), Error> {
         let upp = u16::from(self.g.units_per_page);
         loop {
-            let held = self.pl(p)?.hold.len;
+            let (held, origin) = {
+                let pl = self.pl(p)?;
+                (pl.hold.len, pl.victim_origin)
+            };
             if held == 0 || (held < upp && !drain) || self.ops_available() == 0 {
                 return Ok(());
             }
@@ -206,7 +209,6 @@ impl Ftl<'_> {
             }
             let pad = u64::from(upp.saturating_sub(u16::from(n)));
             self.stats.pad_units = self.stats.pad_units.saturating_add(pad);
-            let origin = self.pl(p)?.victim_origin;
             let page = self.next_page_of(BlockId(dest), Stream::Gc)?;
             spare.seq = self.next_seq();
             self.emit(
