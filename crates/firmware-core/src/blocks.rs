@@ -116,35 +116,30 @@ impl Ftl<'_> {
 
     /// Adds or removes one valid unit from a block, keeping bucket lists in order.
     pub(crate) fn adjust_valid(&mut self, b: BlockId, inc: bool) -> Result<(), Error> {
-        let full = self.blk(b)?.state == BlockState::Full;
-        if full {
+        let m = self.blk_mut(b)?;
+        if m.state == BlockState::Full {
             self.bucket_remove(b)?;
-        }
-        {
             let m = self.blk_mut(b)?;
-            m.valid = if inc {
-                m.valid
-                    .checked_add(1)
-                    .ok_or(Error::Corrupt("valid count overflow"))?
-            } else {
-                m.valid
-                    .checked_sub(1)
-                    .ok_or(Error::Corrupt("valid count underflow"))?
-            };
-        }
-        if full {
+            m.valid = step_valid(m.valid, inc)?;
             self.bucket_insert(b)?;
+        } else {
+            // Not on a bucket list (open blocks and victims: most calls).
+            m.valid = step_valid(m.valid, inc)?;
         }
         let p = self.g.plane_of(b);
-        let pl = self.pl_mut(p)?;
+        let pl = self
+            .t
+            .planes
+            .get_mut(p.0 as usize)
+            .ok_or(Error::AddressOutOfRange)?;
         pl.valid_units = if inc {
             pl.valid_units.saturating_add(1)
         } else {
             pl.valid_units.saturating_sub(1)
         };
+        let (valid, lost) = (u64::from(pl.valid_units), pl.lost_blocks);
         // Only a count next to the plane's room can flip its host readiness.
-        let valid = u64::from(pl.valid_units);
-        if valid.abs_diff(self.room_units(p)?) <= 1 {
+        if valid.abs_diff(self.room_for(lost)) <= 1 {
             self.refresh_ready(p)?;
         }
         Ok(())
@@ -339,5 +334,19 @@ impl Ftl<'_> {
             cur = m.next;
         }
         Ok(None)
+    }
+}
+
+/// A block's valid count one up or down.
+#[inline]
+fn step_valid(valid: u16, inc: bool) -> Result<u16, Error> {
+    if inc {
+        valid
+            .checked_add(1)
+            .ok_or(Error::Corrupt("valid count overflow"))
+    } else {
+        valid
+            .checked_sub(1)
+            .ok_or(Error::Corrupt("valid count underflow"))
     }
 }

@@ -647,13 +647,19 @@ impl<'a> Ftl<'a> {
 
     /// The valid units plane `p` may hold (see [`Self::has_room`]).
     pub(crate) fn room_units(&self, p: PlaneId) -> Result<u64, Error> {
+        Ok(self.room_for(self.pl(p)?.lost_blocks))
+    }
+
+    /// [`Self::room_units`] of a plane that lost `lost_blocks` blocks.
+    #[inline]
+    pub(crate) fn room_for(&self, lost_blocks: u32) -> u64 {
         let blocks = self
             .g
             .blocks_per_plane
-            .saturating_sub(self.pl(p)?.lost_blocks)
+            .saturating_sub(lost_blocks)
             .saturating_sub(self.cfg.gc_reserve_blocks)
             .saturating_sub(OPEN_MARGIN);
-        Ok(u64::from(blocks).saturating_mul(u64::from(self.g.units_per_block())))
+        u64::from(blocks).saturating_mul(u64::from(self.g.units_per_block()))
     }
 
     /// Next plane in round-robin order: channels first, then dies, then planes,

@@ -24,6 +24,7 @@ use crate::tables::{BlockState, OpKind, SlotState, NIL};
 impl Ftl<'_> {
     /// Does whatever GC work plane `p` can start now.
     pub(crate) fn gc_step(&mut self, p: PlaneId) -> Result<(), Error> {
+        let ppb = self.g.pages_per_block;
         loop {
             if self.pl(p)?.victim == NIL && !self.choose_victim(p)? {
                 // Nothing to reclaim, but relocated data may still wait for a page.
@@ -31,10 +32,12 @@ impl Ftl<'_> {
             }
             let victim = BlockId(self.pl(p)?.victim);
             self.gc_issue_reads(p, victim)?;
-            let scanned = self.pl(p)?.victim_cursor >= self.g.pages_per_block;
-            let reads_done = self.pl(p)?.gc_reads == 0;
-            self.gc_program_holding(p, scanned && reads_done)?;
-            if !(scanned && reads_done && self.blk(victim)?.valid == 0) {
+            let done = {
+                let pl = self.pl(p)?;
+                pl.victim_cursor >= ppb && pl.gc_reads == 0
+            };
+            self.gc_program_holding(p, done)?;
+            if !(done && self.blk(victim)?.valid == 0) {
                 return Ok(());
             }
             if !self.finish_victim(p, victim)? {
@@ -86,13 +89,14 @@ impl Ftl<'_> {
     fn gc_issue_reads(&mut self, p: PlaneId, victim: BlockId) -> Result<(), Error> {
         let ppb = self.g.pages_per_block;
         let upp = self.g.units_per_page;
-        let origin = self.pl(p)?.victim_origin;
+        // Only this loop moves the cursor while it runs: keep it in a local
+        // and store each step.
+        let (origin, mut cursor) = {
+            let pl = self.pl(p)?;
+            (pl.victim_origin, pl.victim_cursor)
+        };
         let mut free_slots = self.gc_slots_free(p)?;
-        loop {
-            let cursor = self.pl(p)?.victim_cursor;
-            if cursor >= ppb {
-                return Ok(());
-            }
+        while cursor < ppb {
             let page = self.g.ppn(victim, cursor);
             let mut units = UnitMask::default();
             for off in 0..upp {
@@ -107,7 +111,8 @@ impl Ftl<'_> {
                 }
                 match self.try_copyback(p, victim, page, units)? {
                     CopybackStep::Issued => {
-                        self.pl_mut(p)?.victim_cursor = cursor.saturating_add(1);
+                        cursor = cursor.saturating_add(1);
+                        self.pl_mut(p)?.victim_cursor = cursor;
                         continue;
                     }
                     CopybackStep::Wait => return Ok(()),
@@ -151,8 +156,10 @@ impl Ftl<'_> {
                 pl.gc_reads = pl.gc_reads.saturating_add(1);
                 self.stats.gc_read_units = self.stats.gc_read_units.saturating_add(u64::from(need));
             }
-            self.pl_mut(p)?.victim_cursor = cursor.saturating_add(1);
+            cursor = cursor.saturating_add(1);
+            self.pl_mut(p)?.victim_cursor = cursor;
         }
+        Ok(())
     }
 
     /// Programs relocated units into the plane's GC active block, a page at a time;
@@ -160,7 +167,10 @@ impl Ftl<'_> {
     fn gc_program_holding(&mut self, p: PlaneId, drain: bool) -> Result<(), Error> {
         let upp = u16::from(self.g.units_per_page);
         loop {
-            let held = self.pl(p)?.hold.len;
+            let (held, origin) = {
+                let pl = self.pl(p)?;
+                (pl.hold.len, pl.victim_origin)
+            };
             if held == 0 || (held < upp && !drain) || self.ops_available() == 0 {
                 return Ok(());
             }
@@ -199,7 +209,6 @@ impl Ftl<'_> {
             }
             let pad = u64::from(upp.saturating_sub(u16::from(n)));
             self.stats.pad_units = self.stats.pad_units.saturating_add(pad);
-            let origin = self.pl(p)?.victim_origin;
             let page = self.next_page_of(BlockId(dest), Stream::Gc)?;
             spare.seq = self.next_seq();
             self.emit(
