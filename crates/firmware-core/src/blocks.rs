@@ -184,7 +184,11 @@ impl Ftl<'_> {
 
     /// Takes the free block with the lowest P/E count (dynamic wear
     /// levelling) among those whose copyback threshold is at least `min_ct`.
-    fn free_pop_coolest(&mut self, p: PlaneId, min_ct: u8) -> Result<Option<BlockId>, Error> {
+    pub(crate) fn free_pop_coolest(
+        &mut self,
+        p: PlaneId,
+        min_ct: u8,
+    ) -> Result<Option<BlockId>, Error> {
         let mut prev = NIL;
         let mut cur = self.pl(p)?.free_head;
         let (mut best, mut best_prev, mut best_pe) = (NIL, NIL, u32::MAX);
@@ -289,7 +293,7 @@ impl Ftl<'_> {
         let p = self.g.plane_of(b);
         let state = self.blk(b)?.state;
         match state {
-            BlockState::Retiring | BlockState::Bad => return Ok(()),
+            BlockState::Retiring | BlockState::Bad | BlockState::Meta => return Ok(()),
             BlockState::Full => self.bucket_remove(b)?,
             BlockState::Free | BlockState::Unknown | BlockState::Victim => {
                 return Err(Error::Corrupt("retiring a block that was not written"))

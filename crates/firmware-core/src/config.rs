@@ -29,6 +29,61 @@ pub struct Config {
     pub max_inflight: u32,
     /// How GC migrates data: copyback modes, thresholds and selector.
     pub copyback: CopybackPolicy,
+    /// Mapping persistence and the power-loss budget (off by default).
+    pub persist: PersistConfig,
+}
+
+/// Order in which buffered host writes go to flash.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum FlushPolicy {
+    /// Oldest first.
+    #[default]
+    Fifo,
+    /// Least increase of dirtiness first (Dawid's LIDF, see [`crate::lidf`]).
+    Lidf,
+}
+
+/// Mapping persistence: the L2P table kept on flash as translation pages,
+/// the capacitor budget that protects dirty ones, and recovery on mount.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PersistConfig {
+    /// Mapping entries per translation page; 0 turns persistence off (the
+    /// drive then cannot survive a power cut).
+    pub map_entries_per_page: u32,
+    /// Share of translation pages the capacitor can flush at a power cut, in
+    /// thousandths (1000: the whole table is protected, no map writes while
+    /// running).
+    pub protect_permille: u32,
+    /// Write-buffer flush order.
+    pub flush_policy: FlushPolicy,
+    /// With [`FlushPolicy::Lidf`] and dirty-page protection, flushing starts
+    /// when this share (thousandths) of the write buffer is occupied.
+    pub flush_start_permille: u32,
+    /// Written metadata-region blocks per plane above which the region is
+    /// cleaned (0: sized automatically, about twice the translation pages).
+    pub meta_blocks_per_plane: u32,
+}
+
+impl PersistConfig {
+    /// Persistence off.
+    pub const OFF: PersistConfig = PersistConfig {
+        map_entries_per_page: 0,
+        protect_permille: 1000,
+        flush_policy: FlushPolicy::Fifo,
+        flush_start_permille: 0,
+        meta_blocks_per_plane: 0,
+    };
+
+    /// Whether the mapping table is persisted.
+    pub fn enabled(&self) -> bool {
+        self.map_entries_per_page > 0
+    }
+}
+
+impl Default for PersistConfig {
+    fn default() -> Self {
+        PersistConfig::OFF
+    }
 }
 
 impl Config {
@@ -55,6 +110,7 @@ impl Config {
             wl_check_interval: 64,
             max_inflight: 4096,
             copyback: CopybackPolicy::OFF_CHIP,
+            persist: PersistConfig::OFF,
         };
         Ok(cfg)
     }

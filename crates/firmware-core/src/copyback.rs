@@ -485,6 +485,9 @@ impl Ftl<'_> {
         if self.pl(p)?.cb_inflight >= MAX_COPYBACKS_IN_FLIGHT {
             return Ok(CopybackStep::Wait);
         }
+        if !self.map_room_for_page()? {
+            return Ok(CopybackStep::Wait);
+        }
         let live = units.count() as u8;
         let PageMove::Copyback { dst, page_state } = self.page_move(p, victim, page, live)? else {
             return Ok(CopybackStep::OffChip);
@@ -506,6 +509,7 @@ impl Ftl<'_> {
         }
         let dst_page = self.next_page_of(dst, Stream::Gc)?;
         spare.seq = self.next_seq();
+        self.map_reserve_page(&spare);
         let origin = self.pl(p)?.victim_origin;
         self.emit(
             OpKind::GcCopyback,
@@ -534,6 +538,7 @@ impl Ftl<'_> {
         let NandCmd::Copyback { src, dst, spare } = cmd else {
             return Err(Error::Corrupt("gc copyback op is not a copyback"));
         };
+        self.map_release_page(spare);
         let db = self.g.block_of(*dst);
         let sb = self.g.block_of(*src);
         let p = self.g.plane_of(db);

@@ -35,7 +35,14 @@ pub struct SyncDriver<'n, N: Nand> {
 }
 
 /// Executes one operation on a medium, moving data between slots and pages.
-pub fn execute<N: Nand>(nand: &mut N, data: &mut [N::Unit], op: &NandOp) -> NandResult {
+/// `meta` is the metadata buffer the operation names ([`Ftl::meta_for`]);
+/// it is empty for data operations.
+pub fn execute<N: Nand>(
+    nand: &mut N,
+    data: &mut [N::Unit],
+    meta: &mut [u8],
+    op: &NandOp,
+) -> NandResult {
     match op.cmd {
         NandCmd::Read { page, units, dst } => {
             let n = units.count() as usize;
@@ -62,6 +69,8 @@ pub fn execute<N: Nand>(nand: &mut N, data: &mut [N::Unit], op: &NandOp) -> Nand
         }
         NandCmd::Erase { block } => nand.erase(block),
         NandCmd::Copyback { src, dst, spare } => nand.copyback(src, dst, &spare),
+        NandCmd::ProgramMeta { page, spare, .. } => nand.program_meta(page, meta, &spare),
+        NandCmd::ReadMeta { page, .. } => nand.read_meta(page, meta),
     }
 }
 
@@ -74,7 +83,7 @@ impl<'n, N: Nand> SyncDriver<'n, N> {
     /// Executes queued operations until the core has none left.
     pub fn run(&mut self, ftl: &mut Ftl<'_>) -> Result<(), Error> {
         while let Some(op) = ftl.poll_op() {
-            let r = execute(self.nand, self.data, &op);
+            let r = execute(self.nand, self.data, ftl.meta_for(&op), &op);
             ftl.complete(op.id, r, self.now)?;
         }
         Ok(())

@@ -82,6 +82,14 @@ pub struct Stats {
     /// Victim pages of copyback victims sent off-chip because no destination
     /// block of their quota level was open or could be opened.
     pub epm_no_block_pages: u64,
+    /// Translation pages written while running (write-backs and region moves).
+    pub map_programs: u64,
+    /// Batches of translation-page write-backs the dirty budget forced.
+    pub map_flushes: u64,
+    /// Programs the power-cut flushes emitted.
+    pub cut_programs: u64,
+    /// Operations mount emitted.
+    pub mount_ops: u64,
 }
 
 /// Open blocks a plane's room check sets aside: the host and GC active
@@ -119,13 +127,24 @@ pub struct Ftl<'a> {
     pub(crate) last_now: u64,
     pub(crate) cb: crate::copyback::CopybackState,
     pub(crate) format_pe: u32,
+    pub(crate) ps: crate::persist::Persist<'a>,
+    pub(crate) dying: bool,
+    /// Mounted, but the region lacks the cut reserve: host commands wait.
+    pub(crate) settling: bool,
+    pub(crate) cut: crate::power::CutState,
+    pub(crate) mnt: crate::mount::MountState,
 }
 
 impl<'a> Ftl<'a> {
     /// Builds a core over lent tables. Call [`Ftl::format`] before host commands.
-    pub fn new(cfg: Config, t: Tables<'a>) -> Result<Self, Error> {
+    pub fn new(cfg: Config, mut t: Tables<'a>) -> Result<Self, Error> {
         let sizes = TableSizes::for_config(&cfg)?;
         t.check(&sizes)?;
+        let pt = core::mem::replace(&mut t.persist, crate::persist::PersistTables::none());
+        let wb_pages = cfg
+            .write_buffer_units
+            .div_ceil(u32::from(cfg.geometry.units_per_page).max(1));
+        let ps = crate::persist::Persist::new(&cfg, pt, wb_pages)?;
         let mut f = Ftl {
             cfg,
             g: cfg.geometry,
@@ -156,6 +175,11 @@ impl<'a> Ftl<'a> {
             last_now: 0,
             cb: crate::copyback::CopybackState::new(&cfg.copyback)?,
             format_pe: 0,
+            ps,
+            dying: false,
+            settling: false,
+            cut: crate::power::CutState::default(),
+            mnt: crate::mount::MountState::default(),
         };
         for e in f.t.l2p.iter_mut().take(sizes.l2p) {
             *e = Loc::Unmapped.encode();
@@ -200,7 +224,7 @@ impl<'a> Ftl<'a> {
 
     /// Whether format (or mount) has finished and host commands are accepted.
     pub fn is_ready(&self) -> bool {
-        self.ready
+        self.ready && !self.settling
     }
 
     /// The configuration in force.
@@ -260,7 +284,7 @@ impl<'a> Ftl<'a> {
     fn check_host(&mut self, lpn: Lpn, now: u64) -> Result<(), Error> {
         self.last_now = now;
         self.release_handed_out()?;
-        if !self.ready {
+        if !self.ready || self.settling {
             return Err(Error::NotReady);
         }
         if lpn.0 >= self.cfg.logical_units {
@@ -345,9 +369,13 @@ impl<'a> Ftl<'a> {
         Ok(start)
     }
 
-    /// Discards one mapping unit; later reads return zeros.
+    /// Discards one mapping unit; later reads return zeros. `Err(Busy)`: the
+    /// translation-page budget is full; retry after a completion.
     pub fn trim(&mut self, lpn: Lpn, now: u64) -> Result<(), Error> {
         self.check_host(lpn, now)?;
+        if !self.map_may_touch(lpn)? {
+            return Err(Error::Busy);
+        }
         match self.loc(lpn)? {
             Loc::Flash(p) => self.invalidate_unit(p)?,
             Loc::Buffer(s) => {
@@ -367,7 +395,7 @@ impl<'a> Ftl<'a> {
     pub fn flush(&mut self, tag: Tag, now: u64) -> Result<(), Error> {
         self.last_now = now;
         self.release_handed_out()?;
-        if !self.ready {
+        if !self.is_ready() {
             return Err(Error::NotReady);
         }
         let target = self.admit_seq;
@@ -409,6 +437,16 @@ impl<'a> Ftl<'a> {
         let e = self.take_op(id)?;
         match e.kind {
             OpKind::Free => return Err(Error::UnknownOp),
+            OpKind::Cut => self.cut_done(&e.cmd, result)?,
+            OpKind::MapProgram | OpKind::MapMove => {
+                self.map_program_done(e.kind, &e.cmd, e.tag, result)?
+            }
+            OpKind::MapErase => self.map_erase_done(&e.cmd, result)?,
+            OpKind::MountHead
+            | OpKind::MountRegion
+            | OpKind::MountRecord
+            | OpKind::MountReplay
+            | OpKind::MountErase => self.mount_done(e.kind, &e.cmd, e.tag, result)?,
             OpKind::HostRead => self.host_read_done(&e.cmd, result)?,
             OpKind::HostProgram => self.host_program_done(&e.cmd, e.count, result)?,
             OpKind::GcRead => self.gc_read_done(&e.cmd, result)?,
@@ -454,6 +492,7 @@ impl<'a> Ftl<'a> {
             let m = self.blk_mut(b)?;
             m.pending = m.pending.saturating_sub(1);
         }
+        self.map_release_page(spare);
         let failed = result.is_err();
         for (j, (s, lpn)) in src
             .iter()
@@ -505,6 +544,8 @@ impl<'a> Ftl<'a> {
         }
         if self.format_pending == 0 && self.format_cursor >= self.g.total_blocks() {
             self.ready = true;
+            self.region_fill()?;
+            self.settling = !self.cut_reserve_ok();
         }
         Ok(())
     }
@@ -545,6 +586,12 @@ impl<'a> Ftl<'a> {
 
     /// Emits whatever work can start now: format erases, GC, buffer flushes.
     pub(crate) fn pump(&mut self) -> Result<(), Error> {
+        if self.dying {
+            return self.pump_dying();
+        }
+        if self.mnt.step != crate::mount::MountStep::Idle {
+            return self.pump_mount();
+        }
         if !self.ready {
             let total = self.g.total_blocks();
             while self.format_cursor < total && self.ops_available() > 0 {
@@ -560,6 +607,9 @@ impl<'a> Ftl<'a> {
                 self.format_pending = self.format_pending.saturating_add(1);
             }
             return Ok(());
+        }
+        if self.settling && self.cut_reserve_ok() {
+            self.settling = false;
         }
         // Each queued plane gets one turn per pump; planes re-queued during
         // their turn wait for the next pump, so this loop always ends.
@@ -724,6 +774,9 @@ impl<'a> Ftl<'a> {
             if self.ops_available() <= host_ops_floor {
                 return Ok(());
             }
+            if !self.map_room_for_page()? {
+                return Ok(());
+            }
             let Some(b) = self.host_target()? else {
                 return Ok(());
             };
@@ -757,6 +810,7 @@ impl<'a> Ftl<'a> {
                 .saturating_add(u64::from(upp.saturating_sub(u32::from(n))));
             let page = self.next_page_of(b, Stream::Host)?;
             spare.seq = self.next_seq();
+            self.map_reserve_page(&spare);
             self.emit(
                 OpKind::HostProgram,
                 NandCmd::Program { page, src, spare },
@@ -871,7 +925,13 @@ impl<'a> Ftl<'a> {
                 }
             }
             let m = self.blk(BlockId(b))?;
-            if u32::from(m.valid) != live {
+            // Region blocks count live translation pages, not units.
+            let expect = if m.state == BlockState::Meta {
+                0
+            } else {
+                u32::from(m.valid)
+            };
+            if expect != live {
                 return Err(Error::Corrupt("valid count differs from live units"));
             }
         }
@@ -880,8 +940,13 @@ impl<'a> Ftl<'a> {
             let first = p.saturating_mul(self.g.blocks_per_plane);
             for b in first..first.saturating_add(self.g.blocks_per_plane) {
                 let m = self.blk(BlockId(b))?;
-                valid = valid.saturating_add(u32::from(m.valid));
-                if matches!(m.state, BlockState::Bad | BlockState::Retiring) {
+                if m.state != BlockState::Meta {
+                    valid = valid.saturating_add(u32::from(m.valid));
+                }
+                if matches!(
+                    m.state,
+                    BlockState::Bad | BlockState::Retiring | BlockState::Meta
+                ) {
                     lost = lost.saturating_add(1);
                 }
             }

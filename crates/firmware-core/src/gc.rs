@@ -174,6 +174,9 @@ impl Ftl<'_> {
             if held == 0 || (held < upp && !drain) || self.ops_available() == 0 {
                 return Ok(());
             }
+            if !self.map_room_for_page()? {
+                return Ok(());
+            }
             let Some(BlockId(dest)) = self.offchip_target(p)? else {
                 return Ok(());
             };
@@ -211,6 +214,7 @@ impl Ftl<'_> {
             self.stats.pad_units = self.stats.pad_units.saturating_add(pad);
             let page = self.next_page_of(BlockId(dest), Stream::Gc)?;
             spare.seq = self.next_seq();
+            self.map_reserve_page(&spare);
             self.emit(
                 OpKind::GcProgram,
                 NandCmd::Program { page, src, spare },
@@ -292,9 +296,10 @@ impl Ftl<'_> {
         count: u8,
         result: NandResult,
     ) -> Result<(), Error> {
-        let NandCmd::Program { page, src, .. } = cmd else {
+        let NandCmd::Program { page, src, spare } = cmd else {
             return Err(Error::Corrupt("gc program op is not a program"));
         };
+        self.map_release_page(spare);
         let b = self.g.block_of(*page);
         let p = self.g.plane_of(b);
         {

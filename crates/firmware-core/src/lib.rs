@@ -40,8 +40,11 @@ pub mod host;
 pub mod lidf;
 pub mod map_dirty;
 mod mapping;
+pub mod mount;
 pub mod nand;
 mod ops;
+pub mod persist;
+pub mod power;
 pub mod reparo;
 pub mod tables;
 pub mod waf_monitor;
@@ -49,13 +52,15 @@ pub mod weak_wl;
 mod wear;
 
 pub use addr::{BlockId, DieId, Geometry, Lpn, PageAddr, PlaneId, Ppn, Pun, UnitMask};
-pub use config::Config;
+pub use config::{Config, FlushPolicy, PersistConfig};
 pub use copyback::{CopybackMode, CopybackPolicy, Selector};
 pub use driver::{ReadValue, SyncDriver};
 pub use error::Error;
 pub use ftl::{Ftl, Stats, Stream};
 pub use host::{HostCompletion, ReadStart, ReadStatus, Tag};
 pub use nand::{
-    Nand, NandCmd, NandError, NandOp, NandResult, OpId, Origin, PageKind, ReadReport, Slot, Spare,
+    MetaBuf, Nand, NandCmd, NandError, NandOp, NandResult, OpId, Origin, PageKind, ReadReport,
+    Slot, Spare,
 };
+pub use persist::PersistTables;
 pub use tables::{TableSizes, Tables};

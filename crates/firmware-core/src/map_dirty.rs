@@ -129,6 +129,19 @@ impl<'a> MapDirty<'a> {
         Ok(())
     }
 
+    /// Takes the least recently updated page, whatever the budget; it counts
+    /// as clean from now (the caller writes it).
+    pub fn pop_oldest(&mut self) -> Result<Option<Tpn>, Error> {
+        let tp = self.head;
+        if tp == NONE {
+            return Ok(None);
+        }
+        self.unlink(tp)?;
+        self.link(tp)?.dirty = false;
+        self.count = self.count.saturating_sub(1);
+        Ok(Some(Tpn(tp)))
+    }
+
     /// Takes up to `out.len()` least recently updated pages while the set
     /// is over budget; they count as clean from now (the caller writes
     /// them). Returns how many.

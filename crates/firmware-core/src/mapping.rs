@@ -72,6 +72,9 @@ impl Ftl<'_> {
             .get_mut(lpn.0 as usize)
             .ok_or(Error::LpnOutOfRange)?;
         *e = loc.encode();
+        if !matches!(loc, Loc::Buffer(_)) {
+            self.map_touch(lpn)?;
+        }
         Ok(())
     }
 

@@ -36,6 +36,11 @@
 //!   are not corrected on the way: they accumulate in the destination. The
 //!   destination obeys the program-order rule. The spare area is rewritten with
 //!   the given [`Spare`].
+//! * **Metadata pages.** [`Nand::program_meta`] and [`Nand::read_meta`] move
+//!   raw bytes (translation pages, recovery records) instead of mapping units;
+//!   they obey the same program-order, erase, torn-program and failure rules as
+//!   data pages. A medium keeps at least as many bytes per page as the core's
+//!   metadata page size (see [`crate::config::PersistConfig`]).
 //! * **ECC report.** A successful read reports the largest number of raw bit
 //!   errors corrected in any codeword of the page; above the ECC limit the read
 //!   fails with [`NandError::Uncorrectable`].
@@ -75,6 +80,10 @@ pub struct Spare {
 /// An index into the driver's data buffer pool; each slot holds one mapping unit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash, PartialOrd, Ord)]
 pub struct Slot(pub u16);
+
+/// An index into the core's metadata page buffers (see [`crate::Ftl::meta_for`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
+pub struct MetaBuf(pub u16);
 
 /// Identifies an operation in flight; unique among operations not yet completed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
@@ -120,6 +129,23 @@ pub enum NandCmd {
     Erase {
         /// Block to erase.
         block: BlockId,
+    },
+    /// Program a metadata page (translation page or recovery record) from a
+    /// metadata buffer.
+    ProgramMeta {
+        /// Page to program (next in its block).
+        page: Ppn,
+        /// Buffer holding the bytes.
+        buf: MetaBuf,
+        /// Spare area to write.
+        spare: Spare,
+    },
+    /// Read a metadata page into a metadata buffer.
+    ReadMeta {
+        /// Page to read.
+        page: Ppn,
+        /// Buffer receiving the bytes.
+        buf: MetaBuf,
     },
     /// On-chip copy within one plane.
     Copyback {
@@ -191,4 +217,8 @@ pub trait Nand {
     fn erase(&mut self, block: BlockId) -> NandResult;
     /// Copies `src` to `dst` inside one plane, rewriting the spare area.
     fn copyback(&mut self, src: Ppn, dst: Ppn, spare: &Spare) -> NandResult;
+    /// Programs metadata page `page` with `bytes`.
+    fn program_meta(&mut self, page: Ppn, bytes: &[u8], spare: &Spare) -> NandResult;
+    /// Reads metadata page `page` into `out` (its first `out.len()` bytes).
+    fn read_meta(&mut self, page: Ppn, out: &mut [u8]) -> NandResult;
 }

@@ -157,7 +157,10 @@ impl Ftl<'_> {
     fn count_emitted(&mut self, cmd: &NandCmd, origin: Origin) {
         let s = &mut self.stats;
         match cmd {
-            NandCmd::Read { .. } => s.nand_reads = s.nand_reads.saturating_add(1),
+            NandCmd::Read { .. } | NandCmd::ReadMeta { .. } => {
+                s.nand_reads = s.nand_reads.saturating_add(1)
+            }
+            NandCmd::ProgramMeta { .. } => s.nand_programs = s.nand_programs.saturating_add(1),
             NandCmd::Program { spare, .. } => {
                 s.nand_programs = s.nand_programs.saturating_add(1);
                 let n = u64::from(spare.units.count());

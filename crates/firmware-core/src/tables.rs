@@ -28,6 +28,8 @@ pub enum BlockState {
     Retiring,
     /// Retired for good (factory or grown bad).
     Bad,
+    /// In the metadata region (translation pages, recovery records).
+    Meta,
 }
 
 /// Per-block metadata (one entry per physical block, lent by the caller).
@@ -226,8 +228,11 @@ pub struct PlaneState {
     pub cb_inflight: u16,
     /// Valid units in the plane's blocks.
     pub valid_units: u32,
-    /// Blocks lost to failures (bad, or retiring with data still to move).
+    /// Blocks lost to failures (bad, or retiring with data still to move)
+    /// or set aside for the metadata region.
     pub lost_blocks: u32,
+    /// Open metadata-region block (`NIL` if none).
+    pub meta_active: u32,
 }
 
 impl Default for PlaneState {
@@ -255,6 +260,7 @@ impl Default for PlaneState {
             cb_inflight: 0,
             valid_units: 0,
             lost_blocks: 0,
+            meta_active: NIL,
         }
     }
 }
@@ -323,6 +329,24 @@ pub enum OpKind {
     GcCopyback,
     /// Read of a block's first page to measure its BER class.
     Classify,
+    /// Write-back of a dirty translation page.
+    MapProgram,
+    /// Rewrite of a live translation page out of a region block being cleaned.
+    MapMove,
+    /// Erase of an emptied metadata-region block.
+    MapErase,
+    /// Program of the power-cut flush (data, translation page or record).
+    Cut,
+    /// Mount: read of a block's first page.
+    MountHead,
+    /// Mount: read of a metadata-region page.
+    MountRegion,
+    /// Mount: read of the newest power-cut record.
+    MountRecord,
+    /// Mount: read of a page the last power-cut flush wrote.
+    MountReplay,
+    /// Mount: erase of a block whose erase the power cut tore.
+    MountErase,
 }
 
 /// One entry of the in-flight operation table (lent by the caller).
@@ -379,6 +403,10 @@ pub struct TableSizes {
     pub ops: usize,
     /// Per-page copyback state bytes (FastGC counters, per-page quotas); 0 otherwise.
     pub page_cb: usize,
+    /// Translation pages (entries of each persistence table); 0 with persistence off.
+    pub tps: usize,
+    /// Bytes of metadata page buffers; 0 with persistence off.
+    pub meta_bytes: usize,
 }
 
 impl TableSizes {
@@ -401,6 +429,8 @@ impl TableSizes {
             } else {
                 0
             },
+            tps: crate::persist::sizes(&cfg.persist, cfg.logical_units).0,
+            meta_bytes: crate::persist::sizes(&cfg.persist, cfg.logical_units).1,
         })
     }
 
@@ -416,6 +446,9 @@ impl TableSizes {
             self.slots.saturating_mul(size_of::<SlotMeta>()),
             self.ops.saturating_mul(size_of::<OpEntry>()),
             self.page_cb,
+            self.tps
+                .saturating_mul(size_of::<crate::map_dirty::DirtyLink>().saturating_add(13)),
+            self.meta_bytes,
         ]
         .iter()
         .fold(0usize, |a, b| a.saturating_add(*b))
@@ -440,6 +473,8 @@ pub struct Tables<'a> {
     pub ops: &'a mut [OpEntry],
     /// Per-page copyback state (empty unless the copyback mode keeps it).
     pub page_cb: &'a mut [u8],
+    /// Mapping persistence tables ([`crate::persist::PersistTables::none`] when off).
+    pub persist: crate::persist::PersistTables<'a>,
 }
 
 impl Tables<'_> {

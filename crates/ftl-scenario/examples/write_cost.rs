@@ -35,6 +35,12 @@ impl Nand for NullNand {
     fn copyback(&mut self, _: Ppn, _: Ppn, _: &Spare) -> NandResult {
         Ok(ReadReport::default())
     }
+    fn program_meta(&mut self, _: Ppn, _: &[u8], _: &Spare) -> NandResult {
+        Ok(ReadReport::default())
+    }
+    fn read_meta(&mut self, _: Ppn, _: &mut [u8]) -> NandResult {
+        Ok(ReadReport::default())
+    }
 }
 
 /// xorshift64*, as in the scenario.

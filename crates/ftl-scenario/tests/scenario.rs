@@ -53,6 +53,7 @@ impl HostMemory {
                 slots: &mut self.slots,
                 ops: &mut self.ops,
                 page_cb: &mut self.page_cb,
+                persist: firmware_core::PersistTables::none(),
             },
             data: &mut self.data,
             medium_blocks: &mut self.medium_blocks,

@@ -354,6 +354,14 @@ impl<const B: usize> Nand for FullDataMedium<B> {
     /// carry-over), then copies the source's bytes of the units in
     /// `spare.units` to the destination; the others become zeros.
     #[inline]
+    fn program_meta(&mut self, page: Ppn, bytes: &[u8], spare: &Spare) -> NandResult {
+        self.inner.program_meta(page, bytes, spare)
+    }
+
+    fn read_meta(&mut self, page: Ppn, out: &mut [u8]) -> NandResult {
+        self.inner.read_meta(page, out)
+    }
+
     fn copyback(&mut self, src: Ppn, dst: Ppn, spare: &Spare) -> NandResult {
         let r = self.inner.copyback(src, dst, spare)?;
         let (sb, soff) = self.locate(src);

@@ -684,6 +684,27 @@ impl<S: Storage> Medium<S> {
             .map(|_| ())
     }
 
+    /// A metadata program of `page` interrupted by power loss (see
+    /// [`Medium::tear_program`]); an intact outcome stores the bytes.
+    pub fn tear_program_meta(
+        &mut self,
+        page: Ppn,
+        bytes: &[u8],
+        spare: &Spare,
+        outcome: TornProgram,
+    ) -> Result<(), NandError> {
+        if bytes.len() > self.store.meta_capacity() {
+            return Err(NandError::BadAddress);
+        }
+        self.begin_op();
+        self.m.stats.programs += 1;
+        self.program_inner(page, &[], spare, Some(outcome))?;
+        if outcome == TornProgram::Intact {
+            self.store.put_meta(page.0, bytes);
+        }
+        Ok(())
+    }
+
     /// An erase of block `b` interrupted by power loss. Checks like `erase`,
     /// then leaves every written page either erased or uncorrectable (a seeded
     /// pattern) and the block unprogrammable (`ProgramOrder`) until a completed
@@ -1015,6 +1036,47 @@ impl<S: Storage> Nand for Medium<S> {
         let r = self.copyback_inner(src, dst, spare);
         if r == Err(NandError::Uncorrectable) {
             self.m.stats.uncorrectable_copybacks += 1;
+        }
+        r
+    }
+
+    /// Programs a metadata page: like `program` with no units, plus `bytes`
+    /// (`BadAddress` if the storage keeps fewer bytes per page).
+    fn program_meta(&mut self, page: Ppn, bytes: &[u8], spare: &Spare) -> NandResult {
+        if bytes.len() > self.store.meta_capacity() {
+            return Err(NandError::BadAddress);
+        }
+        self.begin_op();
+        self.m.stats.programs += 1;
+        let mut sp = *spare;
+        sp.units = UnitMask(0);
+        let r = self.program_inner(page, &[], &sp, None)?;
+        self.store.put_meta(page.0, bytes);
+        Ok(r)
+    }
+
+    /// Reads a metadata page (or just the spare area of any page: `out` may
+    /// be empty; a data page's bytes read as zeros).
+    fn read_meta(&mut self, page: Ppn, out: &mut [u8]) -> NandResult {
+        self.begin_op();
+        self.m.stats.reads += 1;
+        let r = self.read_inner(page, UnitMask(0), &mut []);
+        match &r {
+            Ok(rep) => {
+                self.m.stats.bit_errors_sum += u64::from(rep.bit_errors);
+                let stored = match rep.spare.kind {
+                    PageKind::Map | PageKind::Meta => self.store.meta(page.0),
+                    _ => None,
+                };
+                out.fill(0);
+                if let Some(b) = stored {
+                    let n = b.len().min(out.len());
+                    out[..n].copy_from_slice(&b[..n]);
+                }
+            }
+            Err(NandError::Uncorrectable) => self.m.stats.uncorrectable_reads += 1,
+            Err(NandError::Erased) => self.m.stats.erased_reads += 1,
+            Err(_) => {}
         }
         r
     }

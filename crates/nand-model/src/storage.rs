@@ -112,6 +112,19 @@ pub trait Storage {
     fn split(&self) -> (&[BlockRec], &[PageRec], &[UnitRec]);
     /// Mutable views of the block, page and unit arrays.
     fn split_mut(&mut self) -> (&mut [BlockRec], &mut [PageRec], &mut [UnitRec]);
+    /// Bytes a metadata page may hold here (0: no metadata pages).
+    fn meta_capacity(&self) -> usize {
+        0
+    }
+    /// Stores the bytes of metadata page `page` (at most `meta_capacity`).
+    fn put_meta(&mut self, page: u32, bytes: &[u8]) {
+        let _ = (page, bytes);
+    }
+    /// The bytes last stored for metadata page `page`.
+    fn meta(&self, page: u32) -> Option<&[u8]> {
+        let _ = page;
+        None
+    }
 }
 
 /// Arrays lent by the caller, for a medium without a heap.
@@ -156,6 +169,9 @@ pub struct VecStorage {
     blocks: std::vec::Vec<BlockRec>,
     pages: std::vec::Vec<PageRec>,
     units: std::vec::Vec<UnitRec>,
+    /// Bytes of metadata pages, by page number (only pages ever written so).
+    meta: std::collections::HashMap<u32, std::vec::Vec<u8>>,
+    page_bytes: usize,
 }
 
 #[cfg(feature = "std")]
@@ -167,6 +183,8 @@ impl VecStorage {
             blocks: std::vec![BlockRec::INIT; s.blocks],
             pages: std::vec![PageRec::INIT; s.pages],
             units: std::vec![UnitRec::INIT; s.units],
+            meta: std::collections::HashMap::new(),
+            page_bytes: geo.page_bytes as usize,
         }
     }
 }
@@ -180,6 +198,17 @@ impl Storage for VecStorage {
     #[inline]
     fn split_mut(&mut self) -> (&mut [BlockRec], &mut [PageRec], &mut [UnitRec]) {
         (&mut self.blocks, &mut self.pages, &mut self.units)
+    }
+    fn meta_capacity(&self) -> usize {
+        self.page_bytes
+    }
+    fn put_meta(&mut self, page: u32, bytes: &[u8]) {
+        let e = self.meta.entry(page).or_default();
+        e.clear();
+        e.extend_from_slice(bytes);
+    }
+    fn meta(&self, page: u32) -> Option<&[u8]> {
+        self.meta.get(&page).map(|v| v.as_slice())
     }
 }
 

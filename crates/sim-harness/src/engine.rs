@@ -22,10 +22,11 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 use firmware_core::driver::execute;
+use firmware_core::map_dirty::DirtyLink;
 use firmware_core::tables::{BlockMeta, OpEntry, PlaneState, SlotMeta};
 use firmware_core::{
-    Config, Error, Ftl, HostCompletion, Lpn, Nand, NandOp, NandResult, ReadReport, ReadStart,
-    ReadStatus, TableSizes, Tables, Tag,
+    Config, Error, Ftl, HostCompletion, Lpn, Nand, NandOp, NandResult, PersistTables, ReadReport,
+    ReadStart, ReadStatus, TableSizes, Tables, Tag,
 };
 
 use nand_model::FullUnit;
@@ -137,6 +138,11 @@ pub struct CoreStore<U = u64> {
     slots: Vec<SlotMeta>,
     ops: Vec<OpEntry>,
     page_cb: Vec<u8>,
+    gtd: Vec<u32>,
+    tp_seq: Vec<u64>,
+    tp_flags: Vec<u8>,
+    tp_links: Vec<DirtyLink>,
+    meta: Vec<u8>,
     data: Vec<U>,
 }
 
@@ -153,6 +159,11 @@ impl<U: Copy + Default> CoreStore<U> {
             slots: vec![SlotMeta::default(); s.slots],
             ops: vec![OpEntry::default(); s.ops],
             page_cb: vec![0; s.page_cb],
+            gtd: vec![0; s.tps],
+            tp_seq: vec![0; s.tps],
+            tp_flags: vec![0; s.tps],
+            tp_links: vec![DirtyLink::default(); s.tps],
+            meta: vec![0; s.meta_bytes],
             data: vec![U::default(); s.slots],
         })
     }
@@ -169,6 +180,13 @@ impl<U: Copy + Default> CoreStore<U> {
                 slots: &mut self.slots,
                 ops: &mut self.ops,
                 page_cb: &mut self.page_cb,
+                persist: PersistTables {
+                    gtd: &mut self.gtd,
+                    tp_seq: &mut self.tp_seq,
+                    tp_flags: &mut self.tp_flags,
+                    tp_links: &mut self.tp_links,
+                    meta: &mut self.meta,
+                },
             },
             &mut self.data,
         )
@@ -699,10 +717,11 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
                     Err(Error::Busy) => break,
                     Err(e) => return Err(e),
                 },
-                HostOp::Trim => {
-                    self.ftl.trim(Lpn(lpn), self.now)?;
-                    self.host.trim_unit(lpn);
-                }
+                HostOp::Trim => match self.ftl.trim(Lpn(lpn), self.now) {
+                    Ok(()) => self.host.trim_unit(lpn),
+                    Err(Error::Busy) => break,
+                    Err(e) => return Err(e),
+                },
                 HostOp::Flush => match self.ftl.flush(Tag(FLUSH_TAG | id), self.now) {
                     Ok(()) => q.pending += 1,
                     Err(Error::Busy) => break,
@@ -886,7 +905,7 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
                 any = true;
                 // Functional effect now (emission order is a valid serial order);
                 // timing when the die gets to it.
-                let r = execute(&mut self.nand, self.data, &op);
+                let r = execute(&mut self.nand, self.data, self.ftl.meta_for(&op), &op);
                 let idx = (op.id.0 & 0xffff) as usize;
                 self.results[idx] = r;
                 self.ops[idx] = op;
@@ -906,7 +925,9 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
     fn die_of(&self, op: &NandOp) -> usize {
         let block = match op.cmd {
             firmware_core::NandCmd::Read { page, .. }
-            | firmware_core::NandCmd::Program { page, .. } => self.geometry.block_of(page),
+            | firmware_core::NandCmd::Program { page, .. }
+            | firmware_core::NandCmd::ProgramMeta { page, .. }
+            | firmware_core::NandCmd::ReadMeta { page, .. } => self.geometry.block_of(page),
             firmware_core::NandCmd::Erase { block } => block,
             firmware_core::NandCmd::Copyback { src, .. } => self.geometry.block_of(src),
         };

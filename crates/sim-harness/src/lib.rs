@@ -4,6 +4,7 @@
 #![warn(missing_docs)]
 
 pub mod config;
+pub mod crash;
 pub mod engine;
 pub mod gc_merge;
 pub mod hist;

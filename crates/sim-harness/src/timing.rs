@@ -89,6 +89,10 @@ impl Timing {
             }
             NandCmd::Erase { block } => (block, 0),
             NandCmd::Copyback { src, .. } => (self.g.block_of(src), 0),
+            // Metadata pages move a whole page.
+            NandCmd::ProgramMeta { page, .. } | NandCmd::ReadMeta { page, .. } => {
+                (self.g.block_of(page), u64::from(self.g.units_per_page))
+            }
         };
         let die = self.g.die_of(block).0 as usize;
         let ch = self.g.channel_of_die(self.g.die_of(block)) as usize;
@@ -97,7 +101,7 @@ impl Timing {
         let dram_x = self.dram_ns[n];
         let die_free = self.die_free[die];
         match op.cmd {
-            NandCmd::Read { .. } => {
+            NandCmd::Read { .. } | NandCmd::ReadMeta { .. } => {
                 // Array read, then data out over the channel into DRAM.
                 let start = now.max(die_free) + self.p.t_cmd_ns;
                 let sensed = start + self.p.t_read_ns;
@@ -112,7 +116,7 @@ impl Timing {
                 self.die_busy[die] += ce - start.min(ce);
                 ce.max(de)
             }
-            NandCmd::Program { .. } => {
+            NandCmd::Program { .. } | NandCmd::ProgramMeta { .. } => {
                 // Data from DRAM over the channel into the die's register, then tPROG.
                 let ds = now.max(self.dram_free);
                 let de = ds + dram_x;

@@ -126,6 +126,7 @@ fn take_memory() -> Memory<'static> {
             slots: lend!(SlotMeta, sizes::SLOTS, SlotMeta::default()),
             ops: lend!(OpEntry, sizes::OPS, OpEntry::default()),
             page_cb: lend!(u8, sizes::PAGE_CB, 0),
+            persist: firmware_core::PersistTables::none(),
         },
         data: lend!(u64, sizes::DATA, 0),
         medium_blocks: lend!(BlockRec, sizes::MEDIUM_BLOCKS, BlockRec::INIT),

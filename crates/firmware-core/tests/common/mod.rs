@@ -17,6 +17,7 @@ pub struct TestNand {
     pub fail_erase_every: u64,
     programs: u64,
     erases: u64,
+    meta: std::collections::HashMap<u32, Vec<u8>>,
 }
 
 impl TestNand {
@@ -33,6 +34,7 @@ impl TestNand {
             fail_erase_every: 0,
             programs: 0,
             erases: 0,
+            meta: Default::default(),
         }
     }
 }
@@ -127,6 +129,24 @@ impl Nand for TestNand {
         self.program(dst, &data[..j], spare)?;
         read
     }
+
+    fn program_meta(&mut self, page: Ppn, bytes: &[u8], spare: &Spare) -> NandResult {
+        let mut sp = *spare;
+        sp.units = UnitMask(0);
+        self.program(page, &[], &sp)?;
+        self.meta.insert(page.0, bytes.to_vec());
+        Ok(ReadReport::default())
+    }
+
+    fn read_meta(&mut self, page: Ppn, out: &mut [u8]) -> NandResult {
+        let r = self.read(page, UnitMask(0), &mut [])?;
+        out.fill(0);
+        if let Some(b) = self.meta.get(&page.0) {
+            let n = b.len().min(out.len());
+            out[..n].copy_from_slice(&b[..n]);
+        }
+        Ok(r)
+    }
 }
 
 /// Owned tables for a configuration (the caller-lends-memory pattern in a test).
@@ -139,6 +159,11 @@ pub struct Store {
     pub slots: Vec<firmware_core::tables::SlotMeta>,
     pub ops: Vec<firmware_core::tables::OpEntry>,
     pub page_cb: Vec<u8>,
+    pub gtd: Vec<u32>,
+    pub tp_seq: Vec<u64>,
+    pub tp_flags: Vec<u8>,
+    pub tp_links: Vec<firmware_core::map_dirty::DirtyLink>,
+    pub meta: Vec<u8>,
     pub data: Vec<u64>,
 }
 
@@ -154,6 +179,11 @@ impl Store {
             slots: vec![Default::default(); s.slots],
             ops: vec![Default::default(); s.ops],
             page_cb: vec![0; s.page_cb],
+            gtd: vec![0; s.tps],
+            tp_seq: vec![0; s.tps],
+            tp_flags: vec![0; s.tps],
+            tp_links: vec![Default::default(); s.tps],
+            meta: vec![0; s.meta_bytes],
             data: vec![0; s.slots],
         }
     }
@@ -169,6 +199,13 @@ impl Store {
                 slots: &mut self.slots,
                 ops: &mut self.ops,
                 page_cb: &mut self.page_cb,
+                persist: firmware_core::PersistTables {
+                    gtd: &mut self.gtd,
+                    tp_seq: &mut self.tp_seq,
+                    tp_flags: &mut self.tp_flags,
+                    tp_links: &mut self.tp_links,
+                    meta: &mut self.meta,
+                },
             },
             &mut self.data,
         )

@@ -174,6 +174,9 @@ pub struct FtlSection {
     pub read_slots: u32,
     /// Buffer slots reserved for each plane's garbage collection.
     pub gc_slots_per_plane: u32,
+    /// Mapping entries per translation page; 0 keeps the mapping table in
+    /// DRAM only (no power-loss recovery).
+    pub map_entries_per_page: u32,
 }
 
 impl Default for FtlSection {
@@ -188,6 +191,7 @@ impl Default for FtlSection {
             max_inflight: 4096,
             read_slots: 256,
             gc_slots_per_plane: 16,
+            map_entries_per_page: 0,
         }
     }
 }
@@ -198,14 +202,30 @@ impl Default for FtlSection {
 pub struct BufferSection {
     /// Write buffer in bytes (rounded down to whole mapping units).
     pub write_buffer_bytes: u64,
+    /// Order of write-buffer flushes: `fifo` or `lidf`.
+    pub flush_policy: FlushPolicyKey,
+    /// Share (0-1] of translation pages the capacitor protects when dirty.
+    pub map_protect_ratio: f64,
 }
 
 impl Default for BufferSection {
     fn default() -> Self {
         BufferSection {
             write_buffer_bytes: 4 * 1024 * 1024,
+            flush_policy: FlushPolicyKey::Fifo,
+            map_protect_ratio: 1.0,
         }
     }
+}
+
+/// `buffer.flush_policy` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FlushPolicyKey {
+    /// Oldest buffered write first.
+    Fifo,
+    /// Least increase of dirtiness first (Dawid).
+    Lidf,
 }
 
 /// Host side (section `[host]`).
@@ -548,6 +568,23 @@ impl SimConfig {
         core.wl_threshold = f.wl_threshold;
         core.wl_check_interval = f.wl_check_interval;
         core.max_inflight = f.max_inflight;
+        let ratio = self.buffer.map_protect_ratio;
+        if !(ratio > 0.0 && ratio <= 1.0) {
+            return Err(ConfigError::check(
+                "buffer.map_protect_ratio",
+                "must be in (0, 1]",
+            ));
+        }
+        core.persist = firmware_core::PersistConfig {
+            map_entries_per_page: f.map_entries_per_page,
+            protect_permille: (ratio * 1000.0).round() as u32,
+            flush_policy: match self.buffer.flush_policy {
+                FlushPolicyKey::Fifo => firmware_core::FlushPolicy::Fifo,
+                FlushPolicyKey::Lidf => firmware_core::FlushPolicy::Lidf,
+            },
+            flush_start_permille: 500,
+            meta_blocks_per_plane: 0,
+        };
         // One average block-write time (seed 000 §4.2).
         let window_ns =
             (self.timing.t_prog_us * 1e3).round() as u64 * u64::from(self.geometry.pages_per_block);

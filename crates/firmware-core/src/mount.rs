@@ -1,0 +1,458 @@
+//! Recovery on mount: rebuilding the tables from flash after a power cut.
+//!
+//! Mount is a named sequence of steps. Every step only reads, except the
+//! last re-erase, which is idempotent; so a power cut during mount loses
+//! nothing and the next mount starts again from the first step.
+//!
+//! 1. [`MountStep::Heads`]: read the spare area of every block's first page:
+//!    erased, data, metadata region, or bad.
+//! 2. [`MountStep::Region`]: read every page of the metadata-region blocks;
+//!    the newest intact copy (sequence number, CRC) of each translation page
+//!    fills its part of the L2P table; note the newest power-cut record.
+//! 3. [`MountStep::Record`]: read that record.
+//! 4. [`MountStep::Replay`]: read the spare areas of the pages the last
+//!    power-cut flush wrote; their units are the newest data of their
+//!    logical units (their translation pages become dirty).
+//! 5. [`MountStep::Erase`]: erase again the blocks whose erase the cut tore.
+//! 6. Rebuild: P2L table, valid counts, free lists and GC lists follow from
+//!    the L2P table; the metadata region is topped up; host commands are
+//!    accepted.
+//!
+//! Mount costs one read per block, one per region page and one per replayed
+//! page; [`crate::Stats::mount_ops`] counts them.
+
+use crate::addr::{BlockId, Lpn, PlaneId, Ppn};
+use crate::error::Error;
+use crate::ftl::Ftl;
+use crate::lidf::Tpn;
+use crate::mapping::Loc;
+use crate::nand::{MetaBuf, NandCmd, NandError, NandResult, Origin, PageKind};
+use crate::persist::{get_u32, unseal, MAGIC_CUT, META_HEADER, NO_BUF, STREAM_META};
+use crate::tables::{BlockState, OpKind, NIL};
+
+/// The steps of mount, in order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum MountStep {
+    /// Not mounting.
+    #[default]
+    Idle,
+    /// Reading every block's first page.
+    Heads,
+    /// Reading the metadata region.
+    Region,
+    /// Reading the newest power-cut record.
+    Record,
+    /// Reading the pages the last power-cut flush wrote.
+    Replay,
+    /// Erasing blocks whose erase was torn.
+    Erase,
+}
+
+/// Progress of a mount.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct MountState {
+    pub(crate) step: MountStep,
+    cursor: u32,
+    inflight: u32,
+    max_seq: u64,
+    best_cut: u32,
+    best_cut_seq: u64,
+    record: Option<MetaBuf>,
+    n_erase: u32,
+    n_regions: u32,
+}
+
+impl Ftl<'_> {
+    /// Starts mounting a drive that was formatted before (with mapping
+    /// persistence), on a core fresh from [`Ftl::new`]. Drive the emitted
+    /// operations as usual; [`Ftl::is_ready`] turns true when done.
+    pub fn mount(&mut self, now: u64) -> Result<(), Error> {
+        if !self.ps.on {
+            return Err(Error::InvalidConfig("mount needs mapping persistence"));
+        }
+        self.last_now = now;
+        self.ready = false;
+        self.format_cursor = self.g.total_blocks();
+        self.mnt = MountState {
+            step: MountStep::Heads,
+            best_cut: NIL,
+            ..MountState::default()
+        };
+        self.pump()
+    }
+
+    /// The mount step in progress ([`MountStep::Idle`] when not mounting).
+    pub fn mount_step(&self) -> MountStep {
+        self.mnt.step
+    }
+
+    fn mount_emit(&mut self, kind: OpKind, cmd: NandCmd, tag: u32) -> Result<(), Error> {
+        self.emit(kind, cmd, Origin::Meta, 0, tag)?;
+        self.mnt.inflight = self.mnt.inflight.saturating_add(1);
+        self.stats.mount_ops = self.stats.mount_ops.saturating_add(1);
+        Ok(())
+    }
+
+    /// Emits the reads of the current step, and moves on when a step is done.
+    pub(crate) fn pump_mount(&mut self) -> Result<(), Error> {
+        loop {
+            match self.mnt.step {
+                MountStep::Idle => return Ok(()),
+                MountStep::Heads => {
+                    let total = self.g.total_blocks();
+                    while self.mnt.cursor < total && self.ops_available() > 0 {
+                        let b = BlockId(self.mnt.cursor);
+                        self.mnt.cursor = self.mnt.cursor.saturating_add(1);
+                        let page = self.g.ppn(b, 0);
+                        self.mount_emit(
+                            OpKind::MountHead,
+                            NandCmd::ReadMeta { page, buf: NO_BUF },
+                            b.0,
+                        )?;
+                    }
+                    if self.mnt.cursor < total || self.mnt.inflight > 0 {
+                        return Ok(());
+                    }
+                    self.mnt.step = MountStep::Region;
+                    self.mnt.cursor = 0;
+                }
+                MountStep::Region => {
+                    let total = self.g.total_blocks();
+                    while self.mnt.cursor < total
+                        && self.ops_available() > 0
+                        && self.ps.buf_free != 0
+                    {
+                        let b = BlockId(self.mnt.cursor);
+                        self.mnt.cursor = self.mnt.cursor.saturating_add(1);
+                        if self.blk(b)?.state != BlockState::Meta {
+                            continue;
+                        }
+                        let Some(buf) = self.ps.buf_alloc() else {
+                            break;
+                        };
+                        let page = self.g.ppn(b, 0);
+                        self.mount_emit(OpKind::MountRegion, NandCmd::ReadMeta { page, buf }, b.0)?;
+                    }
+                    if self.mnt.cursor < total || self.mnt.inflight > 0 {
+                        return Ok(());
+                    }
+                    self.mnt.step = MountStep::Record;
+                    self.mnt.cursor = 0;
+                    if self.mnt.best_cut != NIL {
+                        let Some(buf) = self.ps.buf_alloc() else {
+                            return Err(Error::Corrupt("no metadata buffer for the record"));
+                        };
+                        let page = Ppn(self.mnt.best_cut);
+                        self.mount_emit(OpKind::MountRecord, NandCmd::ReadMeta { page, buf }, 0)?;
+                    }
+                }
+                MountStep::Record => {
+                    if self.mnt.inflight > 0 {
+                        return Ok(());
+                    }
+                    self.mnt.step = MountStep::Replay;
+                    self.mnt.cursor = 0;
+                }
+                MountStep::Replay => {
+                    while self.mnt.cursor < self.mnt.n_regions && self.ops_available() > 0 {
+                        let b = self.record_entry(self.mnt.n_erase.saturating_add(self.mnt.cursor));
+                        self.mnt.cursor = self.mnt.cursor.saturating_add(1);
+                        if b >= self.g.total_blocks() {
+                            continue;
+                        }
+                        let page = self.g.ppn(BlockId(b), 0);
+                        self.mount_emit(
+                            OpKind::MountReplay,
+                            NandCmd::ReadMeta { page, buf: NO_BUF },
+                            b,
+                        )?;
+                    }
+                    if self.mnt.cursor < self.mnt.n_regions || self.mnt.inflight > 0 {
+                        return Ok(());
+                    }
+                    self.mnt.step = MountStep::Erase;
+                    self.mnt.cursor = 0;
+                }
+                MountStep::Erase => {
+                    while self.mnt.cursor < self.mnt.n_erase && self.ops_available() > 0 {
+                        let b = self.record_entry(self.mnt.cursor);
+                        self.mnt.cursor = self.mnt.cursor.saturating_add(1);
+                        if b >= self.g.total_blocks() {
+                            continue;
+                        }
+                        self.mount_emit(
+                            OpKind::MountErase,
+                            NandCmd::Erase { block: BlockId(b) },
+                            b,
+                        )?;
+                    }
+                    if self.mnt.cursor < self.mnt.n_erase || self.mnt.inflight > 0 {
+                        return Ok(());
+                    }
+                    if let Some(buf) = self.mnt.record.take() {
+                        self.ps.buf_release(buf);
+                    }
+                    self.mnt.step = MountStep::Idle;
+                    return self.rebuild();
+                }
+            }
+        }
+    }
+
+    fn record_entry(&self, i: u32) -> u32 {
+        match self.mnt.record.and_then(|b| self.ps.buf(b)) {
+            Some(b) => get_u32(
+                b,
+                META_HEADER.saturating_add((i as usize).saturating_mul(4)),
+            ),
+            None => u32::MAX,
+        }
+    }
+
+    fn note_seq(&mut self, s: u64) {
+        self.mnt.max_seq = self.mnt.max_seq.max(s);
+    }
+
+    /// Completion of a mount operation.
+    pub(crate) fn mount_done(
+        &mut self,
+        kind: OpKind,
+        cmd: &NandCmd,
+        tag: u32,
+        result: NandResult,
+    ) -> Result<(), Error> {
+        self.mnt.inflight = self.mnt.inflight.saturating_sub(1);
+        let b = BlockId(tag);
+        match kind {
+            OpKind::MountHead => {
+                let state = match result {
+                    Ok(r) => {
+                        self.note_seq(r.spare.seq);
+                        match r.spare.kind {
+                            PageKind::Map | PageKind::Meta => BlockState::Meta,
+                            PageKind::Data | PageKind::Pad => BlockState::Full,
+                        }
+                    }
+                    Err(NandError::Erased) => BlockState::Free,
+                    Err(NandError::FactoryBad | NandError::DieFailed | NandError::BadAddress) => {
+                        BlockState::Bad
+                    }
+                    // Written but unreadable (torn): holds nothing live.
+                    Err(_) => BlockState::Full,
+                };
+                let m = self.blk_mut(b)?;
+                m.state = state;
+                m.stream = if state == BlockState::Meta {
+                    STREAM_META
+                } else {
+                    0
+                };
+            }
+            OpKind::MountRegion => {
+                let NandCmd::ReadMeta { page, buf } = *cmd else {
+                    return Err(Error::Corrupt("mount region op"));
+                };
+                let ppb = self.g.pages_per_block;
+                let pib = self.g.page_in_block(page);
+                let more = match result {
+                    Ok(r) => {
+                        self.note_seq(r.spare.seq);
+                        self.region_page_read(page, buf, &r.spare)?;
+                        true
+                    }
+                    Err(NandError::Uncorrectable) => true,
+                    Err(_) => false,
+                };
+                let next = pib.saturating_add(1);
+                if more && next < ppb {
+                    let page = self.g.ppn(b, next);
+                    self.mount_emit(OpKind::MountRegion, NandCmd::ReadMeta { page, buf }, tag)?;
+                } else {
+                    self.ps.buf_release(buf);
+                }
+            }
+            OpKind::MountRecord => {
+                let NandCmd::ReadMeta { buf, .. } = *cmd else {
+                    return Err(Error::Corrupt("mount record op"));
+                };
+                let parsed = if result.is_ok() {
+                    self.ps.buf(buf).and_then(|d| unseal(d, MAGIC_CUT))
+                } else {
+                    None
+                };
+                match parsed {
+                    Some((n_erase, n_regions)) => {
+                        self.mnt.record = Some(buf);
+                        self.mnt.n_erase = n_erase;
+                        self.mnt.n_regions = n_regions;
+                    }
+                    None => self.ps.buf_release(buf),
+                }
+            }
+            OpKind::MountReplay => {
+                let NandCmd::ReadMeta { page, .. } = *cmd else {
+                    return Err(Error::Corrupt("mount replay op"));
+                };
+                let ppb = self.g.pages_per_block;
+                let more = match result {
+                    Ok(r) => {
+                        self.note_seq(r.spare.seq);
+                        if r.spare.kind == PageKind::Data {
+                            self.replay_page(page, &r.spare)?;
+                        }
+                        true
+                    }
+                    Err(NandError::Uncorrectable) => true,
+                    Err(_) => false,
+                };
+                let next = self.g.page_in_block(page).saturating_add(1);
+                if more && next < ppb {
+                    let page = self.g.ppn(b, next);
+                    self.mount_emit(
+                        OpKind::MountReplay,
+                        NandCmd::ReadMeta { page, buf: NO_BUF },
+                        tag,
+                    )?;
+                }
+            }
+            OpKind::MountErase => {
+                let m = self.blk_mut(b)?;
+                m.state = if result.is_ok() {
+                    BlockState::Free
+                } else {
+                    BlockState::Bad
+                };
+            }
+            _ => return Err(Error::Corrupt("not a mount op")),
+        }
+        Ok(())
+    }
+
+    fn region_page_read(
+        &mut self,
+        page: Ppn,
+        buf: MetaBuf,
+        spare: &crate::nand::Spare,
+    ) -> Result<(), Error> {
+        match spare.kind {
+            PageKind::Map => {
+                let tp = spare.lpns.first().map_or(u32::MAX, |l| l.0);
+                let newer = self
+                    .ps
+                    .tp_seq
+                    .get(tp as usize)
+                    .is_some_and(|s| spare.seq > *s);
+                if newer && self.tp_decode(buf)? == Some(Tpn(tp)) {
+                    if let Some(e) = self.ps.gtd.get_mut(tp as usize) {
+                        *e = page.0;
+                    }
+                    if let Some(e) = self.ps.tp_seq.get_mut(tp as usize) {
+                        *e = spare.seq;
+                    }
+                }
+            }
+            PageKind::Meta => {
+                let ok = self
+                    .ps
+                    .buf(buf)
+                    .and_then(|d| unseal(d, MAGIC_CUT))
+                    .is_some();
+                if ok && spare.seq >= self.mnt.best_cut_seq {
+                    self.mnt.best_cut = page.0;
+                    self.mnt.best_cut_seq = spare.seq;
+                }
+            }
+            PageKind::Data | PageKind::Pad => {}
+        }
+        Ok(())
+    }
+
+    fn replay_page(&mut self, page: Ppn, spare: &crate::nand::Spare) -> Result<(), Error> {
+        for (i, lpn) in spare.lpns.iter().enumerate() {
+            let Ok(i) = u8::try_from(i) else { break };
+            if !spare.units.contains(i) || lpn.0 >= self.cfg.logical_units {
+                continue;
+            }
+            let pun = self.g.pun(page, i);
+            self.set_loc(*lpn, Loc::Flash(pun))?;
+            self.map_touch(*lpn)?;
+        }
+        Ok(())
+    }
+
+    /// Derives every other table from the L2P table and the block classes.
+    fn rebuild(&mut self) -> Result<(), Error> {
+        let ppb = u16::try_from(self.g.pages_per_block).unwrap_or(u16::MAX);
+        let total = self.g.total_blocks();
+        // Data blocks take units while not on any list.
+        for b in 0..total {
+            let m = self.blk_mut(BlockId(b))?;
+            m.valid = 0;
+            m.pending = 0;
+            m.next = NIL;
+            m.prev = NIL;
+            match m.state {
+                BlockState::Full => {
+                    m.state = BlockState::Open;
+                    m.next_page = ppb;
+                }
+                BlockState::Meta => m.next_page = ppb,
+                _ => {}
+            }
+        }
+        for tp in 0..self.ps.n_tp {
+            let at = self.ps.gtd.get(tp as usize).copied().unwrap_or(NIL);
+            if at != NIL {
+                let m = self.blk_mut(self.g.block_of(Ppn(at)))?;
+                if m.state == BlockState::Meta {
+                    m.valid = m.valid.saturating_add(1);
+                }
+            }
+        }
+        for l in 0..self.cfg.logical_units {
+            if let Loc::Flash(p) = self.loc(Lpn(l))? {
+                let b = self.g.block_of(self.g.page_of_unit(p));
+                if self.blk(b)?.state == BlockState::Open {
+                    self.validate_unit(p, Lpn(l))?;
+                } else {
+                    self.set_loc(Lpn(l), Loc::Lost)?;
+                    self.map_touch(Lpn(l))?;
+                    self.stats.lost_units = self.stats.lost_units.saturating_add(1);
+                }
+            }
+        }
+        for b in 0..total {
+            let b = BlockId(b);
+            let p = self.g.plane_of(b);
+            match self.blk(b)?.state {
+                BlockState::Open => {
+                    self.blk_mut(b)?.state = BlockState::Full;
+                    self.bucket_insert(b)?;
+                }
+                BlockState::Free | BlockState::Unknown => self.free_push(b)?,
+                BlockState::Meta => {
+                    self.ps.region_blocks = self.ps.region_blocks.saturating_add(1);
+                    let pl = self.pl_mut(p)?;
+                    pl.lost_blocks = pl.lost_blocks.saturating_add(1);
+                }
+                BlockState::Bad => {
+                    self.stats.bad_blocks = self.stats.bad_blocks.saturating_add(1);
+                    let pl = self.pl_mut(p)?;
+                    pl.lost_blocks = pl.lost_blocks.saturating_add(1);
+                }
+                BlockState::Full | BlockState::Victim | BlockState::Retiring => {}
+            }
+        }
+        self.seq = self.seq.max(self.mnt.max_seq);
+        self.ready = true;
+        self.region_fill()?;
+        self.region_maintain()?;
+        // Host commands wait until the region can take a power-cut flush.
+        self.settling = !self.cut_reserve_ok();
+        for p in 0..self.g.planes() {
+            self.refresh_ready(PlaneId(p))?;
+            self.attend(PlaneId(p))?;
+        }
+        self.map_write_back()
+    }
+}

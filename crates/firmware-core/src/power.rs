@@ -1,0 +1,386 @@
+//! Power loss: the flush the capacitor pays for when the supply fails.
+//!
+//! On [`Ftl::power_fail`] every operation in flight is abandoned (the driver
+//! delivers no completion for it: it was torn or never started) and the core
+//! emits, in order:
+//!
+//! 1. every unit still in the write buffer (acknowledged data is always
+//!    protected), packed into pages of **fresh** blocks (open blocks may end in
+//!    torn or skipped pages, so nothing is appended to them);
+//! 2. every translation page that is dirty or was being written back: at most
+//!    `B` by the budget kept in [`crate::persist`];
+//! 3. one **power-cut record**: the blocks step 1 wrote (recovery reads their
+//!    spare areas, newest data of their units) and the blocks whose erase was
+//!    in flight (recovery erases them again).
+//!
+//! Steps 2 and 3 go to erased metadata-region blocks, of which the core always
+//! keeps enough. [`Ftl::cut_capacity`] is the most this flush can program:
+//! write-buffer pages + `B` + 1. A harness gives the capacitor that much energy
+//! and checks the core never asks for more.
+
+use crate::addr::{BlockId, Lpn, PlaneId, Ppn, MAX_UNITS_PER_PAGE};
+use crate::error::Error;
+use crate::ftl::Ftl;
+use crate::mapping::Loc;
+use crate::nand::{MetaBuf, NandCmd, NandResult, Origin, PageKind, Slot, Spare};
+use crate::persist::{put_u32, seal, F_MOVING, F_WRITING, MAGIC_CUT, META_HEADER};
+use crate::tables::{BlockState, OpKind, SlotState, NIL};
+
+/// Most blocks one power-cut flush writes data to.
+pub(crate) const MAX_CUT_BLOCKS: usize = 32;
+
+/// Phases of the power-cut flush.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub(crate) enum CutPhase {
+    /// Not dying.
+    #[default]
+    Idle,
+    /// Writing the write buffer.
+    Data,
+    /// Writing dirty translation pages.
+    Tps,
+    /// Writing the record.
+    Record,
+    /// Everything emitted.
+    Done,
+}
+
+/// State of the power-cut flush.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct CutState {
+    pub(crate) phase: CutPhase,
+    slot_cursor: u32,
+    data_block: u32,
+    meta_block: u32,
+    regions: heapless::Vec<u32, MAX_CUT_BLOCKS>,
+    record: MetaBuf,
+    n_erase: u32,
+    pub(crate) emitted: u32,
+    pub(crate) outstanding: u32,
+    plane_cursor: u32,
+}
+
+impl Ftl<'_> {
+    /// The supply failed at `now`. Operations handed out before are
+    /// abandoned: the driver must not complete them. The core then emits the
+    /// capacitor flush (see the module documentation); drive it like any
+    /// other operations until [`Ftl::cut_finished`]. Host commands are refused
+    /// from now on. Without mapping persistence, or before format or mount
+    /// finished, nothing is emitted (nothing acknowledged can be lost then
+    /// only when persistence is on).
+    pub fn power_fail(&mut self, now: u64) -> Result<(), Error> {
+        self.last_now = now;
+        let was_ready = self.ready;
+        self.ready = false;
+        self.dying = true;
+        // Erases in flight: their blocks may be torn.
+        let mut erases: heapless::Vec<u32, 1024> = heapless::Vec::new();
+        for e in self.t.ops.iter().take(self.cfg.max_inflight as usize) {
+            if let (
+                OpKind::Erase | OpKind::MapErase | OpKind::MountErase,
+                NandCmd::Erase { block },
+            ) = (e.kind, e.cmd)
+            {
+                erases
+                    .push(block.0)
+                    .map_err(|_| Error::Corrupt("too many erases in flight"))?;
+            }
+        }
+        self.abandon_ops()?;
+        self.cut = CutState::default();
+        if !self.ps.on || !was_ready {
+            self.cut.phase = CutPhase::Done;
+            return Ok(());
+        }
+        self.ps.reset_buffers();
+        self.ps.reserved = 0;
+        self.ps.writing = 0;
+        for tp in 0..self.ps.n_tp {
+            let tp = crate::lidf::Tpn(tp);
+            let f = self.ps.flag(tp);
+            if f & F_WRITING != 0 {
+                self.ps.dirty.update(tp)?;
+            }
+            self.ps.set_flag(tp, F_WRITING | F_MOVING, false);
+        }
+        let Some(record) = self.ps.buf_alloc() else {
+            return Err(Error::Corrupt("no metadata buffer for the cut record"));
+        };
+        let cap = self.record_capacity();
+        if erases.len() > cap {
+            return Err(Error::Corrupt("cut record cannot list every erase"));
+        }
+        if let Some(b) = self.ps.buf_mut(record) {
+            b.fill(0xff);
+            for (i, blk) in erases.iter().enumerate() {
+                put_u32(b, META_HEADER.saturating_add(i.saturating_mul(4)), *blk);
+            }
+        }
+        self.cut.record = record;
+        self.cut.n_erase = erases.len() as u32;
+        self.cut.data_block = NIL;
+        self.cut.meta_block = NIL;
+        self.cut.phase = CutPhase::Data;
+        self.pump_dying()
+    }
+
+    /// Whether the power-cut flush has been emitted and has completed.
+    pub fn cut_finished(&self) -> bool {
+        self.cut.phase == CutPhase::Done && self.cut.outstanding == 0
+    }
+
+    /// Programs the power-cut flush emitted so far.
+    pub fn cut_programs(&self) -> u32 {
+        self.cut.emitted
+    }
+
+    /// The most programs a power-cut flush can need: write-buffer pages,
+    /// the translation-page budget and the record. The capacitor is sized for it.
+    pub fn cut_capacity(&self) -> u32 {
+        if !self.ps.on {
+            return 0;
+        }
+        let upp = u32::from(self.g.units_per_page).max(1);
+        self.cfg
+            .write_buffer_units
+            .div_ceil(upp)
+            .saturating_add(self.ps.budget)
+            .saturating_add(1)
+    }
+
+    fn record_capacity(&self) -> usize {
+        self.ps.page_bytes.saturating_sub(META_HEADER) / 4
+    }
+
+    /// Forgets every operation in flight: entries are freed with a new
+    /// generation, so a late completion is refused.
+    fn abandon_ops(&mut self) -> Result<(), Error> {
+        for e in self.t.ops.iter_mut().take(self.cfg.max_inflight as usize) {
+            e.generation = e.generation.wrapping_add(1);
+        }
+        self.outbound = crate::tables::Fifo::EMPTY;
+        self.init_ops()
+    }
+
+    /// Emits as much of the power-cut flush as resources allow.
+    pub(crate) fn pump_dying(&mut self) -> Result<(), Error> {
+        loop {
+            if self.ops_available() == 0 {
+                return Ok(());
+            }
+            match self.cut.phase {
+                CutPhase::Idle | CutPhase::Done => return Ok(()),
+                CutPhase::Data => {
+                    if !self.cut_data_page()? {
+                        self.cut.phase = CutPhase::Tps;
+                    }
+                }
+                CutPhase::Tps => {
+                    if self.ps.buf_free == 0 {
+                        return Ok(());
+                    }
+                    let Some(tp) = self.ps.dirty.pop_oldest()? else {
+                        self.cut.phase = CutPhase::Record;
+                        continue;
+                    };
+                    let page = self.cut_meta_page()?;
+                    self.tp_emit(tp, page, OpKind::Cut)?;
+                    self.cut_count();
+                }
+                CutPhase::Record => {
+                    let page = self.cut_meta_page()?;
+                    let buf = self.cut.record;
+                    let n_erase = self.cut.n_erase;
+                    let at = n_erase as usize;
+                    let cap = self.record_capacity();
+                    if at.saturating_add(self.cut.regions.len()) > cap {
+                        return Err(Error::Corrupt("cut record overflow"));
+                    }
+                    let regions = self.cut.regions.clone();
+                    let Some(b) = self.ps.buf_mut(buf) else {
+                        return Err(Error::Corrupt("cut record buffer"));
+                    };
+                    for (i, r) in regions.iter().enumerate() {
+                        let off =
+                            META_HEADER.saturating_add(at.saturating_add(i).saturating_mul(4));
+                        put_u32(b, off, *r);
+                    }
+                    seal(b, MAGIC_CUT, n_erase, regions.len() as u32);
+                    let spare = Spare {
+                        kind: PageKind::Meta,
+                        seq: self.next_seq(),
+                        ..Spare::default()
+                    };
+                    self.emit(
+                        OpKind::Cut,
+                        NandCmd::ProgramMeta { page, buf, spare },
+                        Origin::Meta,
+                        0,
+                        0,
+                    )?;
+                    self.cut_count();
+                    self.cut.phase = CutPhase::Done;
+                }
+            }
+        }
+    }
+
+    fn cut_count(&mut self) {
+        self.cut.emitted = self.cut.emitted.saturating_add(1);
+        self.cut.outstanding = self.cut.outstanding.saturating_add(1);
+        self.stats.cut_programs = self.stats.cut_programs.saturating_add(1);
+    }
+
+    /// Programs one page of buffered units. False: nothing left.
+    fn cut_data_page(&mut self) -> Result<bool, Error> {
+        let upp = u32::from(self.g.units_per_page);
+        let w = self.cfg.write_buffer_units;
+        let mut src = [Slot(0); MAX_UNITS_PER_PAGE];
+        let mut spare = Spare {
+            kind: PageKind::Data,
+            ..Spare::default()
+        };
+        let mut n = 0u8;
+        while u32::from(n) < upp && self.cut.slot_cursor < w {
+            let i = self.cut.slot_cursor;
+            self.cut.slot_cursor = i.saturating_add(1);
+            let idx = u16::try_from(i).map_err(|_| Error::Corrupt("slot index"))?;
+            let m = *self.slot(Slot(idx))?;
+            if !matches!(m.state, SlotState::WbPending | SlotState::WbProgramming) {
+                continue;
+            }
+            if self.loc(Lpn(m.lpn))? != Loc::Buffer(Slot(idx)) {
+                continue;
+            }
+            if let (Some(d), Some(l)) = (
+                src.get_mut(usize::from(n)),
+                spare.lpns.get_mut(usize::from(n)),
+            ) {
+                *d = Slot(idx);
+                *l = Lpn(m.lpn);
+            }
+            spare.units.insert(n);
+            n = n.saturating_add(1);
+        }
+        if n == 0 {
+            return Ok(false);
+        }
+        let page = self.cut_data_target()?;
+        spare.seq = self.next_seq();
+        self.emit(
+            OpKind::Cut,
+            NandCmd::Program { page, src, spare },
+            Origin::Host,
+            n,
+            0,
+        )?;
+        self.cut_count();
+        Ok(true)
+    }
+
+    /// Next page of a fresh block for buffered data.
+    fn cut_data_target(&mut self) -> Result<Ppn, Error> {
+        let ppb = self.g.pages_per_block;
+        if self.cut.data_block != NIL {
+            let b = BlockId(self.cut.data_block);
+            let m = self.blk_mut(b)?;
+            if u32::from(m.next_page) < ppb {
+                let page = u32::from(m.next_page);
+                m.next_page = m.next_page.saturating_add(1);
+                return Ok(self.g.ppn(b, page));
+            }
+        }
+        let planes = self.g.planes();
+        let mut found = None;
+        for _ in 0..planes {
+            let p = PlaneId(self.cut.plane_cursor);
+            self.cut.plane_cursor = self
+                .cut
+                .plane_cursor
+                .wrapping_add(1)
+                .checked_rem(planes)
+                .unwrap_or(0);
+            if let Some(b) = self.free_pop_coolest(p, 0)? {
+                found = Some(b);
+                break;
+            }
+        }
+        let b = match found {
+            Some(b) => b,
+            // No free data block anywhere: an erased region block (the cut
+            // reserve counts the write buffer's pages for this).
+            None => {
+                let b = self.cut_erased_region()?;
+                self.ps.erased_blocks = self.ps.erased_blocks.saturating_sub(1);
+                b
+            }
+        };
+        {
+            let m = self.blk_mut(b)?;
+            m.state = BlockState::Open;
+            m.next_page = 1;
+        }
+        self.cut
+            .regions
+            .push(b.0)
+            .map_err(|_| Error::Corrupt("power-cut flush needs too many blocks"))?;
+        self.cut.data_block = b.0;
+        Ok(self.g.ppn(b, 0))
+    }
+
+    /// Next erased region page for the power-cut flush.
+    fn cut_meta_page(&mut self) -> Result<Ppn, Error> {
+        let ppb = self.g.pages_per_block;
+        if self.cut.meta_block != NIL {
+            let b = BlockId(self.cut.meta_block);
+            let m = self.blk_mut(b)?;
+            if u32::from(m.next_page) < ppb {
+                let page = u32::from(m.next_page);
+                m.next_page = m.next_page.saturating_add(1);
+                return Ok(self.g.ppn(b, page));
+            }
+        }
+        let b = self.cut_erased_region()?;
+        self.ps.erased_blocks = self.ps.erased_blocks.saturating_sub(1);
+        self.blk_mut(b)?.next_page = 1;
+        self.cut.meta_block = b.0;
+        Ok(self.g.ppn(b, 0))
+    }
+
+    fn cut_erased_region(&mut self) -> Result<BlockId, Error> {
+        for b in 0..self.g.total_blocks() {
+            let m = self.blk(BlockId(b))?;
+            if m.state == BlockState::Meta && m.next_page == 0 && m.pending == 0 {
+                let p = self.g.plane_of(BlockId(b));
+                if self.pl(p)?.meta_active != b {
+                    return Ok(BlockId(b));
+                }
+            }
+        }
+        Err(Error::Corrupt(
+            "no erased region block for the power-cut flush",
+        ))
+    }
+
+    /// Completion of a power-cut flush operation.
+    pub(crate) fn cut_done(&mut self, cmd: &NandCmd, _result: NandResult) -> Result<(), Error> {
+        if let NandCmd::ProgramMeta { buf, .. } = cmd {
+            if *buf != self.cut.record {
+                self.ps.buf_release(*buf);
+            }
+        }
+        self.cut.outstanding = self.cut.outstanding.saturating_sub(1);
+        Ok(())
+    }
+
+    /// Host units in the write buffer that a cut would flush.
+    pub fn buffered_units(&self) -> u32 {
+        let w = self.cfg.write_buffer_units as usize;
+        self.t
+            .slots
+            .iter()
+            .take(w)
+            .filter(|m| matches!(m.state, SlotState::WbPending | SlotState::WbProgramming))
+            .count() as u32
+    }
+}

@@ -1,0 +1,544 @@
+//! Power-cut testing: run a workload, cut the power at random points (in
+//! the middle of programs and erases, during GC, translation-page writes and
+//! mount itself), let the capacitor flush run on its budget, remount, and
+//! check every logical unit against an oracle.
+//!
+//! The driver executes operations one at a time in emission order (a valid
+//! per-die order) and delivers completions later, die by die, in a seeded
+//! random interleaving, so operations are genuinely in flight when the power
+//! goes. At a cut the operation about to run is torn (a program leaves its
+//! page unprogrammed, unreadable or intact; an erase leaves the block neither
+//! erased nor intact) and every later one never runs. The capacitor then
+//! pays for at most [`firmware_core::Ftl::cut_capacity`] programs; the run
+//! counts any flush that needs more.
+//!
+//! Every write the core accepted is acknowledged (the write buffer is
+//! capacitor-backed), so after each remount every unit must read back its
+//! last acknowledged data, or zeros if its last acknowledged command was a
+//! trim or nothing was ever written.
+
+use std::collections::VecDeque;
+
+use firmware_core::driver::execute;
+use firmware_core::{
+    Config, Error, Ftl, HostCompletion, Lpn, NandCmd, NandOp, NandResult, ReadStart, ReadStatus,
+    Tag,
+};
+use nand_model::{SimMedium, TornProgram};
+
+use crate::engine::CoreStore;
+
+/// What a crash run does.
+#[derive(Clone, Copy, Debug)]
+pub struct CrashSpec {
+    /// Power cuts.
+    pub cuts: u32,
+    /// Seed of the workload, the cut points and the tearing.
+    pub seed: u64,
+    /// Mean host commands between two cuts.
+    pub ops_per_cut: u32,
+    /// Share (0-1) of the logical space the workload touches.
+    pub span: f64,
+    /// Probability that a mount is itself cut (then mounted again).
+    pub mount_cut_prob: f64,
+    /// Check every logical unit after this many cuts (0: only at the end);
+    /// between, the units touched since the last cut and a random sample are checked.
+    pub full_check_every: u32,
+    /// Capacitor energy as a share of what the core asks for (1.0: exactly
+    /// [`firmware_core::Ftl::cut_capacity`] programs). Below 1 the flush is
+    /// cut short and data is lost: the check must see it.
+    pub capacitor_scale: f64,
+}
+
+impl Default for CrashSpec {
+    fn default() -> Self {
+        CrashSpec {
+            cuts: 100,
+            seed: 1,
+            ops_per_cut: 400,
+            span: 0.9,
+            mount_cut_prob: 0.2,
+            full_check_every: 50,
+            capacitor_scale: 1.0,
+        }
+    }
+}
+
+/// What a crash run found (report keys `crash.*`, `recovery.*`).
+#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
+pub struct CrashReport {
+    /// Power cuts made (including cuts during mount).
+    pub cuts: u64,
+    /// Cuts that hit a mount in progress.
+    pub mount_cuts: u64,
+    /// Units whose acknowledged data did not read back (older data, zeros or an error).
+    pub lost_acknowledged: u64,
+    /// Reads that returned data no command ever wrote to that unit.
+    pub invalid_reads: u64,
+    /// Power-cut flushes that needed more programs than the capacitor pays for.
+    pub capacitor_overruns: u64,
+    /// Most programs one power-cut flush used.
+    pub cut_programs_max: u64,
+    /// Programs the capacitor pays for.
+    pub cut_capacity: u64,
+    /// Programs torn by a cut.
+    pub torn_programs: u64,
+    /// Erases torn by a cut.
+    pub torn_erases: u64,
+    /// Units checked after remounts.
+    pub units_checked: u64,
+    /// Host commands run.
+    pub host_commands: u64,
+    /// Mean NAND operations of a completed mount.
+    pub mount_ops_mean: f64,
+    /// Most NAND operations of one mount.
+    pub mount_ops_max: u64,
+    /// Translation pages written while running.
+    pub map_programs: u64,
+    /// GC victims reclaimed over the run.
+    pub gc_victims: u64,
+}
+
+/// xorshift64* random numbers.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        if n == 0 {
+            0
+        } else {
+            ((u128::from(self.next()) * u128::from(n)) >> 64) as u64
+        }
+    }
+    fn chance(&mut self, p: f64) -> bool {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64 <= p
+    }
+}
+
+/// The driver: a core, its tables, the medium and the operations in flight.
+struct Drive {
+    cfg: Config,
+    /// Emitted, not yet run.
+    queue: VecDeque<NandOp>,
+    /// Run, completion not yet delivered: per die, oldest first.
+    done: Vec<VecDeque<(NandOp, NandResult)>>,
+    now: u64,
+}
+
+/// Stamp of version `v` of unit `lpn` (0: never written).
+fn stamp(lpn: u32, v: u32) -> u64 {
+    (u64::from(lpn) << 32) | u64::from(v)
+}
+
+/// Runs a crash test on a configuration with mapping persistence.
+pub fn run_crash(
+    cfg: Config,
+    mut medium: SimMedium,
+    spec: &CrashSpec,
+    mut progress: impl FnMut(u64),
+) -> Result<CrashReport, Error> {
+    if !cfg.persist.enabled() {
+        return Err(Error::InvalidConfig(
+            "crash tests need ftl.map_entries_per_page > 0",
+        ));
+    }
+    let mut rng = Rng(spec.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let dies = cfg.geometry.dies() as usize;
+    let mut store: CoreStore<u64> = CoreStore::new(&cfg)?;
+    let mut d = Drive {
+        cfg,
+        queue: VecDeque::new(),
+        done: vec![VecDeque::new(); dies],
+        now: 0,
+    };
+    let logical = cfg.logical_units;
+    let span = ((f64::from(logical) * spec.span) as u32).clamp(1, logical);
+    // Oracle: last acknowledged version per unit (0: zeros).
+    let mut acked: Vec<u32> = vec![0; logical as usize];
+    let mut next_version: Vec<u32> = vec![0; logical as usize];
+    let mut rep = CrashReport::default();
+    let mut mounts_done = 0u64;
+    let mut mount_ops_sum = 0u64;
+    let mut touched: Vec<u32> = Vec::new();
+
+    // Format.
+    {
+        let (t, data) = store.split();
+        let mut ftl = Ftl::new(cfg, t)?;
+        ftl.format(0)?;
+        d.settle_with(&mut ftl, &mut medium, data, &mut rng)?;
+        rep.cut_capacity = u64::from(ftl.cut_capacity());
+    }
+    let mut cut_no = 0u32;
+    while cut_no < spec.cuts {
+        // Mount (the first epoch after format mounts too: the format's state
+        // is on flash, nothing in DRAM survives).
+        let (mount_ops, map_programs, victims) = {
+            let (t, data) = store.split();
+            let mut ftl = Ftl::new(cfg, t)?;
+            ftl.mount(d.now)?;
+            // A cut during mount?
+            if rng.chance(spec.mount_cut_prob) {
+                let limit = rng.below(200);
+                let mut n = 0;
+                while n < limit && d.step(&mut ftl, &mut medium, data, &mut rng, false)? {
+                    n += 1;
+                }
+                if !ftl.is_ready() {
+                    d.cut(&mut ftl, &mut medium, data, &mut rng, &mut rep);
+                    rep.mount_cuts += 1;
+                    rep.cuts += 1;
+                    cut_no += 1;
+                    progress(rep.cuts);
+                    continue;
+                }
+            }
+            d.settle_with(&mut ftl, &mut medium, data, &mut rng)?;
+            if !ftl.is_ready() {
+                return Err(Error::Corrupt("mount did not finish"));
+            }
+            ftl.audit()?;
+            let mount_ops = ftl.stats().mount_ops;
+            // Check the oracle.
+            let full = rep.cuts == 0
+                || (spec.full_check_every > 0 && cut_no.is_multiple_of(spec.full_check_every))
+                || cut_no + 1 >= spec.cuts;
+            let mut check: Vec<u32> = if full {
+                (0..logical).collect()
+            } else {
+                let mut v = std::mem::take(&mut touched);
+                for _ in 0..64 {
+                    v.push(rng.below(u64::from(span)) as u32);
+                }
+                v
+            };
+            check.sort_unstable();
+            check.dedup();
+            for lpn in check {
+                let want = acked[lpn as usize];
+                let got = d.read(&mut ftl, &mut medium, data, &mut rng, lpn)?;
+                rep.units_checked += 1;
+                match got {
+                    Some(s) if s == stamp(lpn, want) || (want == 0 && s == 0) => {}
+                    Some(s)
+                        if s >> 32 == u64::from(lpn)
+                            && (s as u32) <= next_version[lpn as usize] =>
+                    {
+                        rep.lost_acknowledged += 1
+                    }
+                    Some(0) | None => rep.lost_acknowledged += 1,
+                    Some(_) => rep.invalid_reads += 1,
+                }
+            }
+            touched.clear();
+            // Workload until the next cut.
+            let n_ops = 1 + rng.below(u64::from(spec.ops_per_cut) * 2);
+            for i in 0..n_ops {
+                // Some cuts come in the middle of a burst of writes.
+                if i + 1 == n_ops && rng.chance(0.5) {
+                    for _ in 0..rng.below(u64::from(ftl.config().geometry.units_per_page) * 8) {
+                        let lpn = rng.below(u64::from(span)) as u32;
+                        match ftl.write(Lpn(lpn), d.now) {
+                            Ok(slot) => {
+                                let v = next_version[lpn as usize] + 1;
+                                next_version[lpn as usize] = v;
+                                data[usize::from(slot.0)] = stamp(lpn, v);
+                                acked[lpn as usize] = v;
+                                touched.push(lpn);
+                            }
+                            Err(Error::Busy) => break,
+                            Err(e) => return Err(e),
+                        }
+                    }
+                    break;
+                }
+                let lpn = if rng.chance(0.7) {
+                    rng.below(u64::from(span / 8).max(1)) as u32
+                } else {
+                    rng.below(u64::from(span)) as u32
+                };
+                let r = rng.below(100);
+                rep.host_commands += 1;
+                if r < 70 {
+                    let v = next_version[lpn as usize] + 1;
+                    next_version[lpn as usize] = v;
+                    let slot = loop {
+                        match ftl.write(Lpn(lpn), d.now) {
+                            Ok(s) => break s,
+                            Err(Error::Busy) => {
+                                if !d.step(&mut ftl, &mut medium, data, &mut rng, true)? {
+                                    return Err(Error::Corrupt("write stuck"));
+                                }
+                            }
+                            Err(e) => return Err(e),
+                        }
+                    };
+                    data[usize::from(slot.0)] = stamp(lpn, v);
+                    acked[lpn as usize] = v;
+                    touched.push(lpn);
+                } else if r < 80 {
+                    loop {
+                        match ftl.trim(Lpn(lpn), d.now) {
+                            Ok(()) => break,
+                            Err(Error::Busy) => {
+                                if !d.step(&mut ftl, &mut medium, data, &mut rng, true)? {
+                                    return Err(Error::Corrupt("trim stuck"));
+                                }
+                            }
+                            Err(e) => return Err(e),
+                        }
+                    }
+                    acked[lpn as usize] = 0;
+                    touched.push(lpn);
+                } else if r < 97 {
+                    let want = acked[lpn as usize];
+                    let got = d.read(&mut ftl, &mut medium, data, &mut rng, lpn)?;
+                    match got {
+                        Some(s) if s == stamp(lpn, want) || (want == 0 && s == 0) => {}
+                        _ => rep.invalid_reads += 1,
+                    }
+                } else {
+                    // Let some operations run.
+                    for _ in 0..rng.below(64) {
+                        if !d.step(&mut ftl, &mut medium, data, &mut rng, true)? {
+                            break;
+                        }
+                    }
+                }
+                // Background progress between commands.
+                for _ in 0..rng.below(4) {
+                    if !d.step(&mut ftl, &mut medium, data, &mut rng, true)? {
+                        break;
+                    }
+                }
+            }
+            d.cut(&mut ftl, &mut medium, data, &mut rng, &mut rep);
+            ftl.power_fail(d.now)?;
+            let mut programs = 0u64;
+            let capacity = (f64::from(ftl.cut_capacity()) * spec.capacitor_scale) as u64;
+            while let Some(op) = ftl.poll_op() {
+                let is_program = matches!(
+                    op.cmd,
+                    NandCmd::Program { .. } | NandCmd::ProgramMeta { .. }
+                );
+                if is_program {
+                    programs += 1;
+                    if programs > capacity {
+                        rep.capacitor_overruns += 1;
+                        break;
+                    }
+                }
+                let r = execute(&mut medium, data, ftl.meta_for(&op), &op);
+                ftl.complete(op.id, r, d.now)?;
+            }
+            if !ftl.cut_finished() && programs <= capacity {
+                return Err(Error::Corrupt("power-cut flush did not finish"));
+            }
+            rep.cut_programs_max = rep.cut_programs_max.max(programs);
+            rep.cuts += 1;
+            cut_no += 1;
+            progress(rep.cuts);
+            let s = ftl.stats();
+            (mount_ops, s.map_programs, s.gc_victims)
+        };
+        mounts_done += 1;
+        mount_ops_sum += mount_ops;
+        rep.mount_ops_max = rep.mount_ops_max.max(mount_ops);
+        rep.map_programs += map_programs;
+        rep.gc_victims += victims;
+    }
+    rep.mount_ops_mean = if mounts_done > 0 {
+        mount_ops_sum as f64 / mounts_done as f64
+    } else {
+        0.0
+    };
+    Ok(rep)
+}
+
+impl Drive {
+    /// Runs the next queued operation or delivers a completion. False: idle.
+    fn step(
+        &mut self,
+        ftl: &mut Ftl<'_>,
+        medium: &mut SimMedium,
+        data: &mut [u64],
+        rng: &mut Rng,
+        _host: bool,
+    ) -> Result<bool, Error> {
+        while let Some(op) = ftl.poll_op() {
+            self.queue.push_back(op);
+        }
+        let pending: Vec<usize> = (0..self.done.len())
+            .filter(|i| !self.done[*i].is_empty())
+            .collect();
+        let run = !self.queue.is_empty() && (pending.is_empty() || rng.chance(0.5));
+        if run {
+            if let Some(op) = self.queue.pop_front() {
+                let r = execute(medium, data, ftl.meta_for(&op), &op);
+                let die = die_of(&self.cfg, &op);
+                self.done[die].push_back((op, r));
+            }
+            return Ok(true);
+        }
+        if pending.is_empty() {
+            return Ok(false);
+        }
+        let die = pending[rng.below(pending.len() as u64) as usize];
+        if let Some((op, r)) = self.done[die].pop_front() {
+            self.now += 1_000;
+            // Host completions (only reads here) are polled by `read`.
+            ftl.complete(op.id, r, self.now)?;
+        }
+        Ok(true)
+    }
+
+    /// Runs until nothing is in flight.
+    fn settle_with(
+        &mut self,
+        ftl: &mut Ftl<'_>,
+        medium: &mut SimMedium,
+        data: &mut [u64],
+        rng: &mut Rng,
+    ) -> Result<(), Error> {
+        while self.step(ftl, medium, data, rng, false)? {}
+        Ok(())
+    }
+
+    /// Reads one unit through the core: `Some(stamp)` (0 for zeros) or `None` on error.
+    fn read(
+        &mut self,
+        ftl: &mut Ftl<'_>,
+        medium: &mut SimMedium,
+        data: &mut [u64],
+        rng: &mut Rng,
+        lpn: u32,
+    ) -> Result<Option<u64>, Error> {
+        const TAG: u32 = 0x7fff_fff0;
+        let start = loop {
+            match ftl.read(Tag(TAG), Lpn(lpn), self.now) {
+                Ok(s) => break s,
+                Err(Error::Busy) => {
+                    if !self.step(ftl, medium, data, rng, false)? {
+                        return Err(Error::Corrupt("read stuck"));
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        };
+        match start {
+            ReadStart::Unmapped => return Ok(Some(0)),
+            ReadStart::Lost => return Ok(None),
+            ReadStart::Buffered(s) => return Ok(Some(data[usize::from(s.0)])),
+            ReadStart::Issued => {}
+        }
+        loop {
+            // Completions other than ours are dropped (no other host reads run here).
+            let mut got = None;
+            while let Some(c) = ftl.poll_completion() {
+                if let HostCompletion::Read { tag, slot, status } = c {
+                    if tag.0 == TAG {
+                        got = Some(match status {
+                            ReadStatus::Ok => Some(data[usize::from(slot.0)]),
+                            ReadStatus::MediaError => None,
+                        });
+                    }
+                }
+            }
+            if let Some(g) = got {
+                return Ok(g);
+            }
+            if !self.step(ftl, medium, data, rng, false)? {
+                return Err(Error::Corrupt("read never completed"));
+            }
+        }
+    }
+
+    /// Power goes: the queued operation about to run may be torn, the rest
+    /// never run, completions not yet delivered are never delivered.
+    fn cut(
+        &mut self,
+        ftl: &mut Ftl<'_>,
+        medium: &mut SimMedium,
+        data: &[u64],
+        rng: &mut Rng,
+        rep: &mut CrashReport,
+    ) {
+        // Operations the last command emitted are in flight too.
+        while let Some(op) = ftl.poll_op() {
+            self.queue.push_back(op);
+        }
+        // Power goes while a random queued operation runs: the ones before
+        // it completed on the chips (their completions are lost).
+        if !self.queue.is_empty() {
+            let erase = self
+                .queue
+                .iter()
+                .position(|op| matches!(op.cmd, NandCmd::Erase { .. }));
+            let at = match erase {
+                Some(i) if rng.chance(0.5) => i as u64,
+                _ => rng.below(self.queue.len() as u64),
+            };
+            for _ in 0..at {
+                if let Some(op) = self.queue.pop_front() {
+                    let _ = execute(medium, &mut data.to_vec(), ftl.meta_for(&op), &op);
+                }
+            }
+        }
+        if let Some(op) = self.queue.pop_front() {
+            if rng.chance(0.7) {
+                let outcome = match rng.below(3) {
+                    0 => TornProgram::Unprogrammed,
+                    1 => TornProgram::Uncorrectable,
+                    _ => TornProgram::Intact,
+                };
+                match op.cmd {
+                    NandCmd::Program { page, spare, src } => {
+                        let units = spare.units.count() as usize;
+                        let stamps: Vec<u64> = src[..units]
+                            .iter()
+                            .map(|s| data[usize::from(s.0)])
+                            .collect();
+                        let _ = medium.tear_program(page, &stamps, &spare, outcome);
+                        rep.torn_programs += 1;
+                    }
+                    NandCmd::ProgramMeta { page, spare, .. } => {
+                        let bytes = ftl.meta_for(&op).to_vec();
+                        let _ = medium.tear_program_meta(page, &bytes, &spare, outcome);
+                        rep.torn_programs += 1;
+                    }
+                    NandCmd::Erase { block } => {
+                        let _ = medium.tear_erase(block);
+                        rep.torn_erases += 1;
+                    }
+                    _ => {}
+                }
+            }
+        }
+        self.queue.clear();
+        for q in &mut self.done {
+            q.clear();
+        }
+        self.now += 1_000_000;
+    }
+}
+
+fn die_of(cfg: &Config, op: &NandOp) -> usize {
+    let g = &cfg.geometry;
+    let block = match op.cmd {
+        NandCmd::Read { page, .. }
+        | NandCmd::Program { page, .. }
+        | NandCmd::ProgramMeta { page, .. }
+        | NandCmd::ReadMeta { page, .. } => g.block_of(page),
+        NandCmd::Erase { block } => block,
+        NandCmd::Copyback { src, .. } => g.block_of(src),
+    };
+    g.die_of(block).0 as usize
+}
