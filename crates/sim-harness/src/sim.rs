@@ -52,6 +52,7 @@ impl Plan {
             spare_bytes: u64::from(cfg.geometry.spare_bytes),
             t_dl_ns: t.t_dl_ns.round() as u64,
             gc_copy: cfg.gc.copy_mode.mode(),
+            cache_program: t.cache_program,
         };
         let n = &cfg.nand;
         let reliability = cfg.reliability()?;

@@ -46,6 +46,9 @@ pub struct TimingParams {
     pub t_dl_ns: u64,
     /// How GC page copies cross the channel.
     pub gc_copy: CopyMode,
+    /// Cache program: data-in of the next page of a block overlaps the
+    /// program busy of the one before.
+    pub cache_program: bool,
 }
 
 /// Busy-until times of every resource, and how long each was busy.
@@ -70,6 +73,12 @@ pub struct Timing {
     pub gc_busy: Vec<u64>,
     /// Per channel: the current GC window, (start, end).
     gc_open: Vec<(u64, u64)>,
+    /// Per plane: block of the plane's last program (`u32::MAX`: none).
+    prog_block: Vec<u32>,
+    /// Per die: whether its last operation was a program.
+    last_prog: Vec<bool>,
+    /// Per die: when the last program's array busy began (cache register free).
+    reg_free: Vec<u64>,
     /// Channel holds of the operation being scheduled: (start, end).
     holds: [(u64, u64); 2],
     n_holds: usize,
@@ -110,6 +119,9 @@ impl Timing {
             gc_open: vec![(0, 0); usize::from(g.channels)],
             holds: [(0, 0); 2],
             n_holds: 0,
+            prog_block: vec![u32::MAX; g.planes() as usize],
+            last_prog: vec![false; dies],
+            reg_free: vec![0; dies],
         }
     }
 
@@ -164,6 +176,32 @@ impl Timing {
         self.n_holds = 0;
     }
 
+    /// Whether `op` is a program that continues a cache-program sequence:
+    /// cache program on, the die's last operation a program, and the last
+    /// program of `op`'s plane one of the same block (planes of a die take
+    /// turns, each filling its own block).
+    pub fn continues_cache(&self, op: &NandOp) -> bool {
+        let NandCmd::Program { page, .. } = op.cmd else {
+            return false;
+        };
+        let block = self.g.block_of(page);
+        let die = self.g.die_of(block).0 as usize;
+        let plane = self.g.plane_of(block).0 as usize;
+        self.p.cache_program
+            && self.last_prog.get(die) == Some(&true)
+            && self.prog_block.get(plane) == Some(&block.0)
+    }
+
+    /// After scheduling `op`: with cache program, when the die can take the
+    /// next program of the same block (its array has started `op`).
+    pub fn cache_accept(&self, op: &NandOp) -> Option<u64> {
+        let NandCmd::Program { page, .. } = op.cmd else {
+            return None;
+        };
+        let die = self.g.die_of(self.g.block_of(page)).0 as usize;
+        self.p.cache_program.then(|| self.reg_free[die])
+    }
+
     /// Parameters in force.
     pub fn params(&self) -> &TimingParams {
         &self.p
@@ -187,7 +225,13 @@ impl Timing {
         let latched = gc && matches!(self.p.gc_copy, CopyMode::Icb | CopyMode::Dgcb);
         let mut chan_x = self.chan_ns[n];
         let mut dram_x = self.dram_ns[n];
-        let start = now.max(self.die_free[die]);
+        let cached = self.continues_cache(op);
+        // A cached program's data-in waits only for the cache register.
+        let start = if cached {
+            now.max(self.reg_free[die])
+        } else {
+            now.max(self.die_free[die])
+        };
         let done = match op.cmd {
             NandCmd::Read { .. } => {
                 if gc && self.p.gc_copy == CopyMode::Dgcb {
@@ -216,9 +260,11 @@ impl Timing {
                 let cs = start.max(self.chan_free[ch]);
                 let xs = self.command(ch, cs).max(ds);
                 let ce = self.hold_channel(ch, xs, chan_x);
-                let done = ce.max(de) + self.p.t_prog_ns;
-                self.die_busy[die] += done - cs;
+                let busy_from = ce.max(de).max(self.die_free[die]);
+                let done = busy_from + self.p.t_prog_ns;
+                self.die_busy[die] += done - cs.max(self.die_free[die]);
                 self.die_free[die] = done;
+                self.reg_free[die] = busy_from;
                 done
             }
             NandCmd::Erase { .. } => {
@@ -237,6 +283,11 @@ impl Timing {
                 done
             }
         };
+        let program = matches!(op.cmd, NandCmd::Program { .. });
+        self.last_prog[die] = program;
+        if program {
+            self.prog_block[self.g.plane_of(block).0 as usize] = block.0;
+        }
         self.account_gc(ch, gc, start, done);
         done
     }
@@ -288,6 +339,7 @@ mod tests {
             spare_bytes: 0,
             t_dl_ns: 0,
             gc_copy: CopyMode::Gcb,
+            cache_program: false,
         }
     }
 
@@ -355,6 +407,33 @@ mod tests {
         assert_eq!(gc_copy(CopyMode::Lcb), gcb);
         // The whole copy is GC time, and all its channel time is inside it.
         assert_eq!((gcb.2, gcb.3), (gcb.0, gcb.1));
+    }
+
+    #[test]
+    fn cache_program_overlaps_data_in_with_the_previous_program_of_the_block() {
+        let p = TimingParams {
+            cache_program: true,
+            ..params()
+        };
+        let mut t = Timing::new(geo(), p);
+        let a = t.schedule(&program(0), 0);
+        assert_eq!(a, 10_000 + 500_000);
+        // The die takes the next page of the block once the array started.
+        let at = t.cache_accept(&program(0)).unwrap();
+        assert_eq!(at, 10_000);
+        assert!(t.continues_cache(&program(1)));
+        let b = t.schedule(&program(1), at);
+        assert_eq!(b, a + 500_000, "data-in hidden under the first tPROG");
+        // Another block, or a read in between, ends the sequence.
+        assert!(!t.continues_cache(&program(4)));
+        t.schedule(&read_from(2, Origin::Host), b);
+        assert!(!t.continues_cache(&program(3)));
+        // Without cache program the second page waits for the first.
+        let mut plain = Timing::new(geo(), params());
+        let a = plain.schedule(&program(0), 0);
+        assert!(!plain.continues_cache(&program(1)));
+        assert_eq!(plain.cache_accept(&program(0)), None);
+        assert_eq!(plain.schedule(&program(1), a), a + 10_000 + 500_000);
     }
 
     #[test]
