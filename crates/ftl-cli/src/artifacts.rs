@@ -10,8 +10,9 @@ use sim_harness::sim::Outcome;
 use crate::chart::{self, Axes, XySeries};
 use crate::CliError;
 
-/// Header of `timeseries.csv`.
-pub const CSV_HEADER: &str = "t_s,interval_s,requests,iops,read_units,write_units,host_write_units,waf,free_blocks,gc_victims,buffer_occupancy,channel_utilisation";
+/// Header of `timeseries.csv`, without the per-channel columns
+/// (`ch<N>_utilisation`, one per channel up to 16) that follow it.
+pub const CSV_HEADER: &str = "t_s,interval_s,requests,iops,read_units,write_units,host_write_units,waf,free_blocks,gc_victims,buffer_occupancy,channel_utilisation,channel_utilisation_gc";
 
 /// Bins of the erase-count histogram when the counts span more values.
 const ERASE_BINS: u32 = 20;
@@ -20,14 +21,18 @@ const ERASE_BINS: u32 = 20;
 pub fn timeseries_csv(o: &Outcome) -> String {
     let channels = o.chan_busy_ns.len();
     let total = f64::from(o.write_buffer_units.max(1));
+    let by_channel = channels.min(sim_harness::series::SERIES_CHANNELS);
     let mut s = String::from(CSV_HEADER);
+    for ch in 0..by_channel {
+        let _ = write!(s, ",ch{ch}_utilisation");
+    }
     s.push('\n');
     for r in &o.series {
         let d = &r.delta;
         let waf = r.waf().map(|w| format!("{w:.4}")).unwrap_or_default();
-        let _ = writeln!(
+        let _ = write!(
             s,
-            "{:.6},{:.6},{},{:.1},{},{},{},{},{},{},{:.4},{:.4}",
+            "{:.6},{:.6},{},{:.1},{},{},{},{},{},{},{:.4},{:.4},{:.4}",
             r.end_ns as f64 / 1e9,
             r.len_ns as f64 / 1e9,
             d.requests,
@@ -40,7 +45,12 @@ pub fn timeseries_csv(o: &Outcome) -> String {
             d.gc_victims,
             f64::from(d.buffer_used) / total,
             r.channel_utilisation(channels),
+            r.channel_utilisation_gc(),
         );
+        for ch in 0..by_channel {
+            let _ = write!(s, ",{:.4}", r.channel_utilisation_of(ch));
+        }
+        s.push('\n');
     }
     s
 }

@@ -186,3 +186,49 @@ fn synth_profile_sets_the_read_ratio_and_flags_override_it() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("varmail"));
 }
+
+#[test]
+fn dgcb_experiment_shows_dgcb_at_least_as_fast_as_gcb_with_half_the_channel() {
+    let dir = temp("dgcb");
+    let stdout = ok(&ftl(&[
+        "experiment",
+        "dgcb",
+        "--only",
+        "GCB",
+        "--out",
+        dir.to_str().unwrap(),
+    ]));
+    assert!(stdout.contains("| 1-plane DGCB cache N=8 |"), "{stdout}");
+    for chart in ["throughput_1plane.svg", "utilisation_2plane.svg"] {
+        assert!(read(&dir, chart).contains("DGCB cache"), "{chart}");
+    }
+    let csv = read(&dir, "results.csv");
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|c| *c == name).unwrap();
+    let rows: Vec<Vec<String>> = lines
+        .map(|l| l.split(',').map(str::to_string).collect())
+        .collect();
+    let value = |label: &str, key: &str| -> f64 {
+        let r = rows
+            .iter()
+            .find(|r| r[0] == label)
+            .unwrap_or_else(|| panic!("{label}"));
+        r[col(key)].parse().unwrap()
+    };
+    for planes in [1u32, 2] {
+        for cache in ["", " cache"] {
+            for e in 0..=7 {
+                let n = (1u32 << e) * planes;
+                let g = format!("{planes}-plane GCB{cache} N={n}");
+                let d = format!("{planes}-plane DGCB{cache} N={n}");
+                let thr = "merge.throughput_mb_s";
+                assert!(value(&d, thr) >= value(&g, thr), "{d}");
+                assert!(value(&d, "merge.deviation_pct").abs() < 1.0, "{d}");
+            }
+        }
+    }
+    let util = "channel.utilisation_gc";
+    let ratio = value("1-plane DGCB cache N=128", util) / value("1-plane GCB cache N=128", util);
+    assert!(ratio <= 0.55, "{ratio}");
+}

@@ -363,6 +363,8 @@ const FLUSH_TAG: u32 = 1 << 31;
 
 const EV_NAND: u8 = 0;
 const EV_HOST_DONE: u8 = 1;
+/// A die's cache register is free again (cache program); the id is the die.
+const EV_DIE_ACCEPT: u8 = 2;
 
 /// Stamp of a unit's data: the LPN and its write version.
 #[inline]
@@ -384,7 +386,9 @@ pub struct Engine<'a, N: Nand, H = StampOracle> {
     results: Vec<NandResult>,
     ops: Vec<NandOp>,
     die_queue: Vec<VecDeque<u32>>,
-    die_busy: Vec<bool>,
+    /// Operations of each die started and not completed (two while a cache
+    /// program overlaps the one before it).
+    die_busy: Vec<u8>,
     geometry: firmware_core::Geometry,
     now: u64,
     logical_units: u32,
@@ -532,7 +536,7 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
                 cfg.max_inflight as usize
             ],
             die_queue: vec![VecDeque::new(); cfg.geometry.dies() as usize],
-            die_busy: vec![false; cfg.geometry.dies() as usize],
+            die_busy: vec![0; cfg.geometry.dies() as usize],
             geometry: cfg.geometry,
             now: 0,
             logical_units: cfg.logical_units,
@@ -604,6 +608,11 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
             program_units: f.host_program_units + f.gc_program_units,
             gc_victims: f.gc_victims,
             chan_busy_ns: self.timing.chan_busy.iter().sum(),
+            chan_busy_by: core::array::from_fn(|i| {
+                self.timing.chan_busy.get(i).copied().unwrap_or(0)
+            }),
+            gc_busy_ns: self.timing.gc_busy.iter().sum(),
+            gc_window_ns: self.timing.gc_window.iter().sum(),
             free_blocks,
             buffer_used: self.write_buffer_units - self.ftl.write_buffer_free(),
         }
@@ -851,11 +860,17 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
             self.complete_request(id);
             return Ok(true);
         }
+        if kind == EV_DIE_ACCEPT {
+            self.start_cached(id as usize);
+            return Ok(true);
+        }
         let idx = (id & 0xffff) as usize;
         // The die is free again: start its next queued operation before anything else.
         let die = self.die_of(&self.ops[idx]);
-        self.die_busy[die] = false;
-        self.start_next(die);
+        self.die_busy[die] = self.die_busy[die].saturating_sub(1);
+        if self.die_busy[die] == 0 {
+            self.start_next(die);
+        }
         let r = std::mem::replace(&mut self.results[idx], Ok(ReadReport::default()));
         self.ftl.complete(firmware_core::OpId(id), r, self.now)?;
         self.drain()?;
@@ -911,7 +926,7 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
                 self.ops[idx] = op;
                 let die = self.die_of(&op);
                 self.die_queue[die].push_back(op.id.0);
-                if !self.die_busy[die] {
+                if self.die_busy[die] == 0 {
                     self.start_next(die);
                 }
             }
@@ -940,8 +955,24 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
         if let Some(id) = self.die_queue[die].pop_front() {
             let op = self.ops[(id & 0xffff) as usize];
             let t = self.timing.schedule(&op, self.now);
-            self.die_busy[die] = true;
+            self.die_busy[die] += 1;
             self.heap.push(Reverse((t, EV_NAND, id)));
+            if let Some(at) = self.timing.cache_accept(&op) {
+                self.heap.push(Reverse((at, EV_DIE_ACCEPT, die as u32)));
+            }
+        }
+    }
+
+    /// Cache program: the die's running program has taken its page from the
+    /// cache register, so the next queued program of the same block may
+    /// send its data in while the first one is busy.
+    fn start_cached(&mut self, die: usize) {
+        let Some(&id) = self.die_queue[die].front() else {
+            return;
+        };
+        let op = self.ops[(id & 0xffff) as usize];
+        if self.die_busy[die] == 1 && self.timing.continues_cache(&op) {
+            self.start_next(die);
         }
     }
 }

@@ -24,8 +24,9 @@
 //! operations ("very similar to (10)-(13), except for the length of data
 //! transfer time", Sec. V).
 //!
-//! All times are integer nanoseconds. The event-driven timing model in
-//! [`crate::timing`] does not use this module yet.
+//! All times are integer nanoseconds. The event-driven GC copy model in
+//! [`crate::gc_copy`] runs the same transactions stage by stage and is held
+//! to these equations by its tests.
 
 /// NAND and channel timing parameters of the analytic model.
 ///

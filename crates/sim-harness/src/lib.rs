@@ -6,6 +6,8 @@
 pub mod config;
 pub mod crash;
 pub mod engine;
+pub mod flash_bus;
+pub mod gc_copy;
 pub mod gc_merge;
 pub mod hist;
 pub mod interactive;

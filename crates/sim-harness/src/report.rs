@@ -33,6 +33,18 @@ pub fn json_report(o: &Outcome, extra: Value) -> Value {
     } else {
         chan_util.iter().sum::<f64>() / chan_util.len() as f64
     };
+    let gc_util: Vec<f64> = o
+        .gc_busy_ns
+        .iter()
+        .zip(&o.gc_window_ns)
+        .map(|(b, w)| if *w > 0 { *b as f64 / *w as f64 } else { 0.0 })
+        .collect();
+    let gc_window: u64 = o.gc_window_ns.iter().sum();
+    let gc_util_mean = if gc_window > 0 {
+        o.gc_busy_ns.iter().sum::<u64>() as f64 / gc_window as f64
+    } else {
+        0.0
+    };
     let die_util: Vec<f64> = o.die_busy_ns.iter().map(|b| *b as f64 / sim_ns).collect();
     let die_util_mean = if die_util.is_empty() {
         0.0
@@ -113,6 +125,9 @@ pub fn json_report(o: &Outcome, extra: Value) -> Value {
         "channel": {
             "utilisation_mean": chan_mean,
             "utilisation": chan_util,
+            "utilisation_gc": gc_util_mean,
+            "utilisation_gc_by_channel": gc_util,
+            "gc_seconds": o.gc_window_ns.iter().map(|w| *w as f64 / 1e9).collect::<Vec<_>>(),
         },
         "die": { "utilisation_mean": die_util_mean, "utilisation": die_util },
         "integrity": {
@@ -203,6 +218,11 @@ pub fn text_summary(v: &Value) -> String {
         &mut s,
         "channel utilisation (mean)",
         g("channel.utilisation_mean"),
+    );
+    line(
+        &mut s,
+        "channel utilisation in GC",
+        g("channel.utilisation_gc"),
     );
     s.push_str("integrity\n");
     line(&mut s, "reads checked", g("integrity.read_checks"));

@@ -15,6 +15,9 @@ pub const ADAPTIVE_START_NS: u64 = 100_000;
 /// Rows at which the adaptive sampler doubles its step.
 pub const ADAPTIVE_MAX_ROWS: usize = 1000;
 
+/// Channels whose busy time the series keeps one by one.
+pub const SERIES_CHANNELS: usize = 16;
+
 /// Cumulative counters (since the phase began) and current state, read at a
 /// step boundary.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -33,6 +36,12 @@ pub struct Snapshot {
     pub gc_victims: u64,
     /// Channel busy ns, summed over channels.
     pub chan_busy_ns: u64,
+    /// Channel busy ns of each of the first [`SERIES_CHANNELS`] channels.
+    pub chan_busy_by: [u64; SERIES_CHANNELS],
+    /// Channel busy ns inside GC windows, summed over channels.
+    pub gc_busy_ns: u64,
+    /// GC window ns (a GC operation running on the channel), summed over channels.
+    pub gc_window_ns: u64,
     /// Free blocks summed over planes (state, not cumulative).
     pub free_blocks: u64,
     /// Write-buffer slots in use (state, not cumulative).
@@ -77,6 +86,25 @@ impl Sample {
             (self.delta.chan_busy_ns as f64 / cap).min(1.0)
         }
     }
+
+    /// Utilisation of channel `ch` (below [`SERIES_CHANNELS`]) in the interval.
+    pub fn channel_utilisation_of(&self, ch: usize) -> f64 {
+        let busy = self.delta.chan_busy_by.get(ch).copied().unwrap_or(0);
+        if self.len_ns == 0 {
+            0.0
+        } else {
+            (busy as f64 / self.len_ns as f64).min(1.0)
+        }
+    }
+
+    /// Channel utilisation inside the interval's GC windows (0 without GC).
+    pub fn channel_utilisation_gc(&self) -> f64 {
+        if self.delta.gc_window_ns == 0 {
+            0.0
+        } else {
+            (self.delta.gc_busy_ns as f64 / self.delta.gc_window_ns as f64).min(1.0)
+        }
+    }
 }
 
 /// Differences of the cumulative fields `a - b`; state fields from `a`.
@@ -89,6 +117,9 @@ fn diff(a: &Snapshot, b: &Snapshot) -> Snapshot {
         program_units: a.program_units - b.program_units,
         gc_victims: a.gc_victims - b.gc_victims,
         chan_busy_ns: a.chan_busy_ns - b.chan_busy_ns,
+        chan_busy_by: core::array::from_fn(|i| a.chan_busy_by[i] - b.chan_busy_by[i]),
+        gc_busy_ns: a.gc_busy_ns - b.gc_busy_ns,
+        gc_window_ns: a.gc_window_ns - b.gc_window_ns,
         free_blocks: a.free_blocks,
         buffer_used: a.buffer_used,
     }
@@ -108,6 +139,9 @@ fn merge(a: &Sample, b: &Sample) -> Sample {
             program_units: x.program_units + y.program_units,
             gc_victims: x.gc_victims + y.gc_victims,
             chan_busy_ns: x.chan_busy_ns + y.chan_busy_ns,
+            chan_busy_by: core::array::from_fn(|i| x.chan_busy_by[i] + y.chan_busy_by[i]),
+            gc_busy_ns: x.gc_busy_ns + y.gc_busy_ns,
+            gc_window_ns: x.gc_window_ns + y.gc_window_ns,
             free_blocks: y.free_blocks,
             buffer_used: y.buffer_used,
         },

@@ -49,6 +49,10 @@ impl Plan {
             channel_bytes_per_ns: t.channel_mts / 1e3,
             dram_bytes_per_ns: t.dram_mib_s * 1_048_576.0 / 1e9,
             host_bytes_per_ns: t.host_mib_s * 1_048_576.0 / 1e9,
+            spare_bytes: u64::from(cfg.geometry.spare_bytes),
+            t_dl_ns: t.t_dl_ns.round() as u64,
+            gc_copy: cfg.gc.copy_mode.mode(),
+            cache_program: t.cache_program,
         };
         let n = &cfg.nand;
         let reliability = cfg.reliability()?;
@@ -114,6 +118,11 @@ pub struct Outcome {
     pub chan_busy_ns: Vec<u64>,
     /// Busy ns per die in the measured phase.
     pub die_busy_ns: Vec<u64>,
+    /// Per channel: ns inside GC windows (a GC operation of the channel
+    /// running) in the measured phase.
+    pub gc_window_ns: Vec<u64>,
+    /// Per channel: channel busy ns inside GC windows.
+    pub gc_busy_ns: Vec<u64>,
     /// P/E spread (min, max) over good blocks at the end.
     pub pe_spread: (u32, u32),
     /// Erase (P/E) count of every good block at the end.
@@ -261,6 +270,8 @@ pub fn outcome<N: Nand, H: HostSide<N::Unit>>(
         nand,
         chan_busy_ns: eng.timing.chan_busy.clone(),
         die_busy_ns: eng.timing.die_busy.clone(),
+        gc_window_ns: eng.timing.gc_window.clone(),
+        gc_busy_ns: eng.timing.gc_busy.clone(),
         pe_spread: eng.ftl.pe_spread(),
         erase_counts: (0..plan.core.geometry.total_blocks())
             .filter_map(|b| eng.ftl.block_info(firmware_core::BlockId(b)).ok())

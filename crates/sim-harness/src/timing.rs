@@ -6,8 +6,22 @@
 //! and between channels sharing DRAM falls out of the reservations. The cost
 //! per operation is a handful of additions, so tens of millions of operations
 //! run in seconds.
+//!
+//! Stages of an operation: the command/address stage holds the channel
+//! (`t_cmd_ns`), then read busy and data out, or data in and program busy;
+//! every page transfer carries the spare area. GC page copies follow
+//! `gc_copy` (seed 002): with ICB and DGCB the program of a GC page takes no
+//! data-in, because the page is already in the destination's register (ICB:
+//! read internally; DGCB: latched while the source drove it out, tDL
+//! longer). The core keeps GC inside one plane, so GCB and LCB cost the
+//! same here; the way-to-way pipelining of GCB and DGCB is in
+//! [`crate::gc_copy`]. Channel time inside GC windows (from the start to
+//! the end of GC operations on the channel) is counted apart, for the
+//! channel utilisation during GC.
 
-use firmware_core::{Geometry, NandCmd, NandOp};
+use firmware_core::{Geometry, NandCmd, NandOp, Origin};
+
+use crate::gc_merge::CopyMode;
 
 /// Timing parameters in nanoseconds and bytes per nanosecond.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -26,6 +40,15 @@ pub struct TimingParams {
     pub dram_bytes_per_ns: f64,
     /// Host interface rate in bytes per ns.
     pub host_bytes_per_ns: f64,
+    /// Spare bytes moved with every page transfer.
+    pub spare_bytes: u64,
+    /// RE-to-WE skew of a direct data transfer (DGCB), tDL.
+    pub t_dl_ns: u64,
+    /// How GC page copies cross the channel.
+    pub gc_copy: CopyMode,
+    /// Cache program: data-in of the next page of a block overlaps the
+    /// program busy of the one before.
+    pub cache_program: bool,
 }
 
 /// Busy-until times of every resource, and how long each was busy.
@@ -44,6 +67,21 @@ pub struct Timing {
     pub chan_busy: Vec<u64>,
     /// Total ns each die spent busy (array time plus register occupancy).
     pub die_busy: Vec<u64>,
+    /// Per channel: ns inside GC windows.
+    pub gc_window: Vec<u64>,
+    /// Per channel: transfer ns inside GC windows.
+    pub gc_busy: Vec<u64>,
+    /// Per channel: the current GC window, (start, end).
+    gc_open: Vec<(u64, u64)>,
+    /// Per plane: block of the plane's last program (`u32::MAX`: none).
+    prog_block: Vec<u32>,
+    /// Per die: whether its last operation was a program.
+    last_prog: Vec<bool>,
+    /// Per die: when the last program's array busy began (cache register free).
+    reg_free: Vec<u64>,
+    /// Channel holds of the operation being scheduled: (start, end).
+    holds: [(u64, u64); 2],
+    n_holds: usize,
 }
 
 fn xfer_ns(bytes: u64, rate: f64) -> u64 {
@@ -61,7 +99,11 @@ impl Timing {
             p,
             g,
             chan_ns: core::array::from_fn(|n| {
-                xfer_ns(n as u64 * u64::from(g.unit_bytes()), p.channel_bytes_per_ns)
+                let spare = if n > 0 { p.spare_bytes } else { 0 };
+                xfer_ns(
+                    n as u64 * u64::from(g.unit_bytes()) + spare,
+                    p.channel_bytes_per_ns,
+                )
             }),
             dram_ns: core::array::from_fn(|n| {
                 xfer_ns(n as u64 * u64::from(g.unit_bytes()), p.dram_bytes_per_ns)
@@ -72,7 +114,92 @@ impl Timing {
             host_free: 0,
             chan_busy: vec![0; usize::from(g.channels)],
             die_busy: vec![0; dies],
+            gc_window: vec![0; usize::from(g.channels)],
+            gc_busy: vec![0; usize::from(g.channels)],
+            gc_open: vec![(0, 0); usize::from(g.channels)],
+            holds: [(0, 0); 2],
+            n_holds: 0,
+            prog_block: vec![u32::MAX; g.planes() as usize],
+            last_prog: vec![false; dies],
+            reg_free: vec![0; dies],
         }
+    }
+
+    /// Holds channel `ch` for `ns` from `start` (at or after it is free);
+    /// returns the end.
+    fn hold_channel(&mut self, ch: usize, start: u64, ns: u64) -> u64 {
+        if ns == 0 {
+            return start;
+        }
+        let end = start + ns;
+        self.chan_free[ch] = end;
+        self.chan_busy[ch] += ns;
+        if let Some(h) = self.holds.get_mut(self.n_holds) {
+            *h = (start, end);
+            self.n_holds += 1;
+        }
+        end
+    }
+
+    /// The command/address stage from `start`: on the channel when it has
+    /// a length, else nothing. Returns when it ends.
+    fn command(&mut self, ch: usize, start: u64) -> u64 {
+        let ns = self.p.t_cmd_ns;
+        if ns == 0 {
+            return start;
+        }
+        let s = start.max(self.chan_free[ch]);
+        self.hold_channel(ch, s, ns)
+    }
+
+    /// Books the channel holds of the operation just scheduled against GC
+    /// windows: a GC operation spanning `[start, end)` opens or extends the
+    /// window and all its holds count; another operation's holds count where
+    /// they overlap the window open now.
+    fn account_gc(&mut self, ch: usize, gc: bool, start: u64, end: u64) {
+        let holds = &self.holds[..self.n_holds];
+        let (from, until) = self.gc_open[ch];
+        if gc {
+            self.gc_busy[ch] += holds.iter().map(|(s, e)| e - s).sum::<u64>();
+            if start >= until {
+                self.gc_open[ch] = (start, end);
+                self.gc_window[ch] += end - start;
+            } else if end > until {
+                self.gc_open[ch] = (from, end);
+                self.gc_window[ch] += end - until;
+            }
+        } else {
+            for &(s, e) in holds {
+                self.gc_busy[ch] += e.min(until).saturating_sub(s.max(from));
+            }
+        }
+        self.n_holds = 0;
+    }
+
+    /// Whether `op` is a program that continues a cache-program sequence:
+    /// cache program on, the die's last operation a program, and the last
+    /// program of `op`'s plane one of the same block (planes of a die take
+    /// turns, each filling its own block).
+    pub fn continues_cache(&self, op: &NandOp) -> bool {
+        let NandCmd::Program { page, .. } = op.cmd else {
+            return false;
+        };
+        let block = self.g.block_of(page);
+        let die = self.g.die_of(block).0 as usize;
+        let plane = self.g.plane_of(block).0 as usize;
+        self.p.cache_program
+            && self.last_prog.get(die) == Some(&true)
+            && self.prog_block.get(plane) == Some(&block.0)
+    }
+
+    /// After scheduling `op`: with cache program, when the die can take the
+    /// next program of the same block (its array has started `op`).
+    pub fn cache_accept(&self, op: &NandOp) -> Option<u64> {
+        let NandCmd::Program { page, .. } = op.cmd else {
+            return None;
+        };
+        let die = self.g.die_of(self.g.block_of(page)).0 as usize;
+        self.p.cache_program.then(|| self.reg_free[die])
     }
 
     /// Parameters in force.
@@ -97,18 +224,27 @@ impl Timing {
         let die = self.g.die_of(block).0 as usize;
         let ch = self.g.channel_of_die(self.g.die_of(block)) as usize;
         let n = (units as usize).min(8);
-        let chan_x = self.chan_ns[n];
-        let dram_x = self.dram_ns[n];
-        let die_free = self.die_free[die];
-        match op.cmd {
+        let gc = op.origin == Origin::Gc;
+        // Without data-in: the page is in the destination's register already.
+        let latched = gc && matches!(self.p.gc_copy, CopyMode::Icb | CopyMode::Dgcb);
+        let mut chan_x = self.chan_ns[n];
+        let mut dram_x = self.dram_ns[n];
+        let cached = self.continues_cache(op);
+        // A cached program's data-in waits only for the cache register.
+        let start = if cached {
+            now.max(self.reg_free[die])
+        } else {
+            now.max(self.die_free[die])
+        };
+        let done = match op.cmd {
             NandCmd::Read { .. } | NandCmd::ReadMeta { .. } => {
-                // Array read, then data out over the channel into DRAM.
-                let start = now.max(die_free) + self.p.t_cmd_ns;
-                let sensed = start + self.p.t_read_ns;
+                if gc && self.p.gc_copy == CopyMode::Dgcb {
+                    chan_x += self.p.t_dl_ns;
+                }
+                // Command, array read, then data out over the channel into DRAM.
+                let sensed = self.command(ch, start) + self.p.t_read_ns;
                 let cs = sensed.max(self.chan_free[ch]);
-                let ce = cs + chan_x;
-                self.chan_free[ch] = ce;
-                self.chan_busy[ch] += chan_x;
+                let ce = self.hold_channel(ch, cs, chan_x);
                 let ds = cs.max(self.dram_free);
                 let de = ds + dram_x;
                 self.dram_free = de;
@@ -117,35 +253,47 @@ impl Timing {
                 ce.max(de)
             }
             NandCmd::Program { .. } | NandCmd::ProgramMeta { .. } => {
+                if latched {
+                    chan_x = 0;
+                    dram_x = 0;
+                }
                 // Data from DRAM over the channel into the die's register, then tPROG.
                 let ds = now.max(self.dram_free);
                 let de = ds + dram_x;
                 self.dram_free = de;
-                let cs = now.max(self.chan_free[ch]).max(die_free) + self.p.t_cmd_ns;
-                let ce = cs.max(ds) + chan_x;
-                self.chan_free[ch] = ce;
-                self.chan_busy[ch] += chan_x;
-                let done = ce.max(de) + self.p.t_prog_ns;
-                self.die_busy[die] += done - cs;
+                let cs = start.max(self.chan_free[ch]);
+                let xs = self.command(ch, cs).max(ds);
+                let ce = self.hold_channel(ch, xs, chan_x);
+                let busy_from = ce.max(de).max(self.die_free[die]);
+                let done = busy_from + self.p.t_prog_ns;
+                self.die_busy[die] += done - cs.max(self.die_free[die]);
                 self.die_free[die] = done;
+                self.reg_free[die] = busy_from;
                 done
             }
             NandCmd::Erase { .. } => {
-                let start = now.max(die_free) + self.p.t_cmd_ns;
-                let done = start + self.p.t_erase_ns;
+                let done = self.command(ch, start) + self.p.t_erase_ns;
                 self.die_busy[die] += done - start;
                 self.die_free[die] = done;
                 done
             }
             NandCmd::Copyback { .. } => {
-                // Read into the page register and program from it: no channel, no DRAM.
-                let start = now.max(die_free) + 2 * self.p.t_cmd_ns;
-                let done = start + self.p.t_read_ns + self.p.t_prog_ns;
+                // Read into the page register and program from it: no data
+                // transfer, no DRAM; two command stages.
+                let sensed = self.command(ch, start) + self.p.t_read_ns;
+                let done = self.command(ch, sensed) + self.p.t_prog_ns;
                 self.die_busy[die] += done - start;
                 self.die_free[die] = done;
                 done
             }
+        };
+        let program = matches!(op.cmd, NandCmd::Program { .. });
+        self.last_prog[die] = program;
+        if program {
+            self.prog_block[self.g.plane_of(block).0 as usize] = block.0;
         }
+        self.account_gc(ch, gc, start, done);
+        done
     }
 
     /// Reserves the host link for `bytes` from `now` on; returns when the transfer ends.
@@ -160,6 +308,8 @@ impl Timing {
     pub fn reset_busy(&mut self) {
         self.chan_busy.iter_mut().for_each(|b| *b = 0);
         self.die_busy.iter_mut().for_each(|b| *b = 0);
+        self.gc_window.iter_mut().for_each(|b| *b = 0);
+        self.gc_busy.iter_mut().for_each(|b| *b = 0);
     }
 }
 
@@ -190,10 +340,18 @@ mod tests {
             channel_bytes_per_ns: 0.4096, // 4096 B in 10 us
             dram_bytes_per_ns: 100.0,
             host_bytes_per_ns: 100.0,
+            spare_bytes: 0,
+            t_dl_ns: 0,
+            gc_copy: CopyMode::Gcb,
+            cache_program: false,
         }
     }
 
     fn program(page: u32) -> NandOp {
+        program_from(page, Origin::Host)
+    }
+
+    fn program_from(page: u32, origin: Origin) -> NandOp {
         let spare = Spare {
             units: UnitMask::full(1),
             ..Spare::default()
@@ -205,8 +363,99 @@ mod tests {
                 src: [Slot(0); 8],
                 spare,
             },
-            origin: Origin::Host,
+            origin,
         }
+    }
+
+    fn read_from(page: u32, origin: Origin) -> NandOp {
+        NandOp {
+            id: OpId(0),
+            cmd: NandCmd::Read {
+                page: Ppn(page),
+                units: UnitMask::full(1),
+                dst: [Slot(0); 8],
+            },
+            origin,
+        }
+    }
+
+    /// A GC copy (read of page 0, program of page 1) under `mode`, with a
+    /// 100 ns command stage and 96 spare bytes: (end, channel busy, GC
+    /// window, GC busy).
+    fn gc_copy(mode: CopyMode) -> (u64, u64, u64, u64) {
+        let p = TimingParams {
+            t_cmd_ns: 100,
+            spare_bytes: 96,
+            t_dl_ns: 20,
+            gc_copy: mode,
+            ..params()
+        };
+        let mut t = Timing::new(geo(), p);
+        let r = t.schedule(&read_from(0, Origin::Gc), 0);
+        let w = t.schedule(&program_from(1, Origin::Gc), r);
+        (w, t.chan_busy[0], t.gc_window[0], t.gc_busy[0])
+    }
+
+    #[test]
+    fn gc_copy_modes_put_the_page_on_the_channel_once_or_twice() {
+        // 4096 + 96 bytes at 0.4096 B/ns = 10235 ns per page transfer.
+        let x = 10_235;
+        let gcb = gc_copy(CopyMode::Gcb);
+        assert_eq!(gcb.0, 100 + 50_000 + x + 100 + x + 500_000);
+        assert_eq!(gcb.1, 200 + 2 * x);
+        let icb = gc_copy(CopyMode::Icb);
+        assert_eq!(icb.0, 100 + 50_000 + x + 100 + 500_000);
+        assert_eq!(icb.1, 200 + x);
+        let dgcb = gc_copy(CopyMode::Dgcb);
+        assert_eq!(dgcb.1, 200 + x + 20, "one transfer, tDL longer");
+        assert_eq!(gc_copy(CopyMode::Lcb), gcb);
+        // The whole copy is GC time, and all its channel time is inside it.
+        assert_eq!((gcb.2, gcb.3), (gcb.0, gcb.1));
+    }
+
+    #[test]
+    fn cache_program_overlaps_data_in_with_the_previous_program_of_the_block() {
+        let p = TimingParams {
+            cache_program: true,
+            ..params()
+        };
+        let mut t = Timing::new(geo(), p);
+        let a = t.schedule(&program(0), 0);
+        assert_eq!(a, 10_000 + 500_000);
+        // The die takes the next page of the block once the array started.
+        let at = t.cache_accept(&program(0)).unwrap();
+        assert_eq!(at, 10_000);
+        assert!(t.continues_cache(&program(1)));
+        let b = t.schedule(&program(1), at);
+        assert_eq!(b, a + 500_000, "data-in hidden under the first tPROG");
+        // Another block, or a read in between, ends the sequence.
+        assert!(!t.continues_cache(&program(4)));
+        t.schedule(&read_from(2, Origin::Host), b);
+        assert!(!t.continues_cache(&program(3)));
+        // Without cache program the second page waits for the first.
+        let mut plain = Timing::new(geo(), params());
+        let a = plain.schedule(&program(0), 0);
+        assert!(!plain.continues_cache(&program(1)));
+        assert_eq!(plain.cache_accept(&program(0)), None);
+        assert_eq!(plain.schedule(&program(1), a), a + 10_000 + 500_000);
+    }
+
+    #[test]
+    fn host_transfers_count_toward_gc_only_inside_a_gc_window() {
+        let mut t = Timing::new(geo(), params());
+        // GC read on die 0: window [0, 60 us).
+        let r = t.schedule(&read_from(0, Origin::Gc), 0);
+        assert_eq!(r, 60_000);
+        // Host program on die 1 at 0: waits for the channel (50-60 us is
+        // the GC data out), transfers 60-70 us: outside the window.
+        t.schedule(&program(16), 0);
+        assert_eq!(t.gc_window[0], 60_000);
+        assert_eq!(t.gc_busy[0], 10_000);
+        // A host read on die 1 inside a GC program's window counts.
+        let mut t = Timing::new(geo(), params());
+        assert_eq!(t.schedule(&program_from(0, Origin::Gc), 0), 510_000);
+        assert_eq!(t.schedule(&read_from(16, Origin::Host), 0), 60_000);
+        assert_eq!((t.gc_window[0], t.gc_busy[0]), (510_000, 20_000));
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! synth`, and is deterministic given its configuration and seed, so the
 //! results do not depend on `--jobs`.
 
+pub mod dgcb;
 pub mod output;
 pub mod registry;
 
@@ -97,11 +98,15 @@ pub fn run(a: ExperimentArgs) -> Result<(), CliError> {
             )));
         }
     }
+    let model = exp.evaluate.is_some();
     let opts = cells
         .iter_mut()
-        .map(|c| cell_opts(c, &a))
+        .map(|c| cell_opts(c, &a, model))
         .collect::<Result<Vec<_>, _>>()?;
-    let reports = run_cells(&cells, &opts, a.jobs, a.quiet)?;
+    let reports = match exp.evaluate {
+        Some(eval) => evaluate_cells(eval, &cells, &opts)?,
+        None => run_cells(&cells, &opts, a.jobs, a.quiet)?,
+    };
     let (md, json) = output::write_all(&out, exp, &cells, &reports)?;
     if a.json {
         println!(
@@ -114,10 +119,27 @@ pub fn run(a: ExperimentArgs) -> Result<(), CliError> {
     Ok(())
 }
 
+/// Reports of a model experiment: each cell's configuration through `eval`.
+fn evaluate_cells(
+    eval: registry::Evaluate,
+    cells: &[Cell],
+    opts: &[CommonOpts],
+) -> Result<Vec<Value>, CliError> {
+    cells
+        .iter()
+        .zip(opts)
+        .map(|(c, o)| {
+            let cfg = o.load_config()?;
+            eval(&cfg, c).map_err(|e| CliError::Run(format!("cell `{}`: {e}", c.label)))
+        })
+        .collect()
+}
+
 /// The run options of one cell: preset, the cell's `--set`s, the `--quick`
-/// shrink, then the command line's `--set`s. The configuration is checked
-/// here, so a bad key fails before any cell runs.
-fn cell_opts(c: &mut Cell, a: &ExperimentArgs) -> Result<CommonOpts, CliError> {
+/// shrink (not for `model` experiments, which run no workload), then the
+/// command line's `--set`s. The configuration is checked here, so a bad key
+/// fails before any cell runs.
+fn cell_opts(c: &mut Cell, a: &ExperimentArgs, model: bool) -> Result<CommonOpts, CliError> {
     let located = |e: CliError| match e {
         CliError::Input(m) => CliError::Input(format!("cell `{}`: {m}", c.label)),
         other => other,
@@ -128,7 +150,7 @@ fn cell_opts(c: &mut Cell, a: &ExperimentArgs) -> Result<CommonOpts, CliError> {
         quiet: true,
         ..CommonOpts::default()
     };
-    if a.quick {
+    if a.quick && !model {
         let cfg = opts.load_config().map_err(located)?;
         opts.set.extend(quick_sets(&cfg));
         let r = c.job.params.requests.unwrap_or(QUICK_REQUESTS);

@@ -224,6 +224,8 @@ pub fn draw(
                     points.sort_by(|a, b| a.0.total_cmp(&b.0));
                     XySeries { name: g, points }
                 })
+                // A group without values for this column is not on the chart.
+                .filter(|s| !s.points.is_empty())
                 .collect::<Vec<_>>();
             chart::lines(&axes, &series)
         }

@@ -84,7 +84,13 @@ pub struct Experiment {
     pub charts: &'static [ChartDef],
     /// Builds the cells.
     pub cells: fn() -> Result<Vec<Cell>, String>,
+    /// Computes a cell's report from its configuration instead of running
+    /// its workload (model experiments); `None` runs the simulation.
+    pub evaluate: Option<Evaluate>,
 }
+
+/// Computes one cell's report from its configuration.
+pub type Evaluate = fn(&SimConfig, &Cell) -> Result<serde_json::Value, String>;
 
 /// Every experiment.
 pub fn experiments() -> &'static [Experiment] {
@@ -102,7 +108,7 @@ pub fn experiment(name: &str) -> Result<&'static Experiment, String> {
     })
 }
 
-static EXPERIMENTS: [Experiment; 2] = [
+static EXPERIMENTS: [Experiment; 3] = [
     Experiment {
         name: "profiles",
         description: "Baseline (off-chip copy, greedy GC) WAF and IOPS of every workload profile \
@@ -145,6 +151,7 @@ static EXPERIMENTS: [Experiment; 2] = [
             },
         ],
         cells: profile_cells,
+        evaluate: None,
     },
     Experiment {
         name: "rcftl",
@@ -175,8 +182,87 @@ static EXPERIMENTS: [Experiment; 2] = [
             },
         ],
         cells: rcftl_cells,
+        evaluate: None,
+    },
+    Experiment {
+        name: "dgcb",
+        description: "Direct-data-transfer GC (seed 002 Figs. 11-14): merge throughput, whole-GC \
+                      time and channel utilisation of ICB, LCB, GCB and DGCB with and without \
+                      cache program, single and two-plane, 1-128 (2-256) page transactions, \
+                      0-100% of the ECC limit, event-driven on dgcb-flashsim",
+        keys: super::dgcb::KEYS,
+        normalise: &[],
+        charts: &[
+            dgcb_chart(
+                "throughput_1plane.svg",
+                "Merge throughput, single plane (Fig. 11)",
+                "merge throughput (MB/s)",
+                &[("p1.throughput_mb_s", "")],
+            ),
+            dgcb_chart(
+                "throughput_2plane.svg",
+                "Merge throughput, two-plane (Fig. 11)",
+                "merge throughput (MB/s)",
+                &[("p2.throughput_mb_s", "")],
+            ),
+            dgcb_chart(
+                "gc_time_1plane.svg",
+                "Whole-GC time of a 128-page block, single plane (Fig. 12)",
+                "GC time incl. erase (ms)",
+                &[("p1.gc_time_ms", "")],
+            ),
+            dgcb_chart(
+                "gc_time_2plane.svg",
+                "Whole-GC time of a two-plane block pair, two-plane (Fig. 12)",
+                "GC time incl. erase (ms)",
+                &[("p2.gc_time_ms", "")],
+            ),
+            dgcb_chart(
+                "throughput_norm_1plane.svg",
+                "DGCB throughput vs error rate, single plane (Fig. 13)",
+                "throughput / error-free throughput (ratio)",
+                &[("p1.throughput_norm", "")],
+            ),
+            dgcb_chart(
+                "throughput_norm_2plane.svg",
+                "DGCB throughput vs error rate, two-plane (Fig. 13)",
+                "throughput / error-free throughput (ratio)",
+                &[("p2.throughput_norm", "")],
+            ),
+            dgcb_chart(
+                "utilisation_1plane.svg",
+                "Channel utilisation during GC, single plane (Fig. 14)",
+                "channel busy / GC time (fraction)",
+                &[("p1.utilisation_gc", "")],
+            ),
+            dgcb_chart(
+                "utilisation_2plane.svg",
+                "Channel utilisation during GC, two-plane (Fig. 14)",
+                "channel busy / GC time (fraction)",
+                &[("p2.utilisation_gc", "")],
+            ),
+        ],
+        cells: super::dgcb::cells,
+        evaluate: Some(super::dgcb::evaluate),
     },
 ];
+
+/// A line chart of the DGCB experiment over the transaction size.
+const fn dgcb_chart(
+    file: &'static str,
+    title: &'static str,
+    y: &'static str,
+    columns: &'static [(&'static str, &'static str)],
+) -> ChartDef {
+    ChartDef {
+        file,
+        kind: ChartKind::Lines,
+        title,
+        x: "transaction size (pages)",
+        y,
+        columns,
+    }
+}
 
 /// Report keys of the rcFTL experiment (`epm.active_blocks_max` comes with the EPM).
 const RCFTL_KEYS: &[&str] = &[

@@ -1,6 +1,6 @@
 //! Simulation configuration: TOML files, presets and `--set` overrides.
 //!
-//! A [`SimConfig`] has seven sections. Every leaf is addressed by a dotted key
+//! A [`SimConfig`] has nine sections. Every leaf is addressed by a dotted key
 //! (`section.key`); the names are a public interface used by TOML files,
 //! `--set section.key=value` overrides, [`SimConfig::get`] and
 //! [`SimConfig::keys`]. A TOML file may give any subset of keys: the rest keep
@@ -23,6 +23,8 @@
 //! | `timing.dram_mib_s` | f64 | bandwidth of the shared DRAM bus, MiB/s (3200) |
 //! | `timing.t_cmd_ns` | f64 | command/address cycles per NAND operation, ns; 0 folds them into tR/tPROG (0) |
 //! | `timing.host_mib_s` | f64 | host interface bandwidth (e.g. PCIe), MiB/s (3500) |
+//! | `timing.cache_program` | bool | *added key*: data-in of a page overlaps the previous program busy of the same block (false) |
+//! | `timing.t_dl_ns` | f64 | *added key*: RE-to-WE skew of a direct data transfer, tDL, ns (0) |
 //! | `ftl.op_ratio` | f64 | over-provisioning (physical - logical) / logical (0.15) |
 //! | `ftl.mapping_unit_bytes` | u32 | mapping unit, a multiple of 512 dividing the page (4096) |
 //! | `ftl.gc_reserve_blocks` | u32 | free blocks per plane only GC may take (2) |
@@ -44,6 +46,8 @@
 //! | `nand.seed` | u64 | seed of the reliability and fault model (1) |
 //! | `nand.full_data` | bool | keep full page payloads instead of compact per-unit stamps (false) |
 //! | `nand.model` | string | reliability model: `default`, `mlc-dac18` or `tlc-thesis` ("default") |
+//! | `gc.copy_mode` | string | *added key*: how a GC page copy crosses the channel: `icb`, `lcb`, `gcb` or `dgcb` ("gcb") |
+//! | `gc.transaction_pages` | u32 | *added key*: pages one GC transaction copies (128) |
 //! | `sim.seed` | u64 | workload seed (42) |
 //!
 //! Seeds must stay at or below `i64::MAX` so that the configuration can be
@@ -59,10 +63,12 @@ use std::fmt;
 use std::path::Path;
 
 mod copyback;
+mod gc;
 mod keys;
 mod presets;
 
 pub use copyback::{CopybackSection, ModeKey, SelectorKey, TableKey};
+pub use gc::{CopyModeKey, GcSection};
 
 pub use presets::{presets, PresetInfo};
 
@@ -135,6 +141,12 @@ pub struct TimingSection {
     pub t_cmd_ns: f64,
     /// Host interface bandwidth (for example PCIe), MiB/s.
     pub host_mib_s: f64,
+    /// Cache program: a page's data-in overlaps the previous program busy
+    /// of the same block on the same die.
+    pub cache_program: bool,
+    /// Skew between the source's RE and the destination's WE in a direct
+    /// data transfer (tDL), nanoseconds.
+    pub t_dl_ns: f64,
 }
 
 impl Default for TimingSection {
@@ -147,6 +159,8 @@ impl Default for TimingSection {
             dram_mib_s: 3200.0,
             t_cmd_ns: 0.0,
             host_mib_s: 3500.0,
+            cache_program: false,
+            t_dl_ns: 0.0,
         }
     }
 }
@@ -320,6 +334,8 @@ pub struct SimConfig {
     pub nand: NandSection,
     /// `[copyback]`: how GC migrates data (rcFTL and baselines).
     pub copyback: CopybackSection,
+    /// `[gc]`: how GC page copies cross the channel (seed 002).
+    pub gc: GcSection,
     /// `[sim]`: run-level settings.
     pub sim: SimSection,
 }
@@ -714,10 +730,21 @@ impl SimConfig {
                 ));
             }
         }
-        if !(t.t_cmd_ns.is_finite() && t.t_cmd_ns >= 0.0) {
+        for (key, v) in [
+            ("timing.t_cmd_ns", t.t_cmd_ns),
+            ("timing.t_dl_ns", t.t_dl_ns),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(ConfigError::check(
+                    key,
+                    format!("must be a finite number at or above 0, got {v}"),
+                ));
+            }
+        }
+        if self.gc.transaction_pages == 0 {
             return Err(ConfigError::check(
-                "timing.t_cmd_ns",
-                format!("must be a finite number at or above 0, got {}", t.t_cmd_ns),
+                "gc.transaction_pages",
+                "must be at least 1",
             ));
         }
         Ok(())

@@ -78,8 +78,8 @@ static PRESETS: [PresetInfo; 7] = [
                       tBERS 3 ms, 8 KiB pages + 448 B spare, 128 pages per block, 2 planes, \
                       tRC 25 ns = 40 MT/s.",
         source: "Seed 002 (GC with direct data transfer) Table II: tR 75 us, tPROG 1300 us, \
-                 tBERS 3 ms; Sec. VI.A: multi-level cell, tRC = tWC = 25 ns (40 MT/s), 8 KB page, \
-                 448 B spare, 24-bit ECC per 1 KB (ecc_limit 24); Sec. VI.B: 128 pages per block; \
+                 tBERS 3 ms; Sec. VI.A: multi-level cell, tRC = tWC = tRWC = 25 ns (40 MT/s), \
+                 tDL 20 ns, 8 KB page, 448 B spare, 24-bit ECC per 1 KB (ecc_limit 24); Sec. VI.B: 128 pages per block; \
                  Sec. V: multi-plane devices have two planes; Sec. III: one die per device (way). \
                  Not in the paper, chosen: 2 channels x 4 ways, 512 blocks per plane (8 GiB), \
                  t_cmd 175 ns (7 command/address cycles of tWC), OP 7%, 4 MiB write buffer, \
@@ -219,6 +219,7 @@ pub(super) fn build(name: &str) -> Option<SimConfig> {
             t.t_erase_us = 3000.0;
             t.channel_mts = 40.0;
             t.t_cmd_ns = 175.0;
+            t.t_dl_ns = 20.0;
             c.ftl.op_ratio = 0.07;
             c.ftl.gc_slots_per_plane = 4;
             c.buffer.write_buffer_bytes = 4 * MIB;
