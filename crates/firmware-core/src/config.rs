@@ -29,6 +29,8 @@ pub struct Config {
     pub max_inflight: u32,
     /// How GC migrates data: copyback modes, thresholds and selector.
     pub copyback: CopybackPolicy,
+    /// GuardedErase / BPM (off by default).
+    pub guard: crate::gerase::GuardConfig,
 }
 
 impl Config {
@@ -55,6 +57,7 @@ impl Config {
             wl_check_interval: 64,
             max_inflight: 4096,
             copyback: CopybackPolicy::OFF_CHIP,
+            guard: crate::gerase::GuardConfig::OFF,
         };
         Ok(cfg)
     }

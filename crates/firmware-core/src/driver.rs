@@ -61,6 +61,11 @@ pub fn execute<N: Nand>(nand: &mut N, data: &mut [N::Unit], op: &NandOp) -> Nand
             nand.program(page, buf.get(..n).unwrap_or(&[]), &spare)
         }
         NandCmd::Erase { block } => nand.erase(block),
+        NandCmd::GuardedErase {
+            block,
+            low_stress,
+            retired,
+        } => nand.guarded_erase(block, &low_stress, &retired),
         NandCmd::Copyback { src, dst, spare } => nand.copyback(src, dst, &spare),
     }
 }

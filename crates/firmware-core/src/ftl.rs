@@ -82,6 +82,10 @@ pub struct Stats {
     /// Victim pages of copyback victims sent off-chip because no destination
     /// block of their quota level was open or could be opened.
     pub epm_no_block_pages: u64,
+    /// Wordlines erased in low-stress mode (GuardedErase).
+    pub low_stress_wls: u64,
+    /// Erases done with a gErase mode.
+    pub guarded_erases: u64,
 }
 
 /// Open blocks a plane's room check sets aside: the host and GC active
@@ -119,6 +123,7 @@ pub struct Ftl<'a> {
     pub(crate) last_now: u64,
     pub(crate) cb: crate::copyback::CopybackState,
     pub(crate) format_pe: u32,
+    pub(crate) guard: Option<crate::gerase::Guard<'a>>,
 }
 
 impl<'a> Ftl<'a> {
@@ -156,6 +161,7 @@ impl<'a> Ftl<'a> {
             last_now: 0,
             cb: crate::copyback::CopybackState::new(&cfg.copyback)?,
             format_pe: 0,
+            guard: None,
         };
         for e in f.t.l2p.iter_mut().take(sizes.l2p) {
             *e = Loc::Unmapped.encode();
@@ -240,6 +246,11 @@ impl<'a> Ftl<'a> {
     /// Free blocks of a plane.
     pub fn free_blocks(&self, p: PlaneId) -> Result<u32, Error> {
         Ok(self.pl(p)?.free_count)
+    }
+
+    /// Plane `p`'s state (read-only, for diagnostics).
+    pub fn plane_state(&self, p: PlaneId) -> Result<PlaneState, Error> {
+        self.pl(p).copied()
     }
 
     /// Program/erase count and state of a block, as the core tracks them.
@@ -422,9 +433,13 @@ impl<'a> Ftl<'a> {
     }
 
     fn host_read_done(&mut self, cmd: &NandCmd, result: NandResult) -> Result<(), Error> {
-        let NandCmd::Read { dst, units, .. } = cmd else {
+        let NandCmd::Read {
+            dst, units, page, ..
+        } = cmd
+        else {
             return Err(Error::Corrupt("host read op is not a read"));
         };
+        self.guard_read(*page, &result)?;
         let ok = result.is_ok();
         for s in dst.iter().take(units.count() as usize) {
             if !ok {
@@ -647,10 +662,14 @@ impl<'a> Ftl<'a> {
 
     /// The valid units plane `p` may hold (see [`Self::has_room`]).
     pub(crate) fn room_units(&self, p: PlaneId) -> Result<u64, Error> {
-        Ok(self.room_for(self.pl(p)?.lost_blocks))
+        let pl = self.pl(p)?;
+        Ok(self
+            .room_for(pl.lost_blocks)
+            .saturating_sub(u64::from(pl.skipped_units)))
     }
 
-    /// [`Self::room_units`] of a plane that lost `lost_blocks` blocks.
+    /// [`Self::room_units`] of a plane that lost `lost_blocks` blocks and
+    /// has no wordlines skipped.
     #[inline]
     pub(crate) fn room_for(&self, lost_blocks: u32) -> u64 {
         let blocks = self
@@ -780,12 +799,13 @@ impl<'a> Ftl<'a> {
                 return Err(Error::Corrupt("programming a block that is not open"));
             }
             let page = u32::from(m.next_page);
-            m.next_page = m.next_page.saturating_add(1);
             m.pending = m.pending.saturating_add(1);
             page
         };
+        let next = self.usable_page(b, page.saturating_add(1));
+        self.blk_mut(b)?.next_page = u16::try_from(next).unwrap_or(u16::MAX);
         let p = self.g.plane_of(b);
-        if page.saturating_add(1) >= ppb {
+        if next >= ppb {
             let pl = self.pl_mut(p)?;
             match stream {
                 Stream::Host if pl.host_active == b.0 => pl.host_active = NIL,
@@ -907,7 +927,8 @@ impl<'a> Ftl<'a> {
                 let mut cur = self.bucket_head(PlaneId(p), v as u16)?;
                 while cur != NIL {
                     let m = self.blk(BlockId(cur))?;
-                    if m.state != BlockState::Full || u32::from(m.valid) != v {
+                    let key = u32::from(self.bucket_key(BlockId(cur))?);
+                    if m.state != BlockState::Full || key != v {
                         return Err(Error::Corrupt("bucket list holds a wrong block"));
                     }
                     cur = m.next;

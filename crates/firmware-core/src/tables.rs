@@ -228,6 +228,9 @@ pub struct PlaneState {
     pub valid_units: u32,
     /// Blocks lost to failures (bad, or retiring with data still to move).
     pub lost_blocks: u32,
+    /// Mapping units the plane's blocks cannot hold this cycle: wordlines
+    /// a GuardedErase protected or BPM retired.
+    pub skipped_units: u32,
 }
 
 impl Default for PlaneState {
@@ -255,6 +258,7 @@ impl Default for PlaneState {
             cb_inflight: 0,
             valid_units: 0,
             lost_blocks: 0,
+            skipped_units: 0,
         }
     }
 }
