@@ -248,11 +248,6 @@ impl<'a> Ftl<'a> {
         Ok(self.pl(p)?.free_count)
     }
 
-    /// Plane `p`'s state (read-only, for diagnostics).
-    pub fn plane_state(&self, p: PlaneId) -> Result<PlaneState, Error> {
-        self.pl(p).copied()
-    }
-
     /// Program/erase count and state of a block, as the core tracks them.
     pub fn block_info(&self, b: BlockId) -> Result<(u32, BlockState, u16), Error> {
         let m = self.blk(b)?;

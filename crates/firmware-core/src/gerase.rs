@@ -84,6 +84,8 @@ pub struct GuardConfig {
     pub ecc_limit: u8,
     /// GC victims per WAF observation interval; 0 = 5% of all blocks.
     pub interval_victims: u32,
+    /// Intervals each WAF value spans (1 = the paper's single interval).
+    pub waf_window: u8,
 }
 
 impl GuardConfig {
@@ -101,6 +103,7 @@ impl GuardConfig {
         wls_per_block: 0,
         ecc_limit: 0,
         interval_victims: 0,
+        waf_window: 1,
     };
 
     /// Whether the core needs the detector and per-block guard state.
@@ -205,10 +208,11 @@ impl<'a> Ftl<'a> {
         for (p, m) in max_pe.iter_mut().zip(cfg.modes.iter()) {
             *p = m.max_pe.max(1);
         }
-        let waf = match cfg.interval_victims {
-            0 => WafMonitor::for_blocks(self.g.total_blocks())?,
-            n => WafMonitor::new(n)?,
+        let interval = match cfg.interval_victims {
+            0 => (self.g.total_blocks() / 20).max(1),
+            n => n,
         };
+        let waf = WafMonitor::with_window(interval, usize::from(cfg.waf_window.max(1)))?;
         let mode = usize::from(cfg.fixed_mode.unwrap_or(0)).min(MAX_MODES.saturating_sub(1));
         let mut history = heapless::Vec::new();
         let _ = history.push(mode as u8);
