@@ -8,6 +8,7 @@ pub mod engine;
 pub mod gc_merge;
 pub mod hist;
 pub mod interactive;
+pub mod lifetime;
 pub mod profiles;
 pub mod report;
 pub mod series;

@@ -87,7 +87,7 @@ impl Timing {
             NandCmd::Program { page, spare, .. } => {
                 (self.g.block_of(page), u64::from(spare.units.count()))
             }
-            NandCmd::Erase { block } => (block, 0),
+            NandCmd::Erase { block } | NandCmd::GuardedErase { block, .. } => (block, 0),
             NandCmd::Copyback { src, .. } => (self.g.block_of(src), 0),
         };
         let die = self.g.die_of(block).0 as usize;
@@ -126,7 +126,7 @@ impl Timing {
                 self.die_free[die] = done;
                 done
             }
-            NandCmd::Erase { .. } => {
+            NandCmd::Erase { .. } | NandCmd::GuardedErase { .. } => {
                 let start = now.max(die_free) + self.p.t_cmd_ns;
                 let done = start + self.p.t_erase_ns;
                 self.die_busy[die] += done - start;

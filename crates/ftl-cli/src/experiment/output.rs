@@ -299,6 +299,7 @@ mod tests {
                 qd: None,
                 precondition: false,
                 verify: false,
+                lifetime: false,
             },
             attrs: vec![("pe".into(), "0".into())],
         }
