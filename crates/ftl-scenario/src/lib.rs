@@ -72,6 +72,7 @@ pub const CONFIG: Config = Config {
     wl_check_interval: 16,
     max_inflight: 64,
     copyback: CopybackPolicy::OFF_CHIP,
+    guard: firmware_core::gerase::GuardConfig::OFF,
 };
 
 /// Lengths of every lent slice, as constants so bare-metal code can size
