@@ -27,7 +27,7 @@ pub const STABLE_INTERVALS: usize = 10;
 pub struct Milli(pub u32);
 
 /// Most intervals one value may span ([`WafMonitor::with_window`]).
-pub const MAX_WINDOW: usize = 32;
+pub const MAX_WINDOW: usize = 16;
 
 /// Tolerance of a steady WAF: ±2%, in thousandths of the value.
 const STEADY_MILLI: u64 = 20;
@@ -83,7 +83,7 @@ impl WafMonitor {
     /// intervals (1..=[`MAX_WINDOW`]; 1 is [`WafMonitor::new`]).
     pub fn with_window(interval_victims: u32, window: usize) -> Result<Self, Error> {
         if !(1..=MAX_WINDOW).contains(&window) {
-            return Err(Error::InvalidConfig("WAF window of 1 to 32 intervals"));
+            return Err(Error::InvalidConfig("WAF window of 1 to 16 intervals"));
         }
         let mut m = Self::new(interval_victims)?;
         m.window = window;

@@ -79,7 +79,7 @@ impl EraseSection {
         if !(1..=firmware_core::waf_monitor::MAX_WINDOW as u8).contains(&self.waf_window) {
             return Err(ConfigError::check(
                 "erase.waf_window",
-                "must be within 1..32",
+                "must be within 1..16",
             ));
         }
         if !(0.0..=50.0).contains(&self.bpm_capacity_loss_pct) {

@@ -49,7 +49,7 @@
 //! | `erase.gerase_mode` | string | `auto` (WAF-driven mode selector) or a fixed gErase mode `0`..`9` ("auto") |
 //! | `erase.gerase_scope` | string | gErase on `host` active blocks only, or on `all` allocations ("host") |
 //! | `erase.bpm_capacity_loss_pct` | f64 | share of each block's wordlines BPM retires, percent (2.1) |
-//! | `erase.waf_window` | u8 | *added key*: observation intervals each WAF value of the monitor spans, 1..32; 1 is the paper's single interval (1) |
+//! | `erase.waf_window` | u8 | *added key*: observation intervals each WAF value of the monitor spans, 1..16; 1 is the paper's single interval (1) |
 //! | `sim.seed` | u64 | workload seed (42) |
 //!
 //! Seeds must stay at or below `i64::MAX` so that the configuration can be
