@@ -69,10 +69,18 @@ impl Ftl<'_> {
         Ok(())
     }
 
+    /// The bucket a `Full` block sits in: its valid units plus the units
+    /// its skipped wordlines cannot hold, so the greedy victim is the block
+    /// with the most invalid units.
+    #[inline]
+    pub(crate) fn bucket_key(&self, b: BlockId) -> Result<u16, Error> {
+        Ok(self.blk(b)?.valid.saturating_add(self.skip_units(b)))
+    }
+
     /// Links a `Full` block into its valid-count bucket.
     pub(crate) fn bucket_insert(&mut self, b: BlockId) -> Result<(), Error> {
         let p = self.g.plane_of(b);
-        let valid = self.blk(b)?.valid;
+        let valid = self.bucket_key(b)?;
         let head = self.bucket_head(p, valid)?;
         {
             let m = self.blk_mut(b)?;
@@ -93,9 +101,10 @@ impl Ftl<'_> {
     /// Unlinks a `Full` block from its valid-count bucket.
     pub(crate) fn bucket_remove(&mut self, b: BlockId) -> Result<(), Error> {
         let p = self.g.plane_of(b);
-        let (prev, next, valid) = {
+        let valid = self.bucket_key(b)?;
+        let (prev, next) = {
             let m = self.blk(b)?;
-            (m.prev, m.next, m.valid)
+            (m.prev, m.next)
         };
         if prev == NIL {
             if self.bucket_head(p, valid)? != b.0 {
@@ -137,9 +146,13 @@ impl Ftl<'_> {
         } else {
             pl.valid_units.saturating_sub(1)
         };
-        let (valid, lost) = (u64::from(pl.valid_units), pl.lost_blocks);
+        let (valid, lost, skipped) = (
+            u64::from(pl.valid_units),
+            pl.lost_blocks,
+            u64::from(pl.skipped_units),
+        );
         // Only a count next to the plane's room can flip its host readiness.
-        if valid.abs_diff(self.room_for(lost)) <= 1 {
+        if valid.abs_diff(self.room_for(lost).saturating_sub(skipped)) <= 1 {
             self.refresh_ready(p)?;
         }
         Ok(())
@@ -184,20 +197,30 @@ impl Ftl<'_> {
 
     /// Takes the free block with the lowest P/E count (dynamic wear
     /// levelling) among those whose copyback threshold is at least `min_ct`.
+    /// With GuardedErase, blocks whose guard flag matches `guarded` come
+    /// first, and fewer gErase counts break P/E ties (gErase levelling).
     pub(crate) fn free_pop_coolest(
         &mut self,
         p: PlaneId,
         min_ct: u8,
+        guarded: Option<bool>,
     ) -> Result<Option<BlockId>, Error> {
         let mut prev = NIL;
         let mut cur = self.pl(p)?.free_head;
-        let (mut best, mut best_prev, mut best_pe) = (NIL, NIL, u32::MAX);
+        let (mut best, mut best_prev) = (NIL, NIL);
+        let mut best_key = (true, u32::MAX, u16::MAX);
         while cur != NIL {
             let m = self.blk(BlockId(cur))?;
-            if m.pe < best_pe && (min_ct == 0 || self.block_ct(BlockId(cur))? >= min_ct) {
+            let b = BlockId(cur);
+            let key = (
+                guarded.is_some_and(|g| g != self.is_guarded(b)),
+                m.pe,
+                self.gerase_count(b),
+            );
+            if (best == NIL || key < best_key) && (min_ct == 0 || self.block_ct(b)? >= min_ct) {
                 best = cur;
                 best_prev = prev;
-                best_pe = m.pe;
+                best_key = key;
             }
             prev = cur;
             cur = m.next;
@@ -245,15 +268,18 @@ impl Ftl<'_> {
         if blocked {
             return Ok(None);
         }
-        let Some(b) = self.free_pop_coolest(p, min_ct)? else {
+        let pref = self.guard_preference(stream);
+        let Some(b) = self.free_pop_coolest(p, min_ct, pref)? else {
             return Ok(None);
         };
+        self.guard_opened(b);
+        let first = u16::try_from(self.usable_page(b, 0)).unwrap_or(u16::MAX);
         {
             let m = self.blk_mut(b)?;
             m.state = BlockState::Open;
             m.stream = stream as u8;
             m.valid = 0;
-            m.next_page = 0;
+            m.next_page = first;
             m.pending = 0;
         }
         self.blk_mut(b)?.quota = self.cb.epm.q_init();
@@ -294,11 +320,14 @@ impl Ftl<'_> {
         let state = self.blk(b)?.state;
         match state {
             BlockState::Retiring | BlockState::Bad | BlockState::Meta => return Ok(()),
-            BlockState::Full => self.bucket_remove(b)?,
+            BlockState::Full => {
+                self.bucket_remove(b)?;
+                self.guard_forget(b)?;
+            }
             BlockState::Free | BlockState::Unknown | BlockState::Victim => {
                 return Err(Error::Corrupt("retiring a block that was not written"))
             }
-            BlockState::Open => {}
+            BlockState::Open => self.guard_forget(b)?,
         }
         let head = self.pl(p)?.retire_head;
         {

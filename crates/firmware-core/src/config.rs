@@ -29,6 +29,8 @@ pub struct Config {
     pub max_inflight: u32,
     /// How GC migrates data: copyback modes, thresholds and selector.
     pub copyback: CopybackPolicy,
+    /// GuardedErase / BPM (off by default).
+    pub guard: crate::gerase::GuardConfig,
     /// Mapping persistence and the power-loss budget (off by default).
     pub persist: PersistConfig,
 }
@@ -110,6 +112,7 @@ impl Config {
             wl_check_interval: 64,
             max_inflight: 4096,
             copyback: CopybackPolicy::OFF_CHIP,
+            guard: crate::gerase::GuardConfig::OFF,
             persist: PersistConfig::OFF,
         };
         Ok(cfg)

@@ -68,6 +68,11 @@ pub fn execute<N: Nand>(
             nand.program(page, buf.get(..n).unwrap_or(&[]), &spare)
         }
         NandCmd::Erase { block } => nand.erase(block),
+        NandCmd::GuardedErase {
+            block,
+            low_stress,
+            retired,
+        } => nand.guarded_erase(block, &low_stress, &retired),
         NandCmd::Copyback { src, dst, spare } => nand.copyback(src, dst, &spare),
         NandCmd::ProgramMeta { page, spare, .. } => nand.program_meta(page, meta, &spare),
         NandCmd::ReadMeta { page, .. } => nand.read_meta(page, meta),

@@ -90,6 +90,10 @@ pub struct Stats {
     pub cut_programs: u64,
     /// Operations mount emitted.
     pub mount_ops: u64,
+    /// Wordlines erased in low-stress mode (GuardedErase).
+    pub low_stress_wls: u64,
+    /// Erases done with a gErase mode.
+    pub guarded_erases: u64,
 }
 
 /// Open blocks a plane's room check sets aside: the host and GC active
@@ -133,6 +137,7 @@ pub struct Ftl<'a> {
     pub(crate) settling: bool,
     pub(crate) cut: crate::power::CutState,
     pub(crate) mnt: crate::mount::MountState,
+    pub(crate) guard: Option<crate::gerase::Guard<'a>>,
 }
 
 impl<'a> Ftl<'a> {
@@ -180,6 +185,7 @@ impl<'a> Ftl<'a> {
             settling: false,
             cut: crate::power::CutState::default(),
             mnt: crate::mount::MountState::default(),
+            guard: None,
         };
         for e in f.t.l2p.iter_mut().take(sizes.l2p) {
             *e = Loc::Unmapped.encode();
@@ -460,9 +466,13 @@ impl<'a> Ftl<'a> {
     }
 
     fn host_read_done(&mut self, cmd: &NandCmd, result: NandResult) -> Result<(), Error> {
-        let NandCmd::Read { dst, units, .. } = cmd else {
+        let NandCmd::Read {
+            dst, units, page, ..
+        } = cmd
+        else {
             return Err(Error::Corrupt("host read op is not a read"));
         };
+        self.guard_read(*page, &result)?;
         let ok = result.is_ok();
         for s in dst.iter().take(units.count() as usize) {
             if !ok {
@@ -697,10 +707,14 @@ impl<'a> Ftl<'a> {
 
     /// The valid units plane `p` may hold (see [`Self::has_room`]).
     pub(crate) fn room_units(&self, p: PlaneId) -> Result<u64, Error> {
-        Ok(self.room_for(self.pl(p)?.lost_blocks))
+        let pl = self.pl(p)?;
+        Ok(self
+            .room_for(pl.lost_blocks)
+            .saturating_sub(u64::from(pl.skipped_units)))
     }
 
-    /// [`Self::room_units`] of a plane that lost `lost_blocks` blocks.
+    /// [`Self::room_units`] of a plane that lost `lost_blocks` blocks and
+    /// has no wordlines skipped.
     #[inline]
     pub(crate) fn room_for(&self, lost_blocks: u32) -> u64 {
         let blocks = self
@@ -834,12 +848,13 @@ impl<'a> Ftl<'a> {
                 return Err(Error::Corrupt("programming a block that is not open"));
             }
             let page = u32::from(m.next_page);
-            m.next_page = m.next_page.saturating_add(1);
             m.pending = m.pending.saturating_add(1);
             page
         };
+        let next = self.usable_page(b, page.saturating_add(1));
+        self.blk_mut(b)?.next_page = u16::try_from(next).unwrap_or(u16::MAX);
         let p = self.g.plane_of(b);
-        if page.saturating_add(1) >= ppb {
+        if next >= ppb {
             let pl = self.pl_mut(p)?;
             match stream {
                 Stream::Host if pl.host_active == b.0 => pl.host_active = NIL,
@@ -972,7 +987,8 @@ impl<'a> Ftl<'a> {
                 let mut cur = self.bucket_head(PlaneId(p), v as u16)?;
                 while cur != NIL {
                     let m = self.blk(BlockId(cur))?;
-                    if m.state != BlockState::Full || u32::from(m.valid) != v {
+                    let key = u32::from(self.bucket_key(BlockId(cur))?);
+                    if m.state != BlockState::Full || key != v {
                         return Err(Error::Corrupt("bucket list holds a wrong block"));
                     }
                     cur = m.next;

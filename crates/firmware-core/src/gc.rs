@@ -51,6 +51,8 @@ impl Ftl<'_> {
     fn choose_victim(&mut self, p: PlaneId) -> Result<bool, Error> {
         let (victim, origin) = if let Some(b) = self.take_retiring(p)? {
             (b, Origin::Retire)
+        } else if let Some(b) = self.take_wl_candidate(p)? {
+            (b, Origin::WearLevel)
         } else if self.gc_wanted(p)? {
             match self.greedy_victim(p)? {
                 Some(b) => (b, Origin::Gc),
@@ -60,15 +62,7 @@ impl Ftl<'_> {
                 },
             }
         } else {
-            let c = self.pl(p)?.wl_candidate;
-            if c == NIL || self.gc_free(p)? <= self.cfg.gc_reserve_blocks {
-                return Ok(false);
-            }
-            self.pl_mut(p)?.wl_candidate = NIL;
-            if self.blk(BlockId(c))?.state != BlockState::Full {
-                return Ok(false);
-            }
-            (BlockId(c), Origin::WearLevel)
+            return Ok(false);
         };
         if origin != Origin::Retire {
             if self.blk(victim)?.state == BlockState::Full {
@@ -83,6 +77,18 @@ impl Ftl<'_> {
         pl.victim_cursor = 0;
         pl.victim_copyback = copyback;
         Ok(true)
+    }
+
+    /// Takes plane `p`'s wear-levelling candidate when the plane has GC
+    /// space above its reserve to move it (also while GC is wanted, or
+    /// sustained writes would starve levelling and pin young blocks).
+    fn take_wl_candidate(&mut self, p: PlaneId) -> Result<Option<BlockId>, Error> {
+        let c = self.pl(p)?.wl_candidate;
+        if c == NIL || self.gc_free(p)? <= self.cfg.gc_reserve_blocks {
+            return Ok(None);
+        }
+        self.pl_mut(p)?.wl_candidate = NIL;
+        Ok((self.blk(BlockId(c))?.state == BlockState::Full).then_some(BlockId(c)))
     }
 
     /// Issues reads of the victim's valid units while GC slots and op entries last.
@@ -229,19 +235,15 @@ impl Ftl<'_> {
     fn finish_victim(&mut self, p: PlaneId, victim: BlockId) -> Result<bool, Error> {
         let origin = self.pl(p)?.victim_origin;
         if self.blk(victim)?.state == BlockState::Retiring {
+            self.guard_forget(victim)?;
             self.blk_mut(victim)?.state = BlockState::Bad;
             self.stats.bad_blocks = self.stats.bad_blocks.saturating_add(1);
         } else {
             if self.ops_available() == 0 {
                 return Ok(false);
             }
-            self.emit(
-                OpKind::Erase,
-                NandCmd::Erase { block: victim },
-                origin,
-                0,
-                0,
-            )?;
+            let cmd = self.victim_erase(p, victim)?;
+            self.emit(OpKind::Erase, cmd, origin, 0, 0)?;
             match origin {
                 Origin::WearLevel => self.stats.wl_moves = self.stats.wl_moves.saturating_add(1),
                 _ => self.stats.gc_victims = self.stats.gc_victims.saturating_add(1),
@@ -261,6 +263,7 @@ impl Ftl<'_> {
             let pl = self.pl_mut(p)?;
             pl.gc_reads = pl.gc_reads.saturating_sub(1);
         }
+        self.guard_read(*page, &result)?;
         for s in dst.iter().take(units.count() as usize) {
             let (lpn, from) = {
                 let m = self.slot(*s)?;
@@ -344,11 +347,12 @@ impl Ftl<'_> {
 
     /// A victim erase finished: the block is free again, or bad.
     pub(crate) fn erase_done(&mut self, cmd: &NandCmd, result: NandResult) -> Result<(), Error> {
-        let NandCmd::Erase { block } = cmd else {
+        let (NandCmd::Erase { block } | NandCmd::GuardedErase { block, .. }) = cmd else {
             return Err(Error::Corrupt("erase op is not an erase"));
         };
         let p = self.g.plane_of(*block);
         if result.is_ok() {
+            self.guard_erased(cmd)?;
             {
                 let m = self.blk_mut(*block)?;
                 m.pe = m.pe.saturating_add(1);
@@ -356,6 +360,7 @@ impl Ftl<'_> {
             self.free_push(*block)?;
             self.wear_tick(p)?;
         } else {
+            self.guard_forget(*block)?;
             self.blk_mut(*block)?.state = BlockState::Bad;
             let pl = self.pl_mut(p)?;
             pl.lost_blocks = pl.lost_blocks.saturating_add(1);

@@ -34,6 +34,7 @@ pub mod epm;
 pub mod error;
 pub mod ftl;
 mod gc;
+pub mod gerase;
 pub mod gerase_select;
 pub mod hint;
 pub mod host;
@@ -60,7 +61,7 @@ pub use ftl::{Ftl, Stats, Stream};
 pub use host::{HostCompletion, ReadStart, ReadStatus, Tag};
 pub use nand::{
     MetaBuf, Nand, NandCmd, NandError, NandOp, NandResult, OpId, Origin, PageKind, ReadReport,
-    Slot, Spare,
+    Slot, Spare, WlSet,
 };
 pub use persist::PersistTables;
 pub use tables::{TableSizes, Tables};

@@ -41,6 +41,26 @@
 //!   they obey the same program-order, erase, torn-program and failure rules as
 //!   data pages. A medium keeps at least as many bytes per page as the core's
 //!   metadata page size (see [`crate::config::PersistConfig`]).
+//! * **Guarded erase.** [`NandCmd::GuardedErase`] erases a block like
+//!   [`NandCmd::Erase`], except that the wordlines in its [`WlSet`] get the
+//!   low-stress erase (less wear, seed 001 §3.2.2) and hold no data until the
+//!   next erase. The core never programs a page of such a wordline: program
+//!   order then skips them (the next program of the block goes to the next
+//!   page of a usable wordline; the skipped pages stay erased), and a medium
+//!   may reject a program of a protected wordline with
+//!   [`NandError::ProgramOrder`]. The command's second set names wordlines
+//!   the core retired for good (bad-page management): erased normally and
+//!   skipped the same way.
+//! * **Worn-out blocks.** An erase fails with [`NandError::EraseFailed`]
+//!   when a wordline the block will hold data on in the next cycle (not
+//!   low-stress erased, not retired) has worn past its endurance: the block
+//!   has reached the end of its life and holds no data, so the core just
+//!   marks it bad. A medium without
+//!   the low-stress mode may erase normally ([`Nand::guarded_erase`]'s
+//!   default): the core's bookkeeping is the same.
+//! * **Worn wordlines.** A program of a page whose wordline has worn past its
+//!   endurance fails with [`NandError::ProgramFailed`], like any program
+//!   status failure (a backstop; the erase check above comes first).
 //! * **ECC report.** A successful read reports the largest number of raw bit
 //!   errors corrected in any codeword of the page; above the ECC limit the read
 //!   fails with [`NandError::Uncorrectable`].
@@ -75,6 +95,48 @@ pub struct Spare {
     pub units: UnitMask,
     /// Logical unit stored in each unit slot.
     pub lpns: [Lpn; MAX_UNITS_PER_PAGE],
+}
+
+/// Most wordlines per block a [`WlSet`] can name.
+pub const MAX_WLS: usize = 256;
+
+/// A set of wordlines of one block (bit `i` is wordline `i`): the wordlines a
+/// [`NandCmd::GuardedErase`] erases in low-stress mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
+pub struct WlSet(pub [u64; MAX_WLS / 64]);
+
+impl WlSet {
+    /// The empty set.
+    pub const EMPTY: WlSet = WlSet([0; MAX_WLS / 64]);
+
+    /// Adds wordline `wl` (ignored beyond [`MAX_WLS`]).
+    pub fn insert(&mut self, wl: u16) {
+        if let Some(w) = self.0.get_mut(usize::from(wl / 64)) {
+            *w |= 1u64 << (wl % 64);
+        }
+    }
+
+    /// Whether wordline `wl` is in the set.
+    pub fn contains(&self, wl: u16) -> bool {
+        self.0
+            .get(usize::from(wl / 64))
+            .is_some_and(|w| w & (1u64 << (wl % 64)) != 0)
+    }
+
+    /// Number of wordlines in the set.
+    pub fn len(&self) -> u32 {
+        self.0.iter().map(|w| w.count_ones()).sum()
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(&self) -> bool {
+        self.0.iter().all(|&w| w == 0)
+    }
+
+    /// The wordlines in increasing order.
+    pub fn iter(&self) -> impl Iterator<Item = u16> + '_ {
+        (0..MAX_WLS as u16).filter(|&wl| self.contains(wl))
+    }
 }
 
 /// An index into the driver's data buffer pool; each slot holds one mapping unit.
@@ -147,6 +209,17 @@ pub enum NandCmd {
         /// Buffer receiving the bytes.
         buf: MetaBuf,
     },
+    /// Erase a block with the wordlines of `low_stress` in the low-stress
+    /// mode (GuardedErase): they wear less and stay unusable until the next
+    /// erase.
+    GuardedErase {
+        /// Block to erase.
+        block: BlockId,
+        /// Wordlines erased in low-stress mode.
+        low_stress: WlSet,
+        /// Wordlines retired for good: erased normally, never programmed.
+        retired: WlSet,
+    },
     /// On-chip copy within one plane.
     Copyback {
         /// Source page.
@@ -215,6 +288,14 @@ pub trait Nand {
     fn program(&mut self, page: Ppn, data: &[Self::Unit], spare: &Spare) -> NandResult;
     /// Erases `block`.
     fn erase(&mut self, block: BlockId) -> NandResult;
+    /// Erases `block` with the wordlines of `low_stress` in low-stress mode;
+    /// `retired` wordlines are erased normally and will not be programmed
+    /// (see the contract). The default erases normally, for media without
+    /// the low-stress mode or wear model; the core skips both sets anyway.
+    fn guarded_erase(&mut self, block: BlockId, low_stress: &WlSet, retired: &WlSet) -> NandResult {
+        let _ = (low_stress, retired);
+        self.erase(block)
+    }
     /// Copies `src` to `dst` inside one plane, rewriting the spare area.
     fn copyback(&mut self, src: Ppn, dst: Ppn, spare: &Spare) -> NandResult;
     /// Programs metadata page `page` with `bytes`.

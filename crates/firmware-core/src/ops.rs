@@ -173,7 +173,9 @@ impl Ftl<'_> {
                     }
                 }
             }
-            NandCmd::Erase { .. } => s.nand_erases = s.nand_erases.saturating_add(1),
+            NandCmd::Erase { .. } | NandCmd::GuardedErase { .. } => {
+                s.nand_erases = s.nand_erases.saturating_add(1)
+            }
             NandCmd::Copyback { spare, .. } => {
                 s.nand_copybacks = s.nand_copybacks.saturating_add(1);
                 let n = u64::from(spare.units.count());

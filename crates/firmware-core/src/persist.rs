@@ -744,7 +744,7 @@ impl Ftl<'_> {
                 break;
             }
             let p = PlaneId(best.0);
-            let Some(b) = self.free_pop_coolest(p, 0)? else {
+            let Some(b) = self.free_pop_coolest(p, 0, None)? else {
                 break;
             };
             let m = self.blk_mut(b)?;

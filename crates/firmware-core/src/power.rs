@@ -78,7 +78,7 @@ impl Ftl<'_> {
         for e in self.t.ops.iter().take(self.cfg.max_inflight as usize) {
             if let (
                 OpKind::Erase | OpKind::MapErase | OpKind::MountErase,
-                NandCmd::Erase { block },
+                NandCmd::Erase { block } | NandCmd::GuardedErase { block, .. },
             ) = (e.kind, e.cmd)
             {
                 erases
@@ -300,7 +300,7 @@ impl Ftl<'_> {
                 .wrapping_add(1)
                 .checked_rem(planes)
                 .unwrap_or(0);
-            if let Some(b) = self.free_pop_coolest(p, 0)? {
+            if let Some(b) = self.free_pop_coolest(p, 0, None)? {
                 found = Some(b);
                 break;
             }

@@ -233,6 +233,9 @@ pub struct PlaneState {
     pub lost_blocks: u32,
     /// Open metadata-region block (`NIL` if none).
     pub meta_active: u32,
+    /// Mapping units the plane's blocks cannot hold this cycle: wordlines
+    /// a GuardedErase protected or BPM retired.
+    pub skipped_units: u32,
 }
 
 impl Default for PlaneState {
@@ -261,6 +264,7 @@ impl Default for PlaneState {
             valid_units: 0,
             lost_blocks: 0,
             meta_active: NIL,
+            skipped_units: 0,
         }
     }
 }

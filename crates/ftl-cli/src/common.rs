@@ -5,12 +5,16 @@ use std::path::PathBuf;
 use clap::Args;
 use serde_json::Value;
 use sim_harness::config::{presets, SimConfig};
+use sim_harness::lifetime::{run_lifetime, LifetimeOutcome, LifetimeSpec};
 use sim_harness::report;
 use sim_harness::sim::{self, Outcome, Plan, RunSpec};
 use sim_harness::workload::RequestSource;
 
 use crate::progress::Progress;
 use crate::CliError;
+
+/// Requests between two end-of-life checks of a lifetime run.
+const LIFE_CHUNK_REQUESTS: u64 = 50_000;
 
 /// Options shared by every run command.
 #[derive(Args, Debug, Clone, Default)]
@@ -119,6 +123,32 @@ impl CommonOpts {
                 precondition_footprint: precondition.map_or(0, |p| p.1),
                 verify,
                 source,
+                progress: &mut |d, ph| progress.update(d, ph),
+            },
+        )?;
+        progress.finish();
+        Ok(out)
+    }
+
+    /// Runs `source` on a fresh preconditioned drive until its end of life
+    /// (see `sim_harness::lifetime`), at most `max_requests` requests;
+    /// `precondition` is (overwrite request units, footprint units).
+    pub fn lifetime(
+        &self,
+        plan: &Plan,
+        source: &mut dyn RequestSource,
+        precondition: (u32, u32),
+        max_requests: u64,
+    ) -> Result<LifetimeOutcome, CliError> {
+        let mut progress = Progress::new(None, self.quiet);
+        let out = run_lifetime(
+            plan,
+            LifetimeSpec {
+                precondition_units: precondition.0,
+                precondition_footprint: precondition.1,
+                source,
+                chunk_requests: LIFE_CHUNK_REQUESTS,
+                max_requests,
                 progress: &mut |d, ph| progress.update(d, ph),
             },
         )?;

@@ -5,6 +5,7 @@ mod artifacts;
 mod chart;
 mod common;
 mod experiment;
+mod lifetime;
 mod memory;
 mod progress;
 mod replay;
@@ -30,6 +31,9 @@ enum Cmd {
     Replay(replay::ReplayArgs),
     /// Run a synthetic workload.
     Synth(synth::SynthArgs),
+    /// Run a synthetic workload until the drive wears out (bad blocks beyond
+    /// 2.5% or no free-block reserve) and report TBW, final WAF and IOPS.
+    Lifetime(synth::SynthArgs),
     /// Serve the simulated drive over the network (NBD).
     Serve(serve::ServeArgs),
     /// List the built-in configurations.
@@ -72,6 +76,7 @@ fn main() -> ExitCode {
         None => Err(CliError::Input("no command".into())),
         Some(Cmd::Replay(a)) => replay::run(a),
         Some(Cmd::Synth(a)) => synth::run(a),
+        Some(Cmd::Lifetime(a)) => lifetime::run(a),
         Some(Cmd::Serve(a)) => serve::run(a),
         Some(Cmd::Presets(a)) => common::list_presets(&a),
         Some(Cmd::Profiles(a)) => synth::list_profiles(&a),

@@ -188,6 +188,7 @@ fn cells(a: &SweepArgs) -> Result<Sweep, CliError> {
             qd: None,
             precondition: false,
             verify: false,
+            lifetime: false,
         });
     }
     let seeds: Vec<Option<u64>> = if a.seeds.is_empty() {

@@ -5,7 +5,7 @@ use clap::{Args, ValueEnum};
 use serde_json::{json, Value};
 use sim_harness::profiles::{profile, profiles, WorkloadParams};
 use sim_harness::sim::Outcome;
-use sim_harness::workload::{IdleModel, Pattern, Synth};
+use sim_harness::workload::{IdleModel, Pattern, Synth, SynthSpec};
 
 use crate::common::{CommonOpts, PresetsArgs};
 use crate::CliError;
@@ -83,6 +83,9 @@ pub struct SynthJob {
     pub precondition: bool,
     /// Read everything back at the end.
     pub verify: bool,
+    /// Run until the drive's end of life instead (`ftl lifetime`): the
+    /// drive is always preconditioned, `params.requests` is a safety cap.
+    pub lifetime: bool,
 }
 
 impl SynthArgs {
@@ -127,6 +130,7 @@ impl SynthArgs {
             qd: self.qd,
             precondition: self.precondition,
             verify: self.verify,
+            lifetime: false,
         })
     }
 }
@@ -159,14 +163,26 @@ pub fn execute_outcome(
             cfg.sim.seed,
         )
         .map_err(CliError::Input)?;
-    let mut src = Synth::new(spec);
-    let out = common.simulate(
-        &plan,
-        &mut src,
-        job.precondition
-            .then_some((spec.units, spec.footprint_units)),
-        job.verify,
-    )?;
+    let (out, life) = if job.lifetime {
+        let mut src = Synth::new(SynthSpec {
+            requests: u64::MAX,
+            ..spec
+        });
+        let cap = job.params.requests.unwrap_or(u64::MAX);
+        let lo = common.lifetime(&plan, &mut src, (spec.units, spec.footprint_units), cap)?;
+        let life = crate::lifetime::life_json(&lo);
+        (lo.outcome, Some(life))
+    } else {
+        let mut src = Synth::new(spec);
+        let out = common.simulate(
+            &plan,
+            &mut src,
+            job.precondition
+                .then_some((spec.units, spec.footprint_units)),
+            job.verify,
+        )?;
+        (out, None)
+    };
     let p = &job.params;
     let (pattern, hot) = match p.pattern {
         Pattern::Random => ("random", Value::Null),
@@ -202,7 +218,10 @@ pub fn execute_outcome(
         "precondition": job.precondition,
         "seed": spec.seed,
     });
-    let v = common.report(&cfg, &out, "workload", input);
+    let mut v = common.report(&cfg, &out, "workload", input);
+    if let (Some(life), Some(obj)) = (life, v.as_object_mut()) {
+        obj.insert("life".into(), life);
+    }
     let header = format!(
         "synthetic {} workload{}: {} requests, {}% reads, QD {}, preset {}\n",
         pattern,

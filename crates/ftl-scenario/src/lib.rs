@@ -73,6 +73,7 @@ pub const CONFIG: Config = Config {
     max_inflight: 64,
     copyback: CopybackPolicy::OFF_CHIP,
     persist: firmware_core::PersistConfig::OFF,
+    guard: firmware_core::gerase::GuardConfig::OFF,
 };
 
 /// Lengths of every lent slice, as constants so bare-metal code can size

@@ -41,6 +41,8 @@ pub mod config;
 #[cfg(feature = "std")]
 pub mod full;
 pub mod gerase_modes;
+#[cfg(feature = "std")]
+pub mod guarded;
 mod hash;
 pub mod medium;
 pub mod storage;
@@ -49,6 +51,8 @@ pub mod wordline;
 pub use config::{DieFailure, DieFailureAt, FaultConfig, ReliabilityConfig, MAX_DIE_FAILURES};
 #[cfg(feature = "std")]
 pub use full::{FullDataMedium, FullUnit};
+#[cfg(feature = "std")]
+pub use guarded::{GuardedMedium, WlMedium, WlModelConfig, WlStats};
 #[cfg(feature = "std")]
 pub use medium::SimMedium;
 pub use medium::{BlockQuality, BlockStatus, LentMedium, Medium, QualityClass, Stats, TornProgram};

@@ -554,6 +554,24 @@ impl<S: Storage> Medium<S> {
         Ok(())
     }
 
+    /// Moves block `b`'s program point forward to page `page` without
+    /// programming the pages in between, which stay erased: the wordlines a
+    /// GuardedErase left unusable are skipped this way (see
+    /// [`crate::guarded`]). `ProgramOrder` if `page` is behind the program
+    /// point, `BadAddress` beyond the block.
+    pub fn skip_to(&mut self, b: BlockId, page: u32) -> Result<(), NandError> {
+        let ppb = self.m.ppb;
+        let blk = self.block_mut(b)?;
+        if page > ppb {
+            return Err(NandError::BadAddress);
+        }
+        if page < blk.next_page {
+            return Err(NandError::ProgramOrder);
+        }
+        blk.next_page = page;
+        Ok(())
+    }
+
     /// Makes the next erase of block `b` fail with `EraseFailed`, turning the
     /// block into a grown bad block.
     pub fn fail_next_erase(&mut self, b: BlockId) -> Result<(), NandError> {

@@ -478,10 +478,9 @@ impl Drive {
         // Power goes while a random queued operation runs: the ones before
         // it completed on the chips (their completions are lost).
         if !self.queue.is_empty() {
-            let erase = self
-                .queue
-                .iter()
-                .position(|op| matches!(op.cmd, NandCmd::Erase { .. }));
+            let erase = self.queue.iter().position(|op| {
+                matches!(op.cmd, NandCmd::Erase { .. } | NandCmd::GuardedErase { .. })
+            });
             let at = match erase {
                 Some(i) if rng.chance(0.5) => i as u64,
                 _ => rng.below(self.queue.len() as u64),
@@ -514,7 +513,7 @@ impl Drive {
                         let _ = medium.tear_program_meta(page, &bytes, &spare, outcome);
                         rep.torn_programs += 1;
                     }
-                    NandCmd::Erase { block } => {
+                    NandCmd::Erase { block } | NandCmd::GuardedErase { block, .. } => {
                         let _ = medium.tear_erase(block);
                         rep.torn_erases += 1;
                     }
@@ -537,7 +536,7 @@ fn die_of(cfg: &Config, op: &NandOp) -> usize {
         | NandCmd::Program { page, .. }
         | NandCmd::ProgramMeta { page, .. }
         | NandCmd::ReadMeta { page, .. } => g.block_of(page),
-        NandCmd::Erase { block } => block,
+        NandCmd::Erase { block } | NandCmd::GuardedErase { block, .. } => block,
         NandCmd::Copyback { src, .. } => g.block_of(src),
     };
     g.die_of(block).0 as usize

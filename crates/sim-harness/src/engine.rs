@@ -144,13 +144,20 @@ pub struct CoreStore<U = u64> {
     tp_links: Vec<DirtyLink>,
     meta: Vec<u8>,
     data: Vec<U>,
+    wl_entries: Vec<firmware_core::weak_wl::WlEntry>,
+    wl_heads: Vec<u16>,
+    guard: Vec<firmware_core::gerase::GuardMeta>,
 }
 
 impl<U: Copy + Default> CoreStore<U> {
     /// Allocates every table a configuration needs, and one unit per buffer slot.
     pub fn new(cfg: &Config) -> Result<Self, Error> {
         let s = TableSizes::for_config(cfg)?;
+        let gs = firmware_core::gerase::GuardSizes::for_config(cfg);
         Ok(CoreStore {
+            wl_entries: vec![Default::default(); gs.wl_entries],
+            wl_heads: vec![0; gs.wl_heads],
+            guard: vec![Default::default(); gs.blocks],
             l2p: vec![0; s.l2p],
             p2l: vec![0; s.p2l],
             blocks: vec![BlockMeta::default(); s.blocks],
@@ -170,6 +177,15 @@ impl<U: Copy + Default> CoreStore<U> {
 
     /// Lends the tables and the slot data pool.
     pub fn split(&mut self) -> (Tables<'_>, &mut [U]) {
+        let (t, d, _) = self.split_guarded();
+        (t, d)
+    }
+
+    /// [`CoreStore::split`] plus the GuardedErase tables (empty when the
+    /// guard is off).
+    pub fn split_guarded(
+        &mut self,
+    ) -> (Tables<'_>, &mut [U], firmware_core::gerase::GuardTables<'_>) {
         (
             Tables {
                 l2p: &mut self.l2p,
@@ -189,6 +205,13 @@ impl<U: Copy + Default> CoreStore<U> {
                 },
             },
             &mut self.data,
+            firmware_core::gerase::GuardTables {
+                wl: firmware_core::weak_wl::WeakWlTables {
+                    entries: &mut self.wl_entries,
+                    heads: &mut self.wl_heads,
+                },
+                blocks: &mut self.guard,
+            },
         )
     }
 }
@@ -515,8 +538,9 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
         p: EngineParams,
         host: H,
     ) -> Result<Self, Error> {
-        let (tables, data) = store.split();
-        let ftl = Ftl::new(cfg, tables)?;
+        let (tables, data, guard) = store.split_guarded();
+        let mut ftl = Ftl::new(cfg, tables)?;
+        ftl.attach_guard(guard)?;
         let qd = p.queue_depth.max(1);
         let mut e = Engine {
             ftl,
@@ -943,7 +967,8 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
             | firmware_core::NandCmd::Program { page, .. }
             | firmware_core::NandCmd::ProgramMeta { page, .. }
             | firmware_core::NandCmd::ReadMeta { page, .. } => self.geometry.block_of(page),
-            firmware_core::NandCmd::Erase { block } => block,
+            firmware_core::NandCmd::Erase { block }
+            | firmware_core::NandCmd::GuardedErase { block, .. } => block,
             firmware_core::NandCmd::Copyback { src, .. } => self.geometry.block_of(src),
         };
         self.geometry.die_of(block).0 as usize

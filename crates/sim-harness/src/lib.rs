@@ -11,6 +11,7 @@ pub mod gc_copy;
 pub mod gc_merge;
 pub mod hist;
 pub mod interactive;
+pub mod lifetime;
 pub mod profiles;
 pub mod report;
 pub mod series;

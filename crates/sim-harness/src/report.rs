@@ -130,6 +130,11 @@ pub fn json_report(o: &Outcome, extra: Value) -> Value {
             "gc_seconds": o.gc_window_ns.iter().map(|w| *w as f64 / 1e9).collect::<Vec<_>>(),
         },
         "die": { "utilisation_mean": die_util_mean, "utilisation": die_util },
+        "erase": {
+            "low_stress_wls": f.low_stress_wls,
+            "guarded_erases": f.guarded_erases,
+            "mode_history": o.gerase_modes,
+        },
         "integrity": {
             "read_checks": r.read_checks,
             "mismatches": r.mismatches,

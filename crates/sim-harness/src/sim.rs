@@ -3,7 +3,9 @@
 use std::time::Instant;
 
 use firmware_core::Nand;
-use nand_model::{FaultConfig, FullDataMedium, ReliabilityConfig, SimMedium};
+use nand_model::{
+    FaultConfig, FullDataMedium, GuardedMedium, ReliabilityConfig, SimMedium, WlModelConfig,
+};
 
 use crate::config::{ConfigError, SimConfig};
 use crate::engine::{CoreStore, Engine, EngineParams, HostSide, RunStats, StampUnit};
@@ -26,7 +28,14 @@ pub struct Plan {
     /// Keep full unit payloads ([`FullDataMedium`]) instead of `u64` stamps;
     /// the mapping unit size must be one of [`FULL_DATA_UNIT_BYTES`].
     pub full_data: bool,
+    /// Per-wordline wear model ([`GuardedMedium`]); on with `erase.mode`
+    /// `gerase` or `bpm`, with `nand.endurance_scale` other than 1, and in
+    /// lifetime runs.
+    pub wordline: Option<WlModelConfig>,
 }
+
+/// Per-wordline endurance jitter of the wordline model (±5 %).
+const WL_JITTER: f64 = 0.05;
 
 /// Mapping unit sizes (bytes) a full-data run supports (`nand.full_data`):
 /// the engine and medium are instantiated for each of them.
@@ -85,7 +94,25 @@ impl Plan {
             faults,
             initial_pe: n.initial_pe,
             full_data: n.full_data,
+            wordline: (core.guard.enabled() || n.endurance_scale != 1.0).then_some(WlModelConfig {
+                endurance_scale: n.endurance_scale,
+                jitter: WL_JITTER,
+                ecc_limit: n.ecc_limit,
+                seed: n.seed ^ 0x3D,
+            }),
         })
+    }
+
+    /// Turns the wordline model on (lifetime runs), with the configured
+    /// endurance scale.
+    pub fn with_wordline_model(mut self, endurance_scale: f64) -> Plan {
+        self.wordline = Some(WlModelConfig {
+            endurance_scale,
+            jitter: WL_JITTER,
+            ecc_limit: self.reliability.ecc_limit,
+            seed: self.reliability.seed ^ 0x3D,
+        });
+        self
     }
 
     /// Builds the medium for this plan.
@@ -137,6 +164,8 @@ pub struct Outcome {
     pub total_wall_seconds: f64,
     /// Bytes of memory lent to the core.
     pub core_table_bytes: usize,
+    /// gErase modes the core used, oldest first (`[0]` without GuardedErase).
+    pub gerase_modes: Vec<u8>,
     /// The plan that ran.
     pub plan: Plan,
 }
@@ -165,6 +194,16 @@ pub struct RunSpec<'s> {
 /// byte of every unit).
 pub fn run(plan: &Plan, spec: RunSpec<'_>) -> Result<Outcome, firmware_core::Error> {
     let t_start = Instant::now();
+    if let (Some(wl), false) = (plan.wordline, plan.full_data) {
+        let geo = plan.core.geometry;
+        return run_on(
+            plan,
+            spec,
+            t_start,
+            || GuardedMedium::new(plan.medium()?, &geo, wl),
+            |m| *m.inner().stats(),
+        );
+    }
     if !plan.full_data {
         return run_on(plan, spec, t_start, || plan.medium(), |m| *m.stats());
     }
@@ -185,6 +224,16 @@ fn run_full<const B: usize>(
     spec: RunSpec<'_>,
     t_start: Instant,
 ) -> Result<Outcome, firmware_core::Error> {
+    if let Some(wl) = plan.wordline {
+        let geo = plan.core.geometry;
+        return run_on(
+            plan,
+            spec,
+            t_start,
+            || GuardedMedium::new(plan.full_medium::<B>()?, &geo, wl),
+            |m| *m.inner().stats(),
+        );
+    }
     run_on(
         plan,
         spec,
@@ -210,35 +259,13 @@ where
     let mut eng = Engine::new(plan.core, &mut store, medium, plan.engine)?;
     let progress = spec.progress;
     if spec.precondition {
-        let logical = plan.core.logical_units;
-        let mut fill = Synth::new(SynthSpec {
-            pattern: Pattern::Sequential,
-            read_pct: 0,
-            units: 32.min(logical),
-            requests: u64::from(logical.div_ceil(32.min(logical))),
-            footprint_units: logical,
-            interarrival_ns: 0,
-            seed: 1,
-            ..SynthSpec::default()
-        });
-        eng.run(&mut fill, &mut |n| progress(n, "precondition: fill"))?;
-        let units = spec.precondition_units.max(1);
-        let footprint = match spec.precondition_footprint {
-            0 => logical,
-            f => f.clamp(units.min(logical), logical),
-        };
-        let mut over = Synth::new(SynthSpec {
-            pattern: Pattern::Random,
-            read_pct: 0,
-            units,
-            requests: 2 * u64::from(footprint / units),
-            footprint_units: footprint,
-            interarrival_ns: 0,
-            seed: 2,
-            ..SynthSpec::default()
-        });
-        eng.run(&mut over, &mut |n| progress(n, "precondition: overwrite"))?;
-        eng.begin_phase();
+        precondition(
+            &mut eng,
+            plan,
+            spec.precondition_units,
+            spec.precondition_footprint,
+            progress,
+        )?;
     }
     let t_measure = Instant::now();
     eng.run(spec.source, &mut |n| progress(n, "run"))?;
@@ -253,6 +280,51 @@ where
     }
     out.total_wall_seconds = t_start.elapsed().as_secs_f64();
     Ok(out)
+}
+
+/// Fills the logical space sequentially, overwrites `footprint` units (0 =
+/// everything) randomly twice in requests of `units`, then starts a new
+/// measurement phase (see [`RunSpec::precondition`]).
+pub(crate) fn precondition<N: Nand>(
+    eng: &mut Engine<'_, N>,
+    plan: &Plan,
+    units: u32,
+    footprint: u32,
+    progress: &mut dyn FnMut(u64, &str),
+) -> Result<(), firmware_core::Error>
+where
+    N::Unit: StampUnit,
+{
+    let logical = plan.core.logical_units;
+    let mut fill = Synth::new(SynthSpec {
+        pattern: Pattern::Sequential,
+        read_pct: 0,
+        units: 32.min(logical),
+        requests: u64::from(logical.div_ceil(32.min(logical))),
+        footprint_units: logical,
+        interarrival_ns: 0,
+        seed: 1,
+        ..SynthSpec::default()
+    });
+    eng.run(&mut fill, &mut |n| progress(n, "precondition: fill"))?;
+    let units = units.max(1);
+    let footprint = match footprint {
+        0 => logical,
+        f => f.clamp(units.min(logical), logical),
+    };
+    let mut over = Synth::new(SynthSpec {
+        pattern: Pattern::Random,
+        read_pct: 0,
+        units,
+        requests: 2 * u64::from(footprint / units),
+        footprint_units: footprint,
+        interarrival_ns: 0,
+        seed: 2,
+        ..SynthSpec::default()
+    });
+    eng.run(&mut over, &mut |n| progress(n, "precondition: overwrite"))?;
+    eng.begin_phase();
+    Ok(())
 }
 
 /// The figures of an engine's current phase: its counters, the core's, the
@@ -289,6 +361,7 @@ pub fn outcome<N: Nand, H: HostSide<N::Unit>>(
         wall_seconds,
         total_wall_seconds,
         core_table_bytes: firmware_core::TableSizes::for_config(&plan.core)?.bytes(),
+        gerase_modes: eng.ftl.gerase_mode_history().to_vec(),
         plan: *plan,
     })
 }

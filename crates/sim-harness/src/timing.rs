@@ -214,7 +214,7 @@ impl Timing {
             NandCmd::Program { page, spare, .. } => {
                 (self.g.block_of(page), u64::from(spare.units.count()))
             }
-            NandCmd::Erase { block } => (block, 0),
+            NandCmd::Erase { block } | NandCmd::GuardedErase { block, .. } => (block, 0),
             NandCmd::Copyback { src, .. } => (self.g.block_of(src), 0),
             // Metadata pages move a whole page.
             NandCmd::ProgramMeta { page, .. } | NandCmd::ReadMeta { page, .. } => {
@@ -271,7 +271,7 @@ impl Timing {
                 self.reg_free[die] = busy_from;
                 done
             }
-            NandCmd::Erase { .. } => {
+            NandCmd::Erase { .. } | NandCmd::GuardedErase { .. } => {
                 let done = self.command(ch, start) + self.p.t_erase_ns;
                 self.die_busy[die] += done - start;
                 self.die_free[die] = done;

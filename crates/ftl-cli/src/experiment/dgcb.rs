@@ -96,6 +96,7 @@ pub fn cells() -> Result<Vec<Cell>, String> {
                             qd: None,
                             precondition: false,
                             verify: false,
+                            lifetime: false,
                         },
                         attrs: vec![
                             ("planes".into(), planes.to_string()),

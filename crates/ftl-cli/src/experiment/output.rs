@@ -301,6 +301,7 @@ mod tests {
                 qd: None,
                 precondition: false,
                 verify: false,
+                lifetime: false,
             },
             attrs: vec![("pe".into(), "0".into())],
         }

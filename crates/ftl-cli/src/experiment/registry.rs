@@ -108,7 +108,7 @@ pub fn experiment(name: &str) -> Result<&'static Experiment, String> {
     })
 }
 
-static EXPERIMENTS: [Experiment; 3] = [
+static EXPERIMENTS: [Experiment; 4] = [
     Experiment {
         name: "profiles",
         description: "Baseline (off-chip copy, greedy GC) WAF and IOPS of every workload profile \
@@ -245,6 +245,75 @@ static EXPERIMENTS: [Experiment; 3] = [
         cells: super::dgcb::cells,
         evaluate: Some(super::dgcb::evaluate),
     },
+    Experiment {
+        name: "longftl",
+        description: "longFTL / GuardedErase (seed 001 Fig. 13-16): lifetime TBW and IOPS of the \
+                      baseline, BPM 2.1% and 5.2% and longFTL (host-only and all-blocks gErase) \
+                      on the eight Table 5 workloads, scaled longftl-mqsim, endurance x0.005",
+        keys: &[
+            "life.tbw_bytes",
+            "perf.iops",
+            "waf",
+            "life.end_reason",
+            "life.bad_blocks",
+            "life.final_mode",
+            "erase.guarded_erases",
+            "erase.low_stress_wls",
+            "ftl.pe_max",
+            "integrity.read_checks",
+            "integrity.mismatches",
+        ],
+        normalise: &[
+            Normalise {
+                key: "life.tbw_bytes",
+                baseline_series: "baseline",
+            },
+            Normalise {
+                key: "perf.iops",
+                baseline_series: "baseline",
+            },
+            Normalise {
+                key: "waf",
+                baseline_series: "baseline",
+            },
+        ],
+        charts: &[
+            ChartDef {
+                file: "tbw.svg",
+                kind: ChartKind::Bars,
+                title: "Lifetime host writes (TBW) normalised to the baseline FTL (Fig. 13, 16)",
+                x: "workload",
+                y: "TBW / baseline TBW (ratio)",
+                columns: &[("life.tbw_bytes.norm", "")],
+            },
+            ChartDef {
+                file: "iops.svg",
+                kind: ChartKind::Bars,
+                title: "IOPS over the drive's life normalised to the baseline FTL (Fig. 15, 16)",
+                x: "workload",
+                y: "IOPS / baseline IOPS (ratio)",
+                columns: &[("perf.iops.norm", "")],
+            },
+            ChartDef {
+                file: "waf.svg",
+                kind: ChartKind::Bars,
+                title: "WAF change over the baseline FTL (Fig. 14)",
+                x: "workload",
+                y: "WAF / baseline WAF (ratio)",
+                columns: &[("waf.norm", "")],
+            },
+            ChartDef {
+                file: "mode.svg",
+                kind: ChartKind::Bars,
+                title: "gErase mode in use at the end of life (Fig. 14)",
+                x: "workload",
+                y: "gErase mode n of gE(n)",
+                columns: &[("life.final_mode", "")],
+            },
+        ],
+        cells: longftl_cells,
+        evaluate: None,
+    },
 ];
 
 /// A line chart of the DGCB experiment over the transaction size.
@@ -262,6 +331,94 @@ const fn dgcb_chart(
         y,
         columns,
     }
+}
+
+/// The eight workloads of seed 001 Table 5: (name in the table, profile).
+const LONGFTL_WORKLOADS: [(&str, &str); 8] = [
+    ("proj0", "proj0"),
+    ("prxy1", "prxy1"),
+    ("prxy0", "prxy0"),
+    ("src10", "src10"),
+    ("proj2", "proj2"),
+    ("oltp", "oltp-longftl"),
+    ("fileserver", "fileserver-longftl"),
+    ("varmail", "varmail-longftl"),
+];
+
+/// Erase policies compared by the longFTL experiment: (series, `--set`s).
+const LONGFTL_CONFIGS: [(&str, &[&str]); 5] = [
+    ("baseline", &["erase.mode=normal"]),
+    (
+        "BPM 2.1%",
+        &["erase.mode=bpm", "erase.bpm_capacity_loss_pct=2.1"],
+    ),
+    (
+        "BPM 5.2%",
+        &["erase.mode=bpm", "erase.bpm_capacity_loss_pct=5.2"],
+    ),
+    (
+        "longFTL",
+        &[
+            "erase.mode=gerase",
+            "erase.gerase_mode=auto",
+            "erase.gerase_scope=host",
+            "erase.waf_window=10",
+        ],
+    ),
+    (
+        "longFTL all-blocks",
+        &[
+            "erase.mode=gerase",
+            "erase.gerase_mode=auto",
+            "erase.gerase_scope=all",
+            "erase.waf_window=10",
+        ],
+    ),
+];
+
+/// Endurance multiplier of the longFTL lifetime runs: the weakest wordline
+/// lasts 10K x 0.005 = 50 cycles, so a whole life takes seconds.
+const LONGFTL_ENDURANCE_SCALE: &str = "nand.endurance_scale=0.005";
+
+/// The longFTL grid: every Table 5 workload under every erase policy, each
+/// a lifetime run on the profile's calibration drive. Static wear levelling
+/// is off: the cold data of the profiles stays put, as in the WAF
+/// calibration, and the hot blocks set the drive's life.
+fn longftl_cells() -> Result<Vec<Cell>, String> {
+    let preset = "longftl-mqsim";
+    let mut cells = Vec::new();
+    for (table, name) in LONGFTL_WORKLOADS {
+        let p = profile(name)?;
+        for (series, sets) in LONGFTL_CONFIGS {
+            let mut all: Vec<String> = calibration_sets(preset)
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+            all.push(LONGFTL_ENDURANCE_SCALE.to_string());
+            all.push("ftl.wl_threshold=0".to_string());
+            all.extend(sets.iter().map(|s| s.to_string()));
+            let mut job = profile_job(p, None);
+            job.lifetime = true;
+            cells.push(Cell {
+                label: format!("{table} {series}"),
+                group: table.to_string(),
+                series: series.to_string(),
+                x: None,
+                preset: preset.to_string(),
+                sets: all,
+                workload: name.to_string(),
+                job,
+                attrs: vec![
+                    ("read_pct".into(), p.read_pct.to_string()),
+                    (
+                        "paper_waf".into(),
+                        p.paper_waf.map(|w| w.to_string()).unwrap_or_default(),
+                    ),
+                ],
+            });
+        }
+    }
+    Ok(cells)
 }
 
 /// Report keys of the rcFTL experiment (`epm.active_blocks_max` comes with the EPM).
@@ -286,6 +443,7 @@ fn profile_job(p: &Profile, requests: Option<u64>) -> SynthJob {
         qd: None,
         precondition: true,
         verify: false,
+        lifetime: false,
     }
 }
 
@@ -549,6 +707,26 @@ mod tests {
             cfg.apply_set(s).unwrap();
         }
         cfg.validate().unwrap();
+    }
+
+    #[test]
+    fn longftl_grid_covers_every_workload_and_policy() {
+        let cells = longftl_cells().unwrap();
+        assert_eq!(cells.len(), 8 * 5);
+        for c in &cells {
+            assert!(c.job.lifetime && c.job.precondition, "{}", c.label);
+            let mut cfg = SimConfig::preset(&c.preset).unwrap();
+            for s in &c.sets {
+                cfg.apply_set(s).unwrap();
+            }
+            cfg.validate().unwrap();
+            assert!(cells
+                .iter()
+                .any(|b| b.group == c.group && b.series == "baseline"));
+        }
+        let lf = cells.iter().find(|c| c.label == "varmail longFTL").unwrap();
+        assert!(lf.sets.iter().any(|s| s == "erase.gerase_scope=host"));
+        assert_eq!(lf.workload, "varmail-longftl");
     }
 
     #[test]

@@ -48,6 +48,12 @@
 //! | `nand.model` | string | reliability model: `default`, `mlc-dac18` or `tlc-thesis` ("default") |
 //! | `gc.copy_mode` | string | *added key*: how a GC page copy crosses the channel: `icb`, `lcb`, `gcb` or `dgcb` ("gcb") |
 //! | `gc.transaction_pages` | u32 | *added key*: pages one GC transaction copies (128) |
+//! | `nand.endurance_scale` | f64 | endurance multiplier of the wordline model used by GuardedErase and lifetime runs; 1.0 = the paper chip's 10K cycles (1.0) |
+//! | `erase.mode` | string | `normal`, `gerase` (GuardedErase, longFTL) or `bpm` (weak wordlines retired for good) ("normal") |
+//! | `erase.gerase_mode` | string | `auto` (WAF-driven mode selector) or a fixed gErase mode `0`..`9` ("auto") |
+//! | `erase.gerase_scope` | string | gErase on `host` active blocks only, or on `all` allocations ("host") |
+//! | `erase.bpm_capacity_loss_pct` | f64 | share of each block's wordlines BPM retires, percent (2.1) |
+//! | `erase.waf_window` | u8 | *added key*: observation intervals each WAF value of the monitor spans, 1..16; 1 is the paper's single interval (1) |
 //! | `sim.seed` | u64 | workload seed (42) |
 //!
 //! Seeds must stay at or below `i64::MAX` so that the configuration can be
@@ -63,11 +69,13 @@ use std::fmt;
 use std::path::Path;
 
 mod copyback;
+mod erase;
 mod gc;
 mod keys;
 mod presets;
 
 pub use copyback::{CopybackSection, ModeKey, SelectorKey, TableKey};
+pub use erase::{EraseModeKey, EraseSection, ScopeKey};
 pub use gc::{CopyModeKey, GcSection};
 
 pub use presets::{presets, PresetInfo};
@@ -283,6 +291,10 @@ pub struct NandSection {
     /// (`nand_model::ReliabilityConfig::by_name`); `ecc_limit`, `rated_pe` and
     /// `retention_months` above still apply on top of it.
     pub model: String,
+    /// Endurance multiplier of the wordline model (GuardedErase, lifetime
+    /// runs): 1.0 is the paper chip's 10K cycles; smaller values let a
+    /// whole life run in minutes.
+    pub endurance_scale: f64,
 }
 
 impl Default for NandSection {
@@ -298,6 +310,7 @@ impl Default for NandSection {
             seed: 1,
             full_data: false,
             model: "default".to_string(),
+            endurance_scale: 1.0,
         }
     }
 }
@@ -336,6 +349,8 @@ pub struct SimConfig {
     pub copyback: CopybackSection,
     /// `[gc]`: how GC page copies cross the channel (seed 002).
     pub gc: GcSection,
+    /// `[erase]`: GuardedErase (longFTL) and the BPM baseline.
+    pub erase: EraseSection,
     /// `[sim]`: run-level settings.
     pub sim: SimSection,
 }
@@ -606,6 +621,9 @@ impl SimConfig {
             (self.timing.t_prog_us * 1e3).round() as u64 * u64::from(self.geometry.pages_per_block);
         core.copyback = self.copyback.to_policy(window_ns)?;
         core.copyback.classifier = self.ber_classifier()?;
+        let wls =
+            self.geometry.pages_per_block / u32::from(self.geometry.pages_per_wordline.max(1));
+        core.guard = self.erase.to_guard(wls, self.nand.ecc_limit)?;
         Ok(core)
     }
 
@@ -842,6 +860,13 @@ impl SimConfig {
             return Err(ConfigError::check("host.queue_depth", "must be at least 1"));
         }
         let n = &self.nand;
+        if !(n.endurance_scale.is_finite() && n.endurance_scale > 0.0) {
+            return Err(ConfigError::check(
+                "nand.endurance_scale",
+                "must be a positive number",
+            ));
+        }
+        self.erase.fixed_mode()?;
         if n.rated_pe == 0 {
             return Err(ConfigError::check("nand.rated_pe", "must be at least 1"));
         }

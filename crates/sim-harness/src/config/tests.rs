@@ -4,7 +4,10 @@ use proptest::prelude::*;
 
 /// The public key interface: renaming or dropping a key must fail this list.
 const EXPECTED_KEYS: &[&str] = &[
+    "buffer.flush_policy",
+    "buffer.map_protect_ratio",
     "buffer.write_buffer_bytes",
+    "ftl.map_entries_per_page",
     "ftl.gc_reserve_blocks",
     "ftl.gc_slots_per_plane",
     "ftl.gc_trigger_blocks",
@@ -23,6 +26,11 @@ const EXPECTED_KEYS: &[&str] = &[
     "copyback.retention_months",
     "copyback.selector",
     "copyback.table",
+    "erase.bpm_capacity_loss_pct",
+    "erase.gerase_mode",
+    "erase.gerase_scope",
+    "erase.mode",
+    "erase.waf_window",
     "gc.copy_mode",
     "gc.transaction_pages",
     "geometry.page_bytes",
@@ -32,6 +40,7 @@ const EXPECTED_KEYS: &[&str] = &[
     "geometry.spare_bytes",
     "host.queue_depth",
     "nand.ecc_limit",
+    "nand.endurance_scale",
     "nand.erase_fail_prob",
     "nand.factory_bad_ratio",
     "nand.full_data",

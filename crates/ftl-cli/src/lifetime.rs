@@ -1,0 +1,42 @@
+//! `ftl lifetime`: a workload until the drive's end of life, reporting the
+//! host bytes written (TBW), the final WAF and IOPS.
+
+use serde_json::{json, Value};
+use sim_harness::lifetime::LifetimeOutcome;
+
+use crate::synth::{execute_outcome, SynthArgs};
+use crate::CliError;
+
+/// Runs `ftl lifetime`: the options of `ftl synth`, with `--requests` a
+/// safety cap; the drive is always preconditioned.
+pub fn run(a: SynthArgs) -> Result<(), CliError> {
+    let mut job = a.job()?;
+    job.lifetime = true;
+    job.precondition = true;
+    let (v, header, out) = execute_outcome(&a.common, &job)?;
+    let life = v.get("life").cloned().unwrap_or(Value::Null);
+    let header = format!(
+        "lifetime: TBW {} bytes, end {}, {} bad blocks\n{header}",
+        life.get("tbw_bytes").unwrap_or(&Value::Null),
+        life.get("end_reason").unwrap_or(&Value::Null),
+        life.get("bad_blocks").unwrap_or(&Value::Null),
+    );
+    a.common.emit(&v, &header, &out)
+}
+
+/// The `life` section of a lifetime report (`life.tbw_bytes`,
+/// `life.end_reason`, ...).
+pub fn life_json(lo: &LifetimeOutcome) -> Value {
+    let waf: Vec<Value> = lo
+        .mode_waf
+        .iter()
+        .map(|w| w.map_or(Value::Null, |m| json!(f64::from(m) / 1000.0)))
+        .collect();
+    json!({
+        "tbw_bytes": lo.tbw_bytes,
+        "end_reason": lo.end_reason.as_str(),
+        "bad_blocks": lo.bad_blocks,
+        "final_mode": lo.mode_history.last().copied().unwrap_or(0),
+        "mode_waf": waf,
+    })
+}
