@@ -618,8 +618,12 @@ impl<'a> Ftl<'a> {
             }
             return Ok(());
         }
-        if self.settling && self.cut_reserve_ok() {
-            self.settling = false;
+        if self.settling {
+            self.map_write_back()?;
+            self.region_maintain()?;
+            if self.cut_reserve_ok() {
+                self.settling = false;
+            }
         }
         // Each queued plane gets one turn per pump; planes re-queued during
         // their turn wait for the next pump, so this loop always ends.

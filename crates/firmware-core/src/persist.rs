@@ -765,12 +765,15 @@ impl Ftl<'_> {
         Ok(())
     }
 
-    /// Whether the region holds the erased pages a power-cut flush needs.
+    /// Whether a power-cut flush fits the capacitor now: the region holds
+    /// its erased pages and the dirty translation pages are within budget
+    /// (after a mount's replay they may not be yet).
     pub(crate) fn cut_reserve_ok(&self) -> bool {
         !self.ps.on
-            || self
-                .region_erased_pages()
-                .is_ok_and(|e| e >= self.ps.cut_reserve_pages)
+            || (self.ps.used() <= self.ps.budget
+                && self
+                    .region_erased_pages()
+                    .is_ok_and(|e| e >= self.ps.cut_reserve_pages))
     }
 
     /// Cleans the region when its written blocks pass their limit: the
