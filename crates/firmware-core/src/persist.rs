@@ -460,7 +460,7 @@ impl Ftl<'_> {
             if self.ps.buf_free == 0 || self.ops_available() == 0 {
                 break;
             }
-            let Some(page) = self.region_page(false)? else {
+            let Some(page) = self.region_page_avoiding(self.ps.cleaning)? else {
                 self.region_maintain()?;
                 break;
             };
@@ -660,19 +660,25 @@ impl Ftl<'_> {
                 .saturating_add(self.g.pages_per_block))
     }
 
+    /// Next plane in the round-robin order of TP writes.
+    fn next_region_plane(&mut self) -> PlaneId {
+        let p = PlaneId(self.ps.cursor);
+        self.ps.cursor = self
+            .ps
+            .cursor
+            .wrapping_add(1)
+            .checked_rem(self.g.planes())
+            .unwrap_or(0);
+        p
+    }
+
     /// The next region page for a TP write (write-back or move), never in
     /// `avoid` (the block being cleaned).
     pub(crate) fn region_page_avoiding(&mut self, avoid: u32) -> Result<Option<Ppn>, Error> {
         let planes = self.g.planes();
         let ppb = self.g.pages_per_block;
         for _ in 0..planes {
-            let p = PlaneId(self.ps.cursor);
-            self.ps.cursor = self
-                .ps
-                .cursor
-                .wrapping_add(1)
-                .checked_rem(planes)
-                .unwrap_or(0);
+            let p = self.next_region_plane();
             let active = self.pl(p)?.meta_active;
             if active != NIL && active != avoid {
                 let m = self.blk(BlockId(active))?;
@@ -684,13 +690,7 @@ impl Ftl<'_> {
         }
         if self.may_open_region()? {
             for _ in 0..planes {
-                let p = PlaneId(self.ps.cursor);
-                self.ps.cursor = self
-                    .ps
-                    .cursor
-                    .wrapping_add(1)
-                    .checked_rem(planes)
-                    .unwrap_or(0);
+                let p = self.next_region_plane();
                 if self.pl(p)?.meta_active != NIL {
                     continue;
                 }
@@ -705,11 +705,6 @@ impl Ftl<'_> {
         }
         self.region_fill()?;
         Ok(None)
-    }
-
-    /// The next region page for a write-back.
-    pub(crate) fn region_page(&mut self, _cut: bool) -> Result<Option<Ppn>, Error> {
-        self.region_page_avoiding(self.ps.cleaning)
     }
 
     fn region_take(&mut self, b: BlockId) -> Result<Ppn, Error> {
