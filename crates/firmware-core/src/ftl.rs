@@ -278,6 +278,12 @@ impl<'a> Ftl<'a> {
         Ok((m.pe, m.state, m.valid))
     }
 
+    /// Where a logical unit lives now (for tests and tools that check the
+    /// core against ground truth, such as power-cut and die-failure runs).
+    pub fn location(&self, lpn: Lpn) -> Result<crate::mapping::Loc, Error> {
+        self.loc(lpn)
+    }
+
     fn release_handed_out(&mut self) -> Result<(), Error> {
         if self.handed_out != NIL16 {
             let s = Slot(self.handed_out);
@@ -621,9 +627,12 @@ impl<'a> Ftl<'a> {
         if self.settling {
             self.map_write_back()?;
             self.region_maintain()?;
-            if self.cut_reserve_ok() {
-                self.settling = false;
+            if !self.cut_reserve_ok() {
+                // GC would change the mapping the carried record describes.
+                return Ok(());
             }
+            self.settling = false;
+            self.mnt.carried.clear();
         }
         // Each queued plane gets one turn per pump; planes re-queued during
         // their turn wait for the next pump, so this loop always ends.

@@ -59,6 +59,7 @@ pub use driver::{ReadValue, SyncDriver};
 pub use error::Error;
 pub use ftl::{Ftl, Stats, Stream};
 pub use host::{HostCompletion, ReadStart, ReadStatus, Tag};
+pub use mapping::Loc;
 pub use nand::{
     MetaBuf, Nand, NandCmd, NandError, NandOp, NandResult, OpId, Origin, PageKind, ReadReport,
     Slot, Spare, WlSet,

@@ -13,10 +13,16 @@
 //! 4. [`MountStep::Replay`]: read the spare areas of the pages the last
 //!    power-cut flush wrote; their units are the newest data of their
 //!    logical units (their translation pages become dirty).
-//! 5. [`MountStep::Erase`]: erase again the blocks whose erase the cut tore.
+//! 5. [`MountStep::Erase`]: erase again the blocks whose erase the cut tore,
+//!    and the blocks whose first-page program it tore if that page reads
+//!    erased (such a page may refuse the next program).
 //! 6. Rebuild: P2L table, valid counts, free lists and GC lists follow from
-//!    the L2P table; the metadata region is topped up; host commands are
-//!    accepted.
+//!    the L2P table; the metadata region is topped up.
+//! 7. Settle: the translation pages the replay dirtied may exceed the
+//!    budget, so the core first writes them back (and cleans the region)
+//!    with host commands and GC held off; the mapping does not change
+//!    meanwhile, so a cut now only writes a record naming the replayed
+//!    blocks again. Then host commands are accepted.
 //!
 //! Mount costs one read per block, one per region page and one per replayed
 //! page; [`crate::Stats::mount_ops`] counts them.
@@ -28,6 +34,7 @@ use crate::lidf::Tpn;
 use crate::mapping::Loc;
 use crate::nand::{MetaBuf, NandCmd, NandError, NandResult, Origin, PageKind};
 use crate::persist::{get_u32, unseal, MAGIC_CUT, META_HEADER, NO_BUF, STREAM_META};
+use crate::power::{IF_ERASED, MAX_CUT_BLOCKS};
 use crate::tables::{BlockState, OpKind, NIL};
 
 /// The steps of mount, in order.
@@ -49,7 +56,7 @@ pub enum MountStep {
 }
 
 /// Progress of a mount.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct MountState {
     pub(crate) step: MountStep,
     cursor: u32,
@@ -60,6 +67,10 @@ pub(crate) struct MountState {
     record: Option<MetaBuf>,
     n_erase: u32,
     n_regions: u32,
+    /// The replayed blocks, kept until the core settles: a cut before then
+    /// writes them into its record again instead of the translation pages
+    /// the replay dirtied (see [`Ftl::power_fail`]).
+    pub(crate) carried: heapless::Vec<u32, MAX_CUT_BLOCKS>,
 }
 
 impl Ftl<'_> {
@@ -175,9 +186,14 @@ impl Ftl<'_> {
                 }
                 MountStep::Erase => {
                     while self.mnt.cursor < self.mnt.n_erase && self.ops_available() > 0 {
-                        let b = self.record_entry(self.mnt.cursor);
+                        let e = self.record_entry(self.mnt.cursor);
                         self.mnt.cursor = self.mnt.cursor.saturating_add(1);
+                        let b = e & !IF_ERASED;
                         if b >= self.g.total_blocks() {
+                            continue;
+                        }
+                        // A torn first program: erase only what reads erased.
+                        if e & IF_ERASED != 0 && self.blk(BlockId(b))?.state != BlockState::Free {
                             continue;
                         }
                         self.mount_emit(
@@ -188,6 +204,16 @@ impl Ftl<'_> {
                     }
                     if self.mnt.cursor < self.mnt.n_erase || self.mnt.inflight > 0 {
                         return Ok(());
+                    }
+                    self.mnt.carried.clear();
+                    for i in 0..self.mnt.n_regions {
+                        let b = self.record_entry(self.mnt.n_erase.saturating_add(i));
+                        if b < self.g.total_blocks() {
+                            self.mnt
+                                .carried
+                                .push(b)
+                                .map_err(|_| Error::Corrupt("record lists too many blocks"))?;
+                        }
                     }
                     if let Some(buf) = self.mnt.record.take() {
                         self.ps.buf_release(buf);

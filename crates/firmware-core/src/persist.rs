@@ -651,13 +651,17 @@ impl Ftl<'_> {
     }
 
     /// Whether a write-back or move may open an erased block now: the cut
-    /// reserve must stay whole.
+    /// reserve must stay whole (while settling, one erased block for the
+    /// record).
     fn may_open_region(&self) -> Result<bool, Error> {
-        Ok(self.region_erased_pages()?
-            >= self
-                .ps
-                .cut_reserve_pages
-                .saturating_add(self.g.pages_per_block))
+        let ppb = self.g.pages_per_block;
+        // Settling after a mount, a cut writes only its record.
+        let reserve = if self.settling {
+            ppb
+        } else {
+            self.ps.cut_reserve_pages
+        };
+        Ok(self.region_erased_pages()? >= reserve.saturating_add(ppb))
     }
 
     /// Next plane in the round-robin order of TP writes.

@@ -10,8 +10,16 @@
 //! 2. every translation page that is dirty or was being written back: at most
 //!    `B` by the budget kept in [`crate::persist`];
 //! 3. one **power-cut record**: the blocks step 1 wrote (recovery reads their
-//!    spare areas, newest data of their units) and the blocks whose erase was
-//!    in flight (recovery erases them again).
+//!    spare areas, newest data of their units), the blocks whose erase was
+//!    in flight (recovery erases them again) and the blocks whose first page
+//!    was being programmed (a torn first program can read as erased yet
+//!    refuse the next program, so recovery erases such a block when its
+//!    first page reads erased).
+//!
+//! A cut while the core settles after a mount (see [`crate::mount`]) skips
+//! step 2: the mapping has not changed since the mount, so the record names
+//! the blocks that mount replayed again, and the next mount rebuilds the same
+//! table.
 //!
 //! Steps 2 and 3 go to erased metadata-region blocks, of which the core always
 //! keeps enough. [`Ftl::cut_capacity`] is the most this flush can program:
@@ -25,6 +33,10 @@ use crate::mapping::Loc;
 use crate::nand::{MetaBuf, NandCmd, NandResult, Origin, PageKind, Slot, Spare};
 use crate::persist::{put_u32, seal, F_MOVING, F_WRITING, MAGIC_CUT, META_HEADER};
 use crate::tables::{BlockState, OpKind, SlotState, NIL};
+
+/// Flag on a record's erase entry: erase the block only if its first page
+/// reads erased (a first-page program was in flight at the cut).
+pub(crate) const IF_ERASED: u32 = 0x8000_0000;
 
 /// Most blocks one power-cut flush writes data to.
 pub(crate) const MAX_CUT_BLOCKS: usize = 32;
@@ -58,6 +70,9 @@ pub(crate) struct CutState {
     pub(crate) emitted: u32,
     pub(crate) outstanding: u32,
     plane_cursor: u32,
+    /// Cut while settling after a mount: no translation pages, the
+    /// replayed blocks go into the record again.
+    settling: bool,
 }
 
 impl Ftl<'_> {
@@ -76,18 +91,32 @@ impl Ftl<'_> {
         // Erases in flight: their blocks may be torn.
         let mut erases: heapless::Vec<u32, 1024> = heapless::Vec::new();
         for e in self.t.ops.iter().take(self.cfg.max_inflight as usize) {
-            if let (
-                OpKind::Erase | OpKind::MapErase | OpKind::MountErase,
-                NandCmd::Erase { block } | NandCmd::GuardedErase { block, .. },
-            ) = (e.kind, e.cmd)
-            {
-                erases
-                    .push(block.0)
-                    .map_err(|_| Error::Corrupt("too many erases in flight"))?;
-            }
+            let entry = match (e.kind, e.cmd) {
+                (
+                    OpKind::Erase | OpKind::MapErase | OpKind::MountErase,
+                    NandCmd::Erase { block } | NandCmd::GuardedErase { block, .. },
+                ) => block.0,
+                // A first page torn while programming may read as erased yet
+                // refuse a program: mount erases the block if it reads erased.
+                (OpKind::Free | OpKind::Cut, _) => continue,
+                (
+                    _,
+                    NandCmd::Program { page, .. }
+                    | NandCmd::ProgramMeta { page, .. }
+                    | NandCmd::Copyback { dst: page, .. },
+                ) if self.g.page_in_block(page) == 0 => self.g.block_of(page).0 | IF_ERASED,
+                _ => continue,
+            };
+            erases
+                .push(entry)
+                .map_err(|_| Error::Corrupt("too many erases in flight"))?;
         }
         self.abandon_ops()?;
         self.cut = CutState::default();
+        if self.settling {
+            self.cut.settling = true;
+            self.cut.regions = self.mnt.carried.clone();
+        }
         if !self.ps.on || !was_ready {
             self.cut.phase = CutPhase::Done;
             return Ok(());
@@ -172,7 +201,11 @@ impl Ftl<'_> {
                 CutPhase::Idle | CutPhase::Done => return Ok(()),
                 CutPhase::Data => {
                     if !self.cut_data_page()? {
-                        self.cut.phase = CutPhase::Tps;
+                        self.cut.phase = if self.cut.settling {
+                            CutPhase::Record
+                        } else {
+                            CutPhase::Tps
+                        };
                     }
                 }
                 CutPhase::Tps => {

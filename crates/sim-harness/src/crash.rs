@@ -20,9 +20,10 @@
 use std::collections::VecDeque;
 
 use firmware_core::driver::execute;
+use firmware_core::mount::MountStep;
 use firmware_core::{
-    Config, Error, Ftl, HostCompletion, Lpn, NandCmd, NandOp, NandResult, ReadStart, ReadStatus,
-    Tag,
+    Config, Error, Ftl, HostCompletion, Loc, Lpn, NandCmd, NandOp, NandResult, ReadStart,
+    ReadStatus, Tag,
 };
 use nand_model::{SimMedium, TornProgram};
 
@@ -87,6 +88,11 @@ pub struct CrashReport {
     pub torn_erases: u64,
     /// Units checked after remounts.
     pub units_checked: u64,
+    /// Logical units whose location after a mount differs from the one
+    /// the core held when the power went (a unit then in the write buffer
+    /// may be anywhere on flash). Stricter than the read-back check: it
+    /// also catches stale mappings that still happen to read right.
+    pub mapping_mismatches: u64,
     /// Host commands run.
     pub host_commands: u64,
     /// Mean NAND operations of a completed mount.
@@ -168,6 +174,8 @@ pub fn run_crash(
     let mut mounts_done = 0u64;
     let mut mount_ops_sum = 0u64;
     let mut touched: Vec<u32> = Vec::new();
+    // Where every unit was when the power last went (empty before the first cut).
+    let mut at_cut: Vec<Loc> = Vec::new();
 
     // Format.
     {
@@ -199,6 +207,20 @@ pub fn run_crash(
                     cut_no += 1;
                     progress(rep.cuts);
                     continue;
+                }
+            }
+            // The table the mount rebuilt, before GC moves anything.
+            while ftl.mount_step() != MountStep::Idle
+                && d.step(&mut ftl, &mut medium, data, &mut rng, false)?
+            {}
+            for (l, was) in at_cut.iter().enumerate() {
+                let now = ftl.location(Lpn(l as u32))?;
+                let same = match was {
+                    Loc::Buffer(_) => matches!(now, Loc::Flash(_)),
+                    w => *w == now,
+                };
+                if !same {
+                    rep.mapping_mismatches += 1;
                 }
             }
             d.settle_with(&mut ftl, &mut medium, data, &mut rng)?;
@@ -321,6 +343,9 @@ pub fn run_crash(
                 }
             }
             d.cut(&mut ftl, &mut medium, data, &mut rng, &mut rep);
+            at_cut = (0..logical)
+                .map(|l| ftl.location(Lpn(l)))
+                .collect::<Result<_, _>>()?;
             ftl.power_fail(d.now)?;
             let mut programs = 0u64;
             let capacity = (f64::from(ftl.cut_capacity()) * spec.capacitor_scale) as u64;

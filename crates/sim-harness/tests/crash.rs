@@ -43,6 +43,7 @@ fn full_protection_survives_cuts() {
     assert_eq!(r.lost_acknowledged, 0, "{r:?}");
     assert_eq!(r.invalid_reads, 0, "{r:?}");
     assert_eq!(r.capacitor_overruns, 0, "{r:?}");
+    assert_eq!(r.mapping_mismatches, 0, "{r:?}");
     assert!(r.gc_victims > 0, "the workload must reach GC: {r:?}");
     assert!(r.torn_programs > 0 && r.units_checked > 0, "{r:?}");
 }
@@ -53,8 +54,26 @@ fn partial_protection_survives_cuts_and_writes_translation_pages() {
     assert_eq!(r.lost_acknowledged, 0, "{r:?}");
     assert_eq!(r.invalid_reads, 0, "{r:?}");
     assert_eq!(r.capacitor_overruns, 0, "{r:?}");
+    assert_eq!(r.mapping_mismatches, 0, "{r:?}");
     assert!(r.map_programs > 0, "a 5% budget forces write-backs: {r:?}");
     assert!(r.mount_cuts > 0, "some cuts must hit a mount: {r:?}");
+}
+
+/// Seeds and lengths that once broke recovery: a first-page program torn
+/// so that the page reads erased yet refuses a program (the mount must
+/// erase such a block before reuse), and a mount whose replay left more
+/// dirty translation pages than the budget with the region too full to
+/// write them back (the core must settle without GC).
+#[test]
+fn torn_first_pages_and_over_budget_mounts_recover() {
+    for (ratio, cuts) in [("1.0", 400), ("0.25", 1500)] {
+        let r = crash(&small(ratio, &[]), cuts, 11);
+        assert_eq!(r.cuts, u64::from(cuts));
+        assert_eq!(r.lost_acknowledged, 0, "{ratio}: {r:?}");
+        assert_eq!(r.invalid_reads, 0, "{ratio}: {r:?}");
+        assert_eq!(r.mapping_mismatches, 0, "{ratio}: {r:?}");
+        assert_eq!(r.capacitor_overruns, 0, "{ratio}: {r:?}");
+    }
 }
 
 #[test]
@@ -88,7 +107,7 @@ fn soak() {
     let r = run_crash(plan.core, plan.medium().unwrap(), &spec, |_| {}).unwrap();
     eprintln!("{r:?}");
     assert_eq!(
-        r.lost_acknowledged + r.invalid_reads + r.capacitor_overruns,
+        r.lost_acknowledged + r.invalid_reads + r.capacitor_overruns + r.mapping_mismatches,
         0,
         "{r:?}"
     );
