@@ -471,9 +471,11 @@ impl Ftl<'_> {
         }
         self.seq = self.seq.max(self.mnt.max_seq);
         self.ready = true;
+        // Host commands (and GC) wait until the region can take a power-cut
+        // flush and the dirty translation pages fit the budget.
+        self.settling = !self.cut_reserve_ok();
         self.region_fill()?;
         self.region_maintain()?;
-        // Host commands wait until the region can take a power-cut flush.
         self.settling = !self.cut_reserve_ok();
         for p in 0..self.g.planes() {
             self.refresh_ready(PlaneId(p))?;

@@ -731,11 +731,18 @@ impl Ftl<'_> {
             return Ok(());
         }
         let want = self.region_want();
+        // Settling after a mount, GC is held off and the write-backs the
+        // replay needs may take a plane down to its GC reserve.
+        let keep = if self.settling {
+            self.cfg.gc_reserve_blocks
+        } else {
+            self.cfg.gc_reserve_blocks.saturating_add(1)
+        };
         while self.region_erased_pages()? < want {
             let mut best = (NIL, 0u32);
             for p in 0..self.g.planes() {
                 let f = self.pl(PlaneId(p))?.free_count;
-                if f > self.cfg.gc_reserve_blocks.saturating_add(1) && f > best.1 {
+                if f > keep && f > best.1 {
                     best = (p, f);
                 }
             }

@@ -229,7 +229,7 @@ pub fn list_presets(a: &PresetsArgs) -> Result<(), CliError> {
 }
 
 /// The configuration as JSON, for the report.
-fn config_json(cfg: &SimConfig) -> Value {
+pub fn config_json(cfg: &SimConfig) -> Value {
     let text = cfg.to_toml_string();
     match text.parse::<toml::Table>() {
         Ok(t) => serde_json::to_value(t).unwrap_or(Value::Null),

@@ -4,6 +4,7 @@
 mod artifacts;
 mod chart;
 mod common;
+mod crash;
 mod experiment;
 mod lifetime;
 mod memory;
@@ -34,6 +35,10 @@ enum Cmd {
     /// Run a synthetic workload until the drive wears out (bad blocks beyond
     /// 2.5% or no free-block reserve) and report TBW, final WAF and IOPS.
     Lifetime(synth::SynthArgs),
+    /// Cut the power at random points of a mixed workload (in the middle of
+    /// programs, erases, GC, translation-page writes and mounts), remount
+    /// after each cut and check every acknowledged write and trim.
+    Crash(crash::CrashArgs),
     /// Serve the simulated drive over the network (NBD).
     Serve(serve::ServeArgs),
     /// List the built-in configurations.
@@ -78,6 +83,7 @@ fn main() -> ExitCode {
         Some(Cmd::Synth(a)) => synth::run(a),
         Some(Cmd::Lifetime(a)) => lifetime::run(a),
         Some(Cmd::Serve(a)) => serve::run(a),
+        Some(Cmd::Crash(a)) => crash::run(a),
         Some(Cmd::Presets(a)) => common::list_presets(&a),
         Some(Cmd::Profiles(a)) => synth::list_profiles(&a),
         Some(Cmd::Experiment(a)) => experiment::run(a),

@@ -28,6 +28,7 @@ use firmware_core::{
 use nand_model::{SimMedium, TornProgram};
 
 use crate::engine::CoreStore;
+use crate::timing::{Timing, TimingParams};
 
 /// What a crash run does.
 #[derive(Clone, Copy, Debug)]
@@ -49,6 +50,13 @@ pub struct CrashSpec {
     /// [`firmware_core::Ftl::cut_capacity`] programs). Below 1 the flush is
     /// cut short and data is lost: the check must see it.
     pub capacitor_scale: f64,
+    /// NAND and channel timing: operations complete when the timing model
+    /// says, and mount time is reported in simulated seconds. Without it
+    /// every completion advances the clock by 1 us.
+    pub timing: Option<TimingParams>,
+    /// Write every unit of the span once before the first cut, so the
+    /// workload runs on a full drive and GC from the start.
+    pub prefill: bool,
 }
 
 impl Default for CrashSpec {
@@ -61,6 +69,8 @@ impl Default for CrashSpec {
             mount_cut_prob: 0.2,
             full_check_every: 50,
             capacitor_scale: 1.0,
+            timing: None,
+            prefill: false,
         }
     }
 }
@@ -99,10 +109,21 @@ pub struct CrashReport {
     pub mount_ops_mean: f64,
     /// Most NAND operations of one mount.
     pub mount_ops_max: u64,
+    /// Mean simulated time of a completed mount, in seconds (with timing).
+    pub mount_sim_seconds_mean: f64,
+    /// Longest simulated mount, in seconds (with timing).
+    pub mount_sim_seconds_max: f64,
+    /// Completed mounts.
+    pub mounts: u64,
     /// Translation pages written while running.
     pub map_programs: u64,
+    /// Batches of translation-page write-backs the budget forced.
+    pub map_flushes: u64,
     /// GC victims reclaimed over the run.
     pub gc_victims: u64,
+    /// Highest program/erase count of any block at the end (the medium's
+    /// count): past the rated endurance, reads fail from wear, not cuts.
+    pub max_pe: u32,
 }
 
 /// xorshift64* random numbers.
@@ -134,9 +155,11 @@ struct Drive {
     cfg: Config,
     /// Emitted, not yet run.
     queue: VecDeque<NandOp>,
-    /// Run, completion not yet delivered: per die, oldest first.
-    done: Vec<VecDeque<(NandOp, NandResult)>>,
+    /// Run, completion not yet delivered (with its completion time): per
+    /// die, oldest first.
+    done: Vec<VecDeque<(NandOp, NandResult, u64)>>,
     now: u64,
+    timing: Option<Timing>,
 }
 
 /// Stamp of version `v` of unit `lpn` (0: never written).
@@ -164,6 +187,7 @@ pub fn run_crash(
         queue: VecDeque::new(),
         done: vec![VecDeque::new(); dies],
         now: 0,
+        timing: spec.timing.map(|p| Timing::new(cfg.geometry, p)),
     };
     let logical = cfg.logical_units;
     let span = ((f64::from(logical) * spec.span) as u32).clamp(1, logical);
@@ -173,6 +197,8 @@ pub fn run_crash(
     let mut rep = CrashReport::default();
     let mut mounts_done = 0u64;
     let mut mount_ops_sum = 0u64;
+    let mut mount_ns_sum = 0u64;
+    let mut mount_ns_max = 0u64;
     let mut touched: Vec<u32> = Vec::new();
     // Where every unit was when the power last went (empty before the first cut).
     let mut at_cut: Vec<Loc> = Vec::new();
@@ -184,14 +210,45 @@ pub fn run_crash(
         ftl.format(0)?;
         d.settle_with(&mut ftl, &mut medium, data, &mut rng)?;
         rep.cut_capacity = u64::from(ftl.cut_capacity());
+        if spec.prefill {
+            // Every unit of the span once, in order, so GC starts at once;
+            // then the power goes (a full capacitor flush) before the first mount.
+            for lpn in 0..span {
+                let slot = loop {
+                    match ftl.write(Lpn(lpn), d.now) {
+                        Ok(s) => break s,
+                        Err(Error::Busy) => {
+                            if !d.step(&mut ftl, &mut medium, data, &mut rng, true)? {
+                                return Err(Error::Corrupt("prefill stuck"));
+                            }
+                        }
+                        Err(e) => return Err(e),
+                    }
+                };
+                next_version[lpn as usize] = 1;
+                acked[lpn as usize] = 1;
+                data[usize::from(slot.0)] = stamp(lpn, 1);
+            }
+            d.settle_with(&mut ftl, &mut medium, data, &mut rng)?;
+            at_cut = (0..logical)
+                .map(|l| ftl.location(Lpn(l)))
+                .collect::<Result<_, _>>()?;
+            ftl.power_fail(d.now)?;
+            while let Some(op) = ftl.poll_op() {
+                let r = execute(&mut medium, data, ftl.meta_for(&op), &op);
+                ftl.complete(op.id, r, d.now)?;
+            }
+            d.now += 1_000_000;
+        }
     }
     let mut cut_no = 0u32;
     while cut_no < spec.cuts {
         // Mount (the first epoch after format mounts too: the format's state
         // is on flash, nothing in DRAM survives).
-        let (mount_ops, map_programs, victims) = {
+        let (mount_ops, map_programs, victims, mount_ns) = {
             let (t, data) = store.split();
             let mut ftl = Ftl::new(cfg, t)?;
+            let mount_start = d.now;
             ftl.mount(d.now)?;
             // A cut during mount?
             if rng.chance(spec.mount_cut_prob) {
@@ -213,6 +270,7 @@ pub fn run_crash(
             while ftl.mount_step() != MountStep::Idle
                 && d.step(&mut ftl, &mut medium, data, &mut rng, false)?
             {}
+            let mount_ns = d.now - mount_start;
             for (l, was) in at_cut.iter().enumerate() {
                 let now = ftl.location(Lpn(l as u32))?;
                 let same = match was {
@@ -372,19 +430,27 @@ pub fn run_crash(
             cut_no += 1;
             progress(rep.cuts);
             let s = ftl.stats();
-            (mount_ops, s.map_programs, s.gc_victims)
+            rep.map_flushes += s.map_flushes;
+            (mount_ops, s.map_programs, s.gc_victims, mount_ns)
         };
         mounts_done += 1;
         mount_ops_sum += mount_ops;
+        mount_ns_sum += mount_ns;
+        mount_ns_max = mount_ns_max.max(mount_ns);
         rep.mount_ops_max = rep.mount_ops_max.max(mount_ops);
         rep.map_programs += map_programs;
         rep.gc_victims += victims;
     }
-    rep.mount_ops_mean = if mounts_done > 0 {
-        mount_ops_sum as f64 / mounts_done as f64
-    } else {
-        0.0
-    };
+    rep.mounts = mounts_done;
+    rep.max_pe = (0..cfg.geometry.total_blocks())
+        .map(|b| medium.pe_count(firmware_core::BlockId(b)))
+        .max()
+        .unwrap_or(0);
+    if mounts_done > 0 {
+        rep.mount_ops_mean = mount_ops_sum as f64 / mounts_done as f64;
+        rep.mount_sim_seconds_mean = mount_ns_sum as f64 / mounts_done as f64 / 1e9;
+    }
+    rep.mount_sim_seconds_max = mount_ns_max as f64 / 1e9;
     Ok(rep)
 }
 
@@ -409,7 +475,11 @@ impl Drive {
             if let Some(op) = self.queue.pop_front() {
                 let r = execute(medium, data, ftl.meta_for(&op), &op);
                 let die = die_of(&self.cfg, &op);
-                self.done[die].push_back((op, r));
+                let at = match &mut self.timing {
+                    Some(t) => t.schedule(&op, self.now),
+                    None => self.now + 1_000,
+                };
+                self.done[die].push_back((op, r, at));
             }
             return Ok(true);
         }
@@ -417,8 +487,8 @@ impl Drive {
             return Ok(false);
         }
         let die = pending[rng.below(pending.len() as u64) as usize];
-        if let Some((op, r)) = self.done[die].pop_front() {
-            self.now += 1_000;
+        if let Some((op, r, at)) = self.done[die].pop_front() {
+            self.now = self.now.max(at);
             // Host completions (only reads here) are polled by `read`.
             ftl.complete(op.id, r, self.now)?;
         }
@@ -551,6 +621,10 @@ impl Drive {
             q.clear();
         }
         self.now += 1_000_000;
+        // The chips restart idle.
+        if let Some(t) = &mut self.timing {
+            *t = Timing::new(self.cfg.geometry, *t.params());
+        }
     }
 }
 
