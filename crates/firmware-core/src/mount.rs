@@ -5,7 +5,8 @@
 //! nothing and the next mount starts again from the first step.
 //!
 //! 1. [`MountStep::Heads`]: read the spare area of every block's first page:
-//!    erased, data, metadata region, or bad.
+//!    erased, data, metadata region, or bad; and the block's erase count,
+//!    which every program writes into the spare area.
 //! 2. [`MountStep::Region`]: read every page of the metadata-region blocks;
 //!    the newest intact copy (sequence number, CRC) of each translation page
 //!    fills its part of the L2P table; note the newest power-cut record.
@@ -37,6 +38,9 @@ use crate::persist::{get_u32, unseal, MAGIC_CUT, META_HEADER, NO_BUF, STREAM_MET
 use crate::power::{IF_ERASED, MAX_CUT_BLOCKS};
 use crate::tables::{BlockState, OpKind, NIL};
 
+/// Erase count of a block whose count mount has not learnt (yet).
+const PE_UNKNOWN: u32 = u32::MAX;
+
 /// The steps of mount, in order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum MountStep {
@@ -67,6 +71,7 @@ pub(crate) struct MountState {
     record: Option<MetaBuf>,
     n_erase: u32,
     n_regions: u32,
+    n_free: u32,
     /// The replayed blocks, kept until the core settles: a cut before then
     /// writes them into its record again instead of the translation pages
     /// the replay dirtied (see [`Ftl::power_fail`]).
@@ -215,6 +220,19 @@ impl Ftl<'_> {
                                 .map_err(|_| Error::Corrupt("record lists too many blocks"))?;
                         }
                     }
+                    // Erase counts of the blocks that were free at the cut.
+                    let base = self.mnt.n_erase.saturating_add(self.mnt.n_regions);
+                    for i in 0..self.mnt.n_free {
+                        let at = base.saturating_add(i.saturating_mul(2));
+                        let b = self.record_entry(at);
+                        let pe = self.record_entry(at.saturating_add(1));
+                        if b < self.g.total_blocks() {
+                            let m = self.blk_mut(BlockId(b))?;
+                            if m.state == BlockState::Free && m.pe == PE_UNKNOWN {
+                                m.pe = pe;
+                            }
+                        }
+                    }
                     if let Some(buf) = self.mnt.record.take() {
                         self.ps.buf_release(buf);
                     }
@@ -267,6 +285,10 @@ impl Ftl<'_> {
                     Err(_) => BlockState::Full,
                 };
                 let m = self.blk_mut(b)?;
+                m.pe = match &result {
+                    Ok(r) => r.spare.erase_count,
+                    Err(_) => PE_UNKNOWN,
+                };
                 m.state = state;
                 m.stream = if state == BlockState::Meta {
                     STREAM_META
@@ -307,9 +329,10 @@ impl Ftl<'_> {
                     None
                 };
                 match parsed {
-                    Some((n_erase, n_regions)) => {
+                    Some((a, n_regions)) => {
                         self.mnt.record = Some(buf);
-                        self.mnt.n_erase = n_erase;
+                        self.mnt.n_erase = a & 0xffff;
+                        self.mnt.n_free = a >> 16;
                         self.mnt.n_regions = n_regions;
                     }
                     None => self.ps.buf_release(buf),
@@ -343,6 +366,7 @@ impl Ftl<'_> {
             }
             OpKind::MountErase => {
                 let m = self.blk_mut(b)?;
+                m.pe = m.pe.saturating_add(1);
                 m.state = if result.is_ok() {
                     BlockState::Free
                 } else {
@@ -410,6 +434,24 @@ impl Ftl<'_> {
     fn rebuild(&mut self) -> Result<(), Error> {
         let ppb = u16::try_from(self.g.pages_per_block).unwrap_or(u16::MAX);
         let total = self.g.total_blocks();
+        // Blocks whose count neither a first page nor the record gave (free
+        // blocks the record had no room for, unreadable first pages) take the
+        // mean, so wear levelling neither favours nor shuns them.
+        let (mut sum, mut n) = (0u64, 0u64);
+        for b in 0..total {
+            let m = self.blk(BlockId(b))?;
+            if m.pe != PE_UNKNOWN {
+                sum = sum.saturating_add(u64::from(m.pe));
+                n = n.saturating_add(1);
+            }
+        }
+        let mean = u32::try_from(sum.checked_div(n).unwrap_or(0)).unwrap_or(0);
+        for b in 0..total {
+            let m = self.blk_mut(BlockId(b))?;
+            if m.pe == PE_UNKNOWN {
+                m.pe = mean;
+            }
+        }
         // Data blocks take units while not on any list.
         for b in 0..total {
             let m = self.blk_mut(BlockId(b))?;

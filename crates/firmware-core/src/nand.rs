@@ -95,6 +95,10 @@ pub struct Spare {
     pub units: UnitMask,
     /// Logical unit stored in each unit slot.
     pub lpns: [Lpn; MAX_UNITS_PER_PAGE],
+    /// Program/erase count of the block when the page was written: mount
+    /// reads it back from each block's first page, so wear levelling
+    /// survives a power cut (an erase-count header, as in UBI).
+    pub erase_count: u32,
 }
 
 /// Most wordlines per block a [`WlSet`] can name.

@@ -50,6 +50,15 @@ impl Ftl<'_> {
         count: u8,
         tag: u32,
     ) -> Result<(), Error> {
+        let mut cmd = cmd;
+        if let NandCmd::Program { page, spare, .. }
+        | NandCmd::ProgramMeta { page, spare, .. }
+        | NandCmd::Copyback {
+            dst: page, spare, ..
+        } = &mut cmd
+        {
+            spare.erase_count = self.blk(self.g.block_of(*page))?.pe;
+        }
         let Some(i) = stack_pop(self.t.ops, &mut self.op_free)? else {
             return Err(Error::Busy);
         };

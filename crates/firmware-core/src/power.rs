@@ -14,7 +14,8 @@
 //!    in flight (recovery erases them again) and the blocks whose first page
 //!    was being programmed (a torn first program can read as erased yet
 //!    refuse the next program, so recovery erases such a block when its
-//!    first page reads erased).
+//!    first page reads erased), and the erase counts of free blocks, which
+//!    have no first page to carry them.
 //!
 //! A cut while the core settles after a mount (see [`crate::mount`]) skips
 //! step 2: the mapping has not changed since the mount, so the record names
@@ -31,7 +32,7 @@ use crate::error::Error;
 use crate::ftl::Ftl;
 use crate::mapping::Loc;
 use crate::nand::{MetaBuf, NandCmd, NandResult, Origin, PageKind, Slot, Spare};
-use crate::persist::{put_u32, seal, F_MOVING, F_WRITING, MAGIC_CUT, META_HEADER};
+use crate::persist::{get_u32, put_u32, seal, F_MOVING, F_WRITING, MAGIC_CUT, META_HEADER};
 use crate::tables::{BlockState, OpKind, SlotState, NIL};
 
 /// Flag on a record's erase entry: erase the block only if its first page
@@ -238,7 +239,11 @@ impl Ftl<'_> {
                             META_HEADER.saturating_add(at.saturating_add(i).saturating_mul(4));
                         put_u32(b, off, *r);
                     }
-                    seal(b, MAGIC_CUT, n_erase, regions.len() as u32);
+                    let n_free = self.record_free_counts(buf, at.saturating_add(regions.len()))?;
+                    let Some(b) = self.ps.buf_mut(buf) else {
+                        return Err(Error::Corrupt("cut record buffer"));
+                    };
+                    seal(b, MAGIC_CUT, n_erase | (n_free << 16), regions.len() as u32);
                     let spare = Spare {
                         kind: PageKind::Meta,
                         seq: self.next_seq(),
@@ -256,6 +261,67 @@ impl Ftl<'_> {
                 }
             }
         }
+    }
+
+    /// Appends (block, erase count) pairs of erased blocks to the record
+    /// from entry `at` on, as many as fit: they carry no erase-count header,
+    /// so this is how their wear survives the cut. Returns the pairs.
+    fn record_free_counts(&mut self, buf: MetaBuf, at: usize) -> Result<u32, Error> {
+        let room = self.record_capacity().saturating_sub(at) / 2;
+        let room = room.min(usize::from(u16::MAX));
+        let mut n = 0usize;
+        // First the blocks mount erases (again): their count after the erase.
+        for i in 0..self.cut.n_erase {
+            if n >= room {
+                break;
+            }
+            let e = self.ps.buf(buf).map_or(u32::MAX, |b| {
+                get_u32(
+                    b,
+                    META_HEADER.saturating_add((i as usize).saturating_mul(4)),
+                )
+            });
+            let blk = e & !IF_ERASED;
+            if blk >= self.g.total_blocks() {
+                continue;
+            }
+            let pe = self.blk(BlockId(blk))?.pe;
+            let pe = if e & IF_ERASED != 0 {
+                pe
+            } else {
+                pe.saturating_add(1)
+            };
+            let off = META_HEADER
+                .saturating_add(at.saturating_add(n.saturating_mul(2)).saturating_mul(4));
+            let Some(b) = self.ps.buf_mut(buf) else {
+                return Err(Error::Corrupt("cut record buffer"));
+            };
+            put_u32(b, off, blk);
+            put_u32(b, off.saturating_add(4), pe);
+            n = n.saturating_add(1);
+        }
+        for blk in 0..self.g.total_blocks() {
+            if n >= room {
+                break;
+            }
+            // Free blocks, and erased region or open blocks not written yet.
+            let m = self.blk(BlockId(blk))?;
+            let unwritten = m.state == BlockState::Free
+                || (m.next_page == 0 && matches!(m.state, BlockState::Meta | BlockState::Open));
+            if !unwritten {
+                continue;
+            }
+            let pe = m.pe;
+            let off = META_HEADER
+                .saturating_add(at.saturating_add(n.saturating_mul(2)).saturating_mul(4));
+            let Some(b) = self.ps.buf_mut(buf) else {
+                return Err(Error::Corrupt("cut record buffer"));
+            };
+            put_u32(b, off, blk);
+            put_u32(b, off.saturating_add(4), pe);
+            n = n.saturating_add(1);
+        }
+        Ok(n as u32)
     }
 
     fn cut_count(&mut self) {

@@ -144,6 +144,7 @@ pub fn report_json(r: &CrashReport) -> Value {
             "units_checked": r.units_checked,
             "host_commands": r.host_commands,
             "max_pe": r.max_pe,
+            "pe_drift_max": r.pe_drift_max,
         },
         "recovery": {
             "mounts": r.mounts,

@@ -404,6 +404,7 @@ impl<S: Storage> Medium<S> {
                 quality,
                 class: class as u8,
                 flags: if bad { F_FACTORY_BAD } else { 0 },
+                ec_hdr: 0,
             };
         }
         Ok(Medium { m, store })
@@ -822,6 +823,9 @@ impl<S: Storage> Medium<S> {
             Some(TornProgram::Intact) | None => {}
         }
         *rec = page_rec(spare, ST_PROGRAMMED, 0);
+        if pib == 0 {
+            blk.ec_hdr = spare.erase_count;
+        }
         let base = p * upp;
         let mut src = data.iter();
         for (i, u) in units[base..base + upp].iter_mut().enumerate() {
@@ -867,7 +871,8 @@ impl<S: Storage> Medium<S> {
                 }
             }
         }
-        let spare = spare_of(&rec, stored);
+        let mut spare = spare_of(&rec, stored);
+        spare.erase_count = blk.ec_hdr;
         let mean = m.mean_errors(blk, pib);
         let errors = m
             .sample(page.0, mean)
@@ -960,7 +965,10 @@ impl<S: Storage> Medium<S> {
         }
         let report = ReadReport {
             bit_errors: errors.min(u32::from(u16::MAX)) as u16,
-            spare: spare_of(&srec, &units[sp * upp..(sp + 1) * upp]),
+            spare: Spare {
+                erase_count: sblk.ec_hdr,
+                ..spare_of(&srec, &units[sp * upp..(sp + 1) * upp])
+            },
         };
         let dblk = &mut blocks[db as usize];
         let fail = if dblk.flags & F_FAIL_PROGRAM != 0 {
@@ -977,6 +985,9 @@ impl<S: Storage> Medium<S> {
             return Err(NandError::ProgramFailed);
         }
         pages[dp] = page_rec(spare, ST_PROGRAMMED, errors.min(255) as u8);
+        if dpib == 0 {
+            dblk.ec_hdr = spare.erase_count;
+        }
         for i in 0..upp {
             let s = units[sp * upp + i];
             let stamp = if spare.units.0 & (1 << i) != 0 {

@@ -17,6 +17,9 @@ pub struct BlockRec {
     pub(crate) quality: f32,
     pub(crate) class: u8,
     pub(crate) flags: u8,
+    /// Erase count the spare area of the block's first page carries (what
+    /// the FTL wrote there; the chip's own `pe` is ground truth).
+    pub(crate) ec_hdr: u32,
 }
 
 impl BlockRec {
@@ -27,6 +30,7 @@ impl BlockRec {
         quality: 1.0,
         class: 1,
         flags: 0,
+        ec_hdr: 0,
     };
 }
 

@@ -21,6 +21,7 @@ use std::collections::VecDeque;
 
 use firmware_core::driver::execute;
 use firmware_core::mount::MountStep;
+use firmware_core::tables::BlockState;
 use firmware_core::{
     Config, Error, Ftl, HostCompletion, Loc, Lpn, NandCmd, NandOp, NandResult, ReadStart,
     ReadStatus, Tag,
@@ -124,6 +125,10 @@ pub struct CrashReport {
     /// Highest program/erase count of any block at the end (the medium's
     /// count): past the rated endurance, reads fail from wear, not cuts.
     pub max_pe: u32,
+    /// Largest gap, over the written blocks after any mount, between the
+    /// erase count the core recovered from a block's first page and the
+    /// chip's own count (wear levelling must survive cuts).
+    pub pe_drift_max: u32,
 }
 
 /// xorshift64* random numbers.
@@ -271,6 +276,13 @@ pub fn run_crash(
                 && d.step(&mut ftl, &mut medium, data, &mut rng, false)?
             {}
             let mount_ns = d.now - mount_start;
+            for b in 0..cfg.geometry.total_blocks() {
+                let b = firmware_core::BlockId(b);
+                let (pe, state, _) = ftl.block_info(b)?;
+                if matches!(state, BlockState::Full | BlockState::Meta) {
+                    rep.pe_drift_max = rep.pe_drift_max.max(pe.abs_diff(medium.pe_count(b)));
+                }
+            }
             for (l, was) in at_cut.iter().enumerate() {
                 let now = ftl.location(Lpn(l as u32))?;
                 let same = match was {

@@ -44,6 +44,13 @@ fn full_protection_survives_cuts() {
     assert_eq!(r.invalid_reads, 0, "{r:?}");
     assert_eq!(r.capacitor_overruns, 0, "{r:?}");
     assert_eq!(r.mapping_mismatches, 0, "{r:?}");
+    // Erase counts come back from first pages and the cut record; only
+    // blocks neither covers take the mean. Forgetting them would leave the
+    // gap near the highest count.
+    assert!(
+        r.pe_drift_max * 2 <= r.max_pe + 4,
+        "erase counts must survive mounts: {r:?}"
+    );
     assert!(r.gc_victims > 0, "the workload must reach GC: {r:?}");
     assert!(r.torn_programs > 0 && r.units_checked > 0, "{r:?}");
 }

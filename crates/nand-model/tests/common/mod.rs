@@ -29,5 +29,6 @@ pub fn spare(seq: u64, mask: u8) -> Spare {
         kind: PageKind::Data,
         units: UnitMask(mask),
         lpns,
+        erase_count: 0,
     }
 }
