@@ -562,11 +562,9 @@ impl Ftl<'_> {
                         continue;
                     };
                     let from = self.g.pun(*src, off);
-                    if self.loc(lpn)? == Loc::Flash(from) {
+                    if let Some(t) = self.reloc_tag(lpn, from)? {
                         let to = self.g.pun(*dst, off);
-                        self.invalidate_unit(from)?;
-                        self.set_loc(lpn, Loc::Flash(to))?;
-                        self.validate_unit(to, lpn)?;
+                        self.move_unit(from, to, t)?;
                     } else {
                         self.stats.gc_stale_units = self.stats.gc_stale_units.saturating_add(1);
                     }
@@ -587,9 +585,7 @@ impl Ftl<'_> {
                     let from = self.g.pun(*src, off);
                     if let Some(lpn) = self.p2l(from)? {
                         if spare.units.contains(off) && self.loc(lpn)? == Loc::Flash(from) {
-                            self.invalidate_unit(from)?;
-                            self.set_loc(lpn, Loc::Lost)?;
-                            self.stats.lost_units = self.stats.lost_units.saturating_add(1);
+                            self.lose_unit(from, lpn)?;
                         }
                     }
                 }

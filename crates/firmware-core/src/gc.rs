@@ -17,7 +17,6 @@ use crate::addr::{BlockId, Lpn, PlaneId, Pun, UnitMask, MAX_UNITS_PER_PAGE};
 use crate::copyback::CopybackStep;
 use crate::error::Error;
 use crate::ftl::{Ftl, Stream};
-use crate::mapping::Loc;
 use crate::nand::{NandCmd, NandResult, Origin, PageKind, Slot, Spare};
 use crate::tables::{BlockState, OpKind, SlotState, NIL};
 
@@ -269,9 +268,10 @@ impl Ftl<'_> {
                 let m = self.slot(*s)?;
                 (Lpn(m.lpn), Pun(m.aux))
             };
-            let live = self.loc(lpn)? == Loc::Flash(from);
-            match (&result, live) {
-                (Ok(_), true) => {
+            let tag = self.reloc_tag(lpn, from)?;
+            match (&result, tag) {
+                (Ok(_), Some(t)) => {
+                    self.slot_mut(*s)?.lpn = t.0;
                     self.slot_mut(*s)?.state = SlotState::GcHolding;
                     let pl = self
                         .t
@@ -280,13 +280,11 @@ impl Ftl<'_> {
                         .ok_or(Error::AddressOutOfRange)?;
                     pl.hold.push_back(self.t.slots, s.0)?;
                 }
-                (Err(_), true) => {
-                    self.invalidate_unit(from)?;
-                    self.set_loc(lpn, Loc::Lost)?;
-                    self.stats.lost_units = self.stats.lost_units.saturating_add(1);
+                (Err(_), Some(t)) => {
+                    self.lose_unit(from, t)?;
                     self.gc_slot_release(p, *s)?;
                 }
-                (_, false) => self.gc_slot_release(p, *s)?,
+                (_, None) => self.gc_slot_release(p, *s)?,
             }
         }
         self.attend(p)
@@ -330,11 +328,9 @@ impl Ftl<'_> {
                     let m = self.slot(*s)?;
                     (Lpn(m.lpn), Pun(m.aux))
                 };
-                if self.loc(lpn)? == Loc::Flash(from) {
+                if let Some(t) = self.reloc_tag(lpn, from)? {
                     let to = self.g.pun(*page, j as u8);
-                    self.invalidate_unit(from)?;
-                    self.set_loc(lpn, Loc::Flash(to))?;
-                    self.validate_unit(to, lpn)?;
+                    self.move_unit(from, to, t)?;
                 } else {
                     self.stats.gc_stale_units = self.stats.gc_stale_units.saturating_add(1);
                 }

@@ -439,7 +439,7 @@ impl Ftl<'_> {
             if let Loc::Flash(p) = self.loc(Lpn(l))? {
                 let b = self.g.block_of(self.g.page_of_unit(p));
                 if self.blk(b)?.state == BlockState::Open {
-                    self.validate_unit(p, Lpn(l))?;
+                    self.mount_tag(p, Lpn(l))?;
                 } else {
                     self.set_loc(Lpn(l), Loc::Lost)?;
                     self.map_touch(Lpn(l))?;

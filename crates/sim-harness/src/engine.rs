@@ -21,6 +21,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
+use firmware_core::copyless::ShadowEntry;
 use firmware_core::driver::execute;
 use firmware_core::map_dirty::DirtyLink;
 use firmware_core::tables::{BlockMeta, OpEntry, PlaneState, SlotMeta};
@@ -143,6 +144,9 @@ pub struct CoreStore<U = u64> {
     tp_flags: Vec<u8>,
     tp_links: Vec<DirtyLink>,
     meta: Vec<u8>,
+    cc_counts: Vec<u32>,
+    cc_heads: Vec<u32>,
+    cc_shadow: Vec<ShadowEntry>,
     data: Vec<U>,
     wl_entries: Vec<firmware_core::weak_wl::WlEntry>,
     wl_heads: Vec<u16>,
@@ -171,6 +175,9 @@ impl<U: Copy + Default> CoreStore<U> {
             tp_flags: vec![0; s.tps],
             tp_links: vec![DirtyLink::default(); s.tps],
             meta: vec![0; s.meta_bytes],
+            cc_counts: vec![0; s.cc_counts],
+            cc_heads: vec![0; s.cc_heads],
+            cc_shadow: vec![Default::default(); s.cc_shadow],
             data: vec![U::default(); s.slots],
         })
     }
@@ -202,6 +209,11 @@ impl<U: Copy + Default> CoreStore<U> {
                     tp_flags: &mut self.tp_flags,
                     tp_links: &mut self.tp_links,
                     meta: &mut self.meta,
+                },
+                copyless: firmware_core::copyless::CopylessTables {
+                    counts: &mut self.cc_counts,
+                    shadow_heads: &mut self.cc_heads,
+                    shadow: &mut self.cc_shadow,
                 },
             },
             &mut self.data,
