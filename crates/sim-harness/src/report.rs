@@ -144,6 +144,12 @@ pub fn json_report(o: &Outcome, extra: Value) -> Value {
             "core_table_bytes": o.core_table_bytes,
             "epm_bytes": firmware_core::copyback::epm_bytes(g, &o.plan.core.copyback).unwrap_or(0),
         },
+        "copy": {
+            "commands": r.copy_requests,
+            "units": r.copy_units,
+            "remapped_units": f.copy_remapped_units,
+            "fallback_physical": f.copy_fallback_units,
+        },
         "epm": {
             "active_blocks_max": f.epm_active_blocks_max,
             "offchip_victims": f.offchip_victims,
