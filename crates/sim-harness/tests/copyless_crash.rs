@@ -71,3 +71,26 @@ fn physical_copies_survive_cuts() {
     assert_eq!(r.lost_acknowledged + r.invalid_reads, 0, "{r:?}");
     assert_eq!(r.copy_remapped_units, 0, "{r:?}");
 }
+
+/// Long soak with copies, e.g. `CUTS=300 RATIO=0.05 SHARE=0.25 cargo test
+/// --release -p sim-harness --test copyless_crash soak -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn soak() {
+    let env = |k: &str, d: &str| std::env::var(k).unwrap_or_else(|_| d.to_string());
+    let p = plan(&env("RATIO", "0.05"), REMAP);
+    let spec = CrashSpec {
+        cuts: env("CUTS", "300").parse().unwrap(),
+        seed: env("SEED", "1").parse().unwrap(),
+        ops_per_cut: 600,
+        copy_share: env("SHARE", "0.25").parse().unwrap(),
+        ..CrashSpec::default()
+    };
+    let r = run_crash(p.core, p.medium().unwrap(), &spec, |_| {}).unwrap();
+    eprintln!("{r:?}");
+    assert_eq!(
+        r.lost_acknowledged + r.invalid_reads + r.capacitor_overruns,
+        0,
+        "{r:?}"
+    );
+}
