@@ -35,7 +35,7 @@ use crate::copyless::{CopyOutcome, Release};
 use crate::error::Error;
 use crate::ftl::Ftl;
 use crate::mapping::Loc;
-use crate::tables::SlotState;
+use crate::tables::{BlockState, SlotState};
 
 /// Why a unit of a copy must be copied physically by the driver.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,6 +48,10 @@ pub enum CopyFallback {
     ShadowFull,
     /// The source is still in the write buffer (not on flash yet).
     SourceBuffered,
+    /// With partial mapping protection: the source unit is being relocated
+    /// (its block is a GC, wear-levelling or retirement victim), whose
+    /// translation-page reservation counted its tags when it started.
+    Relocating,
 }
 
 /// Where a copy command stopped.
@@ -133,8 +137,14 @@ impl Ftl<'_> {
                 return Ok(None);
             }
             let c = cc.count(p)?;
-            if c >= cc.counts().max() {
+            if c >= cc.counts().max() || u32::from(c) >= self.cc_tag_limit() {
                 return Ok(Some(CopyStop::Physical(CopyFallback::CountOverflow)));
+            }
+            if self.cc_partial() {
+                let state = self.blk(self.g.block_of(self.g.page_of_unit(p)))?.state;
+                if matches!(state, BlockState::Victim | BlockState::Retiring) {
+                    return Ok(Some(CopyStop::Physical(CopyFallback::Relocating)));
+                }
             }
             let need = if c == 1 { 2 } else { 1 };
             if cc.shadow().free() < need {
@@ -164,6 +174,66 @@ impl Ftl<'_> {
             other => self.set_loc(d, other)?,
         }
         Ok(None)
+    }
+
+    /// Whether the capacitor protects only part of the translation pages:
+    /// then relocating a shared unit, which dirties one translation page per
+    /// tag, must fit the dirty budget like a page program does.
+    pub(crate) fn cc_partial(&self) -> bool {
+        self.cc.is_some() && self.ps.on && self.ps.budget < self.ps.n_tp
+    }
+
+    /// Most tags a unit may have: with partial protection, few enough that
+    /// relocating it (a page's translation pages plus one per other tag)
+    /// always fits the dirty budget once write-backs have emptied it.
+    fn cc_tag_limit(&self) -> u32 {
+        if self.cc_partial() {
+            let upp = u32::from(self.g.units_per_page);
+            self.ps.budget.saturating_sub(upp).saturating_add(1).max(1)
+        } else {
+            u32::MAX
+        }
+    }
+
+    /// Translation pages beyond the P2L tag's that relocating `p` may
+    /// dirty (its other tags), with partial protection; else 0.
+    pub(crate) fn cc_extra_tps(&self, p: Pun) -> Result<u32, Error> {
+        if !self.cc_partial() {
+            return Ok(0);
+        }
+        Ok(u32::from(self.cc_count(p)?.saturating_sub(1)))
+    }
+
+    /// Whether `extra` translation pages beyond a data page's fit the dirty
+    /// budget now (see [`Self::cc_partial`]); if not, write-backs start.
+    pub(crate) fn cc_room_for(&mut self, extra: u32) -> Result<bool, Error> {
+        if extra == 0 {
+            return Ok(true);
+        }
+        let upp = u32::from(self.g.units_per_page);
+        let need = self.ps.used().saturating_add(upp).saturating_add(extra);
+        if need <= self.ps.budget {
+            return Ok(true);
+        }
+        self.ps.waiting = true;
+        // Write-backs stop once a page fits; here a page and `extra` more
+        // must, so they run against a budget short by `extra`.
+        let budget = self.ps.budget;
+        self.ps.budget = budget.saturating_sub(extra);
+        let r = self.map_write_back();
+        self.ps.budget = budget;
+        r?;
+        Ok(false)
+    }
+
+    /// Reserves (`true`) or releases `n` translation pages for the extra tags
+    /// of a relocation in flight.
+    pub(crate) fn cc_reserve(&mut self, n: u32, take: bool) {
+        self.ps.reserved = if take {
+            self.ps.reserved.saturating_add(n)
+        } else {
+            self.ps.reserved.saturating_sub(n)
+        };
     }
 
     fn cc_count(&self, p: Pun) -> Result<u8, Error> {

@@ -484,7 +484,7 @@ impl<'a> Ftl<'a> {
             OpKind::HostRead => self.host_read_done(&e.cmd, result)?,
             OpKind::HostProgram => self.host_program_done(&e.cmd, e.count, result)?,
             OpKind::GcRead => self.gc_read_done(&e.cmd, result)?,
-            OpKind::GcProgram => self.gc_program_done(&e.cmd, e.count, result)?,
+            OpKind::GcProgram => self.gc_program_done(&e.cmd, e.count, e.tag, result)?,
             OpKind::Erase => self.erase_done(&e.cmd, result)?,
             OpKind::FormatErase => self.format_erase_done(&e.cmd, result)?,
             OpKind::GcCopyback => self.gc_copyback_done(&e.cmd, e.tag, result)?,
