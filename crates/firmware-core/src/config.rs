@@ -33,6 +33,53 @@ pub struct Config {
     pub guard: crate::gerase::GuardConfig,
     /// Mapping persistence and the power-loss budget (off by default).
     pub persist: PersistConfig,
+    /// Copy command service: physical (default) or copyless remap.
+    pub copy: CopyConfig,
+}
+
+/// How [`crate::Ftl::copy`] serves a copy command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum CopyMode {
+    /// Every unit is copied physically by the driver (read, then write
+    /// through the write buffer): the baseline, and the default.
+    #[default]
+    Physical,
+    /// Copyless copy (seed 003): the destination is remapped to the
+    /// source's physical unit, with reference counts and a shadow OOB.
+    Remap,
+}
+
+/// Copy command settings ([`crate::copyless`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CopyConfig {
+    /// Remap or physical copy.
+    pub mode: CopyMode,
+    /// Bits of each physical unit's reference count (1..=8); a unit holds at
+    /// most `2^n - 1` tags, further copies of it are physical.
+    pub refcount_bits: u8,
+    /// Shadow OOB records (tags of shared units held at once); a copy that
+    /// needs a record when none is free is physical.
+    pub shadow_entries: u32,
+}
+
+impl CopyConfig {
+    /// Physical copies only: no tables, behaviour as without copy support.
+    pub const PHYSICAL: CopyConfig = CopyConfig {
+        mode: CopyMode::Physical,
+        refcount_bits: 4,
+        shadow_entries: 0,
+    };
+
+    /// Whether copies are served by remapping.
+    pub fn remap(&self) -> bool {
+        self.mode == CopyMode::Remap
+    }
+}
+
+impl Default for CopyConfig {
+    fn default() -> Self {
+        CopyConfig::PHYSICAL
+    }
 }
 
 /// Order in which buffered host writes go to flash.
@@ -114,6 +161,7 @@ impl Config {
             copyback: CopybackPolicy::OFF_CHIP,
             guard: crate::gerase::GuardConfig::OFF,
             persist: PersistConfig::OFF,
+            copy: CopyConfig::PHYSICAL,
         };
         Ok(cfg)
     }
@@ -157,6 +205,14 @@ impl Config {
         }
         if u64::from(self.total_slots_u64()) > u64::from(u16::MAX) {
             return Err(Error::InvalidConfig("too many buffer slots (limit 65535)"));
+        }
+        if self.copy.remap() {
+            if self.copy.refcount_bits == 0 || self.copy.refcount_bits > 8 {
+                return Err(Error::InvalidConfig("copy refcount bits must be 1..=8"));
+            }
+            if self.copy.shadow_entries == u32::MAX {
+                return Err(Error::InvalidConfig("copy shadow entries below 2^32 - 1"));
+            }
         }
         // Usable space per plane must exceed the logical share plus the GC reserve,
         // or GC cannot guarantee progress.

@@ -489,6 +489,18 @@ impl Ftl<'_> {
             return Ok(CopybackStep::Wait);
         }
         let live = units.count() as u8;
+        // Other tags of shared units: a copyback moves the whole page, so
+        // their translation pages must fit the budget now or the page goes
+        // off-chip, where it can be split (`copy.rs`).
+        let mut extra = 0u32;
+        for off in 0..self.g.units_per_page {
+            if units.contains(off) {
+                extra = extra.saturating_add(self.cc_extra_tps(self.g.pun(page, off))?);
+            }
+        }
+        if extra > 0xff_ffff || !self.cc_room_for(extra)? {
+            return Ok(CopybackStep::OffChip);
+        }
         let PageMove::Copyback { dst, page_state } = self.page_move(p, victim, page, live)? else {
             return Ok(CopybackStep::OffChip);
         };
@@ -510,6 +522,7 @@ impl Ftl<'_> {
         let dst_page = self.next_page_of(dst, Stream::Gc)?;
         spare.seq = self.next_seq();
         self.map_reserve_page(&spare);
+        self.cc_reserve(extra, true);
         let origin = self.pl(p)?.victim_origin;
         self.emit(
             OpKind::GcCopyback,
@@ -520,7 +533,7 @@ impl Ftl<'_> {
             },
             origin,
             live,
-            u32::from(page_state),
+            u32::from(page_state) | extra.wrapping_shl(8),
         )?;
         let pl = self.pl_mut(p)?;
         pl.gc_reads = pl.gc_reads.saturating_add(1);
@@ -539,6 +552,10 @@ impl Ftl<'_> {
             return Err(Error::Corrupt("gc copyback op is not a copyback"));
         };
         self.map_release_page(spare);
+        // The op's tag packs the page state (low byte) and the translation
+        // pages reserved for shared units' other tags.
+        self.cc_reserve(page_state.wrapping_shr(8), false);
+        let page_state = page_state & 0xff;
         let db = self.g.block_of(*dst);
         let sb = self.g.block_of(*src);
         let p = self.g.plane_of(db);
@@ -562,11 +579,9 @@ impl Ftl<'_> {
                         continue;
                     };
                     let from = self.g.pun(*src, off);
-                    if self.loc(lpn)? == Loc::Flash(from) {
+                    if let Some(t) = self.reloc_tag(lpn, from)? {
                         let to = self.g.pun(*dst, off);
-                        self.invalidate_unit(from)?;
-                        self.set_loc(lpn, Loc::Flash(to))?;
-                        self.validate_unit(to, lpn)?;
+                        self.move_unit(from, to, t)?;
                     } else {
                         self.stats.gc_stale_units = self.stats.gc_stale_units.saturating_add(1);
                     }
@@ -587,9 +602,7 @@ impl Ftl<'_> {
                     let from = self.g.pun(*src, off);
                     if let Some(lpn) = self.p2l(from)? {
                         if spare.units.contains(off) && self.loc(lpn)? == Loc::Flash(from) {
-                            self.invalidate_unit(from)?;
-                            self.set_loc(lpn, Loc::Lost)?;
-                            self.stats.lost_units = self.stats.lost_units.saturating_add(1);
+                            self.lose_unit(from, lpn)?;
                         }
                     }
                 }

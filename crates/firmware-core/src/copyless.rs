@@ -16,8 +16,10 @@
 //! (copy-on-write) decrements it and drops the tag; a unit with count 1 keeps
 //! no shadow entries, its single tag being the one the normal P2L holds.
 //!
-//! Everything lives in slices the caller lends; nothing is wired into the FTL
-//! data path yet.
+//! Everything lives in slices the caller lends ([`crate::Tables::copyless`]).
+//! The FTL uses it when `Config::copy.mode` is
+//! [`crate::config::CopyMode::Remap`]; see `copy.rs` for the host command and
+//! the rules for buffered sources, GC and mount.
 
 use crate::addr::{Lpn, Pun};
 use crate::error::Error;
@@ -407,6 +409,35 @@ impl<'a> ShadowOob<'a> {
         }
     }
 
+    /// A cursor over the tags of `unit` that does not borrow the table, so
+    /// the caller may update other state between steps ([`Self::next_tag`]).
+    pub fn cursor(&self, unit: Pun) -> TagCursor {
+        let first = self
+            .bucket(unit.0)
+            .and_then(|b| self.head(b))
+            .unwrap_or(NIL);
+        TagCursor {
+            unit: unit.0,
+            i: first,
+            budget: self.e.len(),
+        }
+    }
+
+    /// The next tag of a [`TagCursor`]; valid while no record is added,
+    /// removed or moved.
+    pub fn next_tag(&self, c: &mut TagCursor) -> Option<Lpn> {
+        let mut t = Tags {
+            e: self.e,
+            unit: c.unit,
+            i: c.i,
+            budget: c.budget,
+        };
+        let r = t.next();
+        c.i = t.i;
+        c.budget = t.budget;
+        r
+    }
+
     /// Number of tags recorded for `unit`.
     pub fn tag_count(&self, unit: Pun) -> usize {
         self.tags(unit).count()
@@ -463,6 +494,14 @@ impl<'a> ShadowOob<'a> {
         }
         Ok(n)
     }
+}
+
+/// Detached position in one unit's tag chain ([`ShadowOob::cursor`]).
+#[derive(Clone, Copy, Debug)]
+pub struct TagCursor {
+    unit: u32,
+    i: u32,
+    budget: usize,
 }
 
 /// Iterator over the tags of one unit ([`ShadowOob::tags`]). Stops early on a
@@ -532,6 +571,17 @@ pub struct CopylessTables<'a> {
     pub shadow: &'a mut [ShadowEntry],
 }
 
+impl CopylessTables<'static> {
+    /// No tables (copies are physical).
+    pub fn none() -> Self {
+        CopylessTables {
+            counts: &mut [],
+            shadow_heads: &mut [],
+            shadow: &mut [],
+        }
+    }
+}
+
 /// Copyless-copy bookkeeping: reference counts plus shadow OOB, kept
 /// consistent by the rules of seed 003 §II.
 ///
@@ -585,6 +635,31 @@ impl<'a> CopylessMap<'a> {
     /// an unshared unit is in the P2L).
     pub fn tags(&self, unit: Pun) -> Tags<'_> {
         self.shadow.tags(unit)
+    }
+
+    /// A detached cursor over the tags of a shared unit ([`Self::next_tag`]).
+    pub fn cursor(&self, unit: Pun) -> TagCursor {
+        self.shadow.cursor(unit)
+    }
+
+    /// The next tag of a cursor from [`Self::cursor`].
+    pub fn next_tag(&self, c: &mut TagCursor) -> Option<Lpn> {
+        self.shadow.next_tag(c)
+    }
+
+    /// The unit's data is gone (uncorrectable read during relocation): drops
+    /// its count and shadow records; returns the count it had.
+    pub fn forget(&mut self, unit: Pun) -> Result<u8, Error> {
+        let c = self.counts.get(unit)?;
+        let mut left = self.shadow.capacity();
+        while let Some(t) = self.shadow.tags(unit).next() {
+            left = left
+                .checked_sub(1)
+                .ok_or(Error::Corrupt("shadow OOB chain cycle"))?;
+            self.shadow.remove(unit, t)?;
+        }
+        self.counts.set(unit, 0)?;
+        Ok(c)
     }
 
     /// A freshly programmed unit (host write or physical copy) now holds one

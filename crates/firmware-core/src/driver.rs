@@ -173,6 +173,42 @@ impl<'n, N: Nand> SyncDriver<'n, N> {
         }
     }
 
+    /// Copies `len` units from `src` to `dst`: remapped by the core where it
+    /// can, the other units copied physically here (read, then write through
+    /// the write buffer, as a host without a copy command would). A source
+    /// that reads as unmapped trims its destination; an unreadable one is
+    /// reported as [`Error::Corrupt`] (the data is gone).
+    pub fn copy(&mut self, ftl: &mut Ftl<'_>, src: Lpn, dst: Lpn, len: u32) -> Result<(), Error> {
+        let mut done = 0u32;
+        while done < len {
+            let s = Lpn(src.0.saturating_add(done));
+            let d = Lpn(dst.0.saturating_add(done));
+            let left = len.saturating_sub(done);
+            let p = ftl.copy(s, d, left, self.now)?;
+            done = done.saturating_add(p.remapped);
+            match p.stop {
+                crate::copy::CopyStop::Done => {}
+                crate::copy::CopyStop::Busy => {
+                    if ftl.ops_queued() == 0 {
+                        return Err(Error::OutOfSpace);
+                    }
+                    self.run(ftl)?;
+                }
+                crate::copy::CopyStop::Physical(_) => {
+                    let s = Lpn(src.0.saturating_add(done));
+                    let d = Lpn(dst.0.saturating_add(done));
+                    match self.read(ftl, s)? {
+                        ReadValue::Data(u) => self.write(ftl, d, u)?,
+                        ReadValue::Unmapped => self.trim(ftl, d)?,
+                        ReadValue::Error => return Err(Error::Corrupt("copy source unreadable")),
+                    }
+                    done = done.saturating_add(1);
+                }
+            }
+        }
+        self.run(ftl)
+    }
+
     /// Trims one unit.
     pub fn trim(&mut self, ftl: &mut Ftl<'_>, lpn: Lpn) -> Result<(), Error> {
         ftl.trim(lpn, self.now)?;

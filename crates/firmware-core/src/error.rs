@@ -21,6 +21,8 @@ pub enum Error {
     OutOfSpace,
     /// The device is not formatted or mounted yet.
     NotReady,
+    /// A host command's arguments are inconsistent; the text says how.
+    BadRequest(&'static str),
 }
 
 impl core::fmt::Display for Error {
@@ -35,6 +37,7 @@ impl core::fmt::Display for Error {
             Error::Corrupt(s) => write!(f, "internal corruption: {s}"),
             Error::OutOfSpace => f.write_str("not enough good blocks for the logical capacity"),
             Error::NotReady => f.write_str("device not formatted or mounted"),
+            Error::BadRequest(s) => write!(f, "bad request: {s}"),
         }
     }
 }

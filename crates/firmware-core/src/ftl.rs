@@ -94,6 +94,11 @@ pub struct Stats {
     pub low_stress_wls: u64,
     /// Erases done with a gErase mode.
     pub guarded_erases: u64,
+    /// Copy units served without a NAND operation (remapped, or already the
+    /// same, or from an unmapped or lost source).
+    pub copy_remapped_units: u64,
+    /// Copy units handed back to the driver for a physical copy.
+    pub copy_fallback_units: u64,
 }
 
 /// Open blocks a plane's room check sets aside: the host and GC active
@@ -138,6 +143,8 @@ pub struct Ftl<'a> {
     pub(crate) cut: crate::power::CutState,
     pub(crate) mnt: crate::mount::MountState,
     pub(crate) guard: Option<crate::gerase::Guard<'a>>,
+    /// Copyless-copy bookkeeping (`None` unless copies remap).
+    pub(crate) cc: Option<crate::copyless::CopylessMap<'a>>,
 }
 
 impl<'a> Ftl<'a> {
@@ -150,6 +157,28 @@ impl<'a> Ftl<'a> {
             .write_buffer_units
             .div_ceil(u32::from(cfg.geometry.units_per_page).max(1));
         let ps = crate::persist::Persist::new(&cfg, pt, wb_pages)?;
+        let ct = core::mem::replace(&mut t.copyless, crate::copyless::CopylessTables::none());
+        let cc = if cfg.copy.remap() {
+            let shadow = ct
+                .shadow
+                .get_mut(..sizes.cc_shadow)
+                .ok_or(Error::TableTooSmall("cc_shadow"))?;
+            let shadow_heads = ct
+                .shadow_heads
+                .get_mut(..sizes.cc_heads)
+                .ok_or(Error::TableTooSmall("cc_heads"))?;
+            Some(crate::copyless::CopylessMap::new(
+                crate::copyless::CopylessTables {
+                    counts: ct.counts,
+                    shadow_heads,
+                    shadow,
+                },
+                cfg.geometry.total_units(),
+                cfg.copy.refcount_bits,
+            )?)
+        } else {
+            None
+        };
         let mut f = Ftl {
             cfg,
             g: cfg.geometry,
@@ -186,6 +215,7 @@ impl<'a> Ftl<'a> {
             cut: crate::power::CutState::default(),
             mnt: crate::mount::MountState::default(),
             guard: None,
+            cc,
         };
         for e in f.t.l2p.iter_mut().take(sizes.l2p) {
             *e = Loc::Unmapped.encode();
@@ -293,7 +323,7 @@ impl<'a> Ftl<'a> {
         Ok(())
     }
 
-    fn check_host(&mut self, lpn: Lpn, now: u64) -> Result<(), Error> {
+    pub(crate) fn check_host(&mut self, lpn: Lpn, now: u64) -> Result<(), Error> {
         self.last_now = now;
         self.release_handed_out()?;
         if !self.ready || self.settling {
@@ -324,7 +354,9 @@ impl<'a> Ftl<'a> {
         let Some(s) = self.wb_alloc()? else {
             return Err(Error::Busy);
         };
-        self.drop_flash_copy(lpn)?;
+        if let Loc::Flash(p) = self.loc(lpn)? {
+            self.release_flash(p, lpn)?;
+        }
         self.set_loc(lpn, Loc::Buffer(s))?;
         *self.slot_mut(s)? = SlotMeta {
             lpn: lpn.0,
@@ -388,17 +420,7 @@ impl<'a> Ftl<'a> {
         if !self.map_may_touch(lpn)? {
             return Err(Error::Busy);
         }
-        match self.loc(lpn)? {
-            Loc::Flash(p) => self.invalidate_unit(p)?,
-            Loc::Buffer(s) => {
-                let m = self.slot_mut(s)?;
-                if m.state == SlotState::WbPending {
-                    m.state = SlotState::WbDead;
-                    self.pending_dead = self.pending_dead.saturating_add(1);
-                }
-            }
-            Loc::Unmapped | Loc::Lost => {}
-        }
+        self.release_loc(lpn)?;
         self.set_loc(lpn, Loc::Unmapped)
     }
 
@@ -462,7 +484,7 @@ impl<'a> Ftl<'a> {
             OpKind::HostRead => self.host_read_done(&e.cmd, result)?,
             OpKind::HostProgram => self.host_program_done(&e.cmd, e.count, result)?,
             OpKind::GcRead => self.gc_read_done(&e.cmd, result)?,
-            OpKind::GcProgram => self.gc_program_done(&e.cmd, e.count, result)?,
+            OpKind::GcProgram => self.gc_program_done(&e.cmd, e.count, e.tag, result)?,
             OpKind::Erase => self.erase_done(&e.cmd, result)?,
             OpKind::FormatErase => self.format_erase_done(&e.cmd, result)?,
             OpKind::GcCopyback => self.gc_copyback_done(&e.cmd, e.tag, result)?,
@@ -521,6 +543,7 @@ impl<'a> Ftl<'a> {
                 let pun = self.g.pun(*page, j as u8);
                 self.set_loc(*lpn, Loc::Flash(pun))?;
                 self.validate_unit(pun, *lpn)?;
+                self.cc_program(pun)?;
                 self.wb_release(*s)?;
             } else if current {
                 self.slot_mut(*s)?.state = SlotState::WbPending;
@@ -936,7 +959,7 @@ impl<'a> Ftl<'a> {
                 if p.0 >= total_units {
                     return Err(Error::Corrupt("l2p points outside the array"));
                 }
-                if self.p2l(p)? != Some(Lpn(l as u32)) {
+                if !self.audit_tag(p, Lpn(l as u32))? {
                     return Err(Error::Corrupt("l2p and p2l disagree"));
                 }
             }

@@ -17,7 +17,6 @@ use crate::addr::{BlockId, Lpn, PlaneId, Pun, UnitMask, MAX_UNITS_PER_PAGE};
 use crate::copyback::CopybackStep;
 use crate::error::Error;
 use crate::ftl::{Ftl, Stream};
-use crate::mapping::Loc;
 use crate::nand::{NandCmd, NandResult, Origin, PageKind, Slot, Spare};
 use crate::tables::{BlockState, OpKind, SlotState, NIL};
 
@@ -192,6 +191,9 @@ impl Ftl<'_> {
                 ..Spare::default()
             };
             let mut n = 0u8;
+            // Translation pages the other tags of shared units will dirty
+            // (partial protection only, see `copy.rs`).
+            let mut extra = 0u32;
             while u16::from(n) < upp {
                 let popped = {
                     let pl = self
@@ -203,6 +205,17 @@ impl Ftl<'_> {
                 };
                 let Some(i) = popped else { break };
                 let s = Slot(i);
+                let more = self.cc_extra_tps(Pun(self.slot(s)?.aux))?;
+                if more > 0 && !self.cc_room_for(extra.saturating_add(more))? {
+                    let pl = self
+                        .t
+                        .planes
+                        .get_mut(p.0 as usize)
+                        .ok_or(Error::AddressOutOfRange)?;
+                    pl.hold.push_front(self.t.slots, i)?;
+                    break;
+                }
+                extra = extra.saturating_add(more);
                 let m = self.slot_mut(s)?;
                 m.state = SlotState::GcProgramming;
                 let lpn = Lpn(m.lpn);
@@ -216,6 +229,10 @@ impl Ftl<'_> {
                 spare.units.insert(n);
                 n = n.saturating_add(1);
             }
+            if n == 0 {
+                return Ok(());
+            }
+            self.cc_reserve(extra, true);
             let pad = u64::from(upp.saturating_sub(u16::from(n)));
             self.stats.pad_units = self.stats.pad_units.saturating_add(pad);
             let page = self.next_page_of(BlockId(dest), Stream::Gc)?;
@@ -226,7 +243,7 @@ impl Ftl<'_> {
                 NandCmd::Program { page, src, spare },
                 origin,
                 n,
-                0,
+                extra,
             )?;
         }
     }
@@ -269,9 +286,10 @@ impl Ftl<'_> {
                 let m = self.slot(*s)?;
                 (Lpn(m.lpn), Pun(m.aux))
             };
-            let live = self.loc(lpn)? == Loc::Flash(from);
-            match (&result, live) {
-                (Ok(_), true) => {
+            let tag = self.reloc_tag(lpn, from)?;
+            match (&result, tag) {
+                (Ok(_), Some(t)) => {
+                    self.slot_mut(*s)?.lpn = t.0;
                     self.slot_mut(*s)?.state = SlotState::GcHolding;
                     let pl = self
                         .t
@@ -280,29 +298,31 @@ impl Ftl<'_> {
                         .ok_or(Error::AddressOutOfRange)?;
                     pl.hold.push_back(self.t.slots, s.0)?;
                 }
-                (Err(_), true) => {
-                    self.invalidate_unit(from)?;
-                    self.set_loc(lpn, Loc::Lost)?;
-                    self.stats.lost_units = self.stats.lost_units.saturating_add(1);
+                (Err(_), Some(t)) => {
+                    self.lose_unit(from, t)?;
                     self.gc_slot_release(p, *s)?;
                 }
-                (_, false) => self.gc_slot_release(p, *s)?,
+                (_, None) => self.gc_slot_release(p, *s)?,
             }
         }
         self.attend(p)
     }
 
     /// A GC program finished: remap units still current, or requeue them on failure.
+    /// `extra` is what the program reserved for the other tags of shared
+    /// units (`copy.rs`).
     pub(crate) fn gc_program_done(
         &mut self,
         cmd: &NandCmd,
         count: u8,
+        extra: u32,
         result: NandResult,
     ) -> Result<(), Error> {
         let NandCmd::Program { page, src, spare } = cmd else {
             return Err(Error::Corrupt("gc program op is not a program"));
         };
         self.map_release_page(spare);
+        self.cc_reserve(extra, false);
         let b = self.g.block_of(*page);
         let p = self.g.plane_of(b);
         {
@@ -330,11 +350,9 @@ impl Ftl<'_> {
                     let m = self.slot(*s)?;
                     (Lpn(m.lpn), Pun(m.aux))
                 };
-                if self.loc(lpn)? == Loc::Flash(from) {
+                if let Some(t) = self.reloc_tag(lpn, from)? {
                     let to = self.g.pun(*page, j as u8);
-                    self.invalidate_unit(from)?;
-                    self.set_loc(lpn, Loc::Flash(to))?;
-                    self.validate_unit(to, lpn)?;
+                    self.move_unit(from, to, t)?;
                 } else {
                     self.stats.gc_stale_units = self.stats.gc_stale_units.saturating_add(1);
                 }

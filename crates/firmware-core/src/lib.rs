@@ -25,6 +25,7 @@ pub mod addr;
 mod blocks;
 mod buffer;
 pub mod config;
+mod copy;
 pub mod copyback;
 pub mod copyless;
 pub mod ctt;
@@ -53,7 +54,8 @@ pub mod weak_wl;
 mod wear;
 
 pub use addr::{BlockId, DieId, Geometry, Lpn, PageAddr, PlaneId, Ppn, Pun, UnitMask};
-pub use config::{Config, FlushPolicy, PersistConfig};
+pub use config::{Config, CopyConfig, CopyMode, FlushPolicy, PersistConfig};
+pub use copy::{CopyFallback, CopyProgress, CopyStop};
 pub use copyback::{CopybackMode, CopybackPolicy, Selector};
 pub use driver::{ReadValue, SyncDriver};
 pub use error::Error;

@@ -119,11 +119,18 @@ impl Ftl<'_> {
         self.adjust_valid(b, false)
     }
 
-    /// Drops whatever copy `lpn` had (buffer copies are handled by the caller).
-    pub(crate) fn drop_flash_copy(&mut self, lpn: Lpn) -> Result<(), Error> {
-        if let Loc::Flash(p) = self.loc(lpn)? {
-            self.invalidate_unit(p)?;
+    /// Names another tag of a live shared unit in the P2L (no valid-count
+    /// change; see `copy.rs`).
+    pub(crate) fn set_p2l(&mut self, pun: Pun, lpn: Lpn) -> Result<(), Error> {
+        let e = self
+            .t
+            .p2l
+            .get_mut(pun.0 as usize)
+            .ok_or(Error::AddressOutOfRange)?;
+        if *e == P2L_NONE {
+            return Err(Error::Corrupt("retagging a dead unit"));
         }
+        *e = lpn.0;
         Ok(())
     }
 }

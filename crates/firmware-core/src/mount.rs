@@ -18,7 +18,10 @@
 //!    and the blocks whose first-page program it tore if that page reads
 //!    erased (such a page may refuse the next program).
 //! 6. Rebuild: P2L table, valid counts, free lists and GC lists follow from
-//!    the L2P table; the metadata region is topped up.
+//!    the L2P table; the metadata region is topped up. With copyless copy
+//!    a physical unit may be named by several logical units: the first is
+//!    its P2L tag, each further one adds to its reference count and shadow
+//!    OOB (`copy.rs`, `Ftl::mount_tag`).
 //! 7. Settle: the translation pages the replay dirtied may exceed the
 //!    budget, so the core first writes them back (and cleans the region)
 //!    with host commands and GC held off; the mapping does not change
@@ -481,7 +484,7 @@ impl Ftl<'_> {
             if let Loc::Flash(p) = self.loc(Lpn(l))? {
                 let b = self.g.block_of(self.g.page_of_unit(p));
                 if self.blk(b)?.state == BlockState::Open {
-                    self.validate_unit(p, Lpn(l))?;
+                    self.mount_tag(p, Lpn(l))?;
                 } else {
                     self.set_loc(Lpn(l), Loc::Lost)?;
                     self.map_touch(Lpn(l))?;

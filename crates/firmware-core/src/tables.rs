@@ -411,6 +411,12 @@ pub struct TableSizes {
     pub tps: usize,
     /// Bytes of metadata page buffers; 0 with persistence off.
     pub meta_bytes: usize,
+    /// Reference count words (`u32` each); 0 unless copies remap.
+    pub cc_counts: usize,
+    /// Shadow OOB bucket heads (`u32` each); 0 unless copies remap.
+    pub cc_heads: usize,
+    /// Shadow OOB records; 0 unless copies remap.
+    pub cc_shadow: usize,
 }
 
 impl TableSizes {
@@ -435,6 +441,22 @@ impl TableSizes {
             },
             tps: crate::persist::sizes(&cfg.persist, cfg.logical_units).0,
             meta_bytes: crate::persist::sizes(&cfg.persist, cfg.logical_units).1,
+            cc_counts: if cfg.copy.remap() {
+                crate::copyless::RefCounts::words_for(g.total_units(), cfg.copy.refcount_bits)?
+            } else {
+                0
+            },
+            // About one bucket per record keeps the chains short.
+            cc_heads: if cfg.copy.remap() {
+                (cfg.copy.shadow_entries as usize).max(1)
+            } else {
+                0
+            },
+            cc_shadow: if cfg.copy.remap() {
+                cfg.copy.shadow_entries as usize
+            } else {
+                0
+            },
         })
     }
 
@@ -453,6 +475,10 @@ impl TableSizes {
             self.tps
                 .saturating_mul(size_of::<crate::map_dirty::DirtyLink>().saturating_add(13)),
             self.meta_bytes,
+            self.cc_counts.saturating_mul(4),
+            self.cc_heads.saturating_mul(4),
+            self.cc_shadow
+                .saturating_mul(size_of::<crate::copyless::ShadowEntry>()),
         ]
         .iter()
         .fold(0usize, |a, b| a.saturating_add(*b))
@@ -479,12 +505,15 @@ pub struct Tables<'a> {
     pub page_cb: &'a mut [u8],
     /// Mapping persistence tables ([`crate::persist::PersistTables::none`] when off).
     pub persist: crate::persist::PersistTables<'a>,
+    /// Copyless-copy tables ([`crate::copyless::CopylessTables::none`] unless
+    /// copies remap).
+    pub copyless: crate::copyless::CopylessTables<'a>,
 }
 
 impl Tables<'_> {
     /// Checks every slice against the sizes a configuration needs.
     pub fn check(&self, s: &TableSizes) -> Result<(), Error> {
-        let checks: [(bool, &'static str); 8] = [
+        let checks: [(bool, &'static str); 11] = [
             (self.l2p.len() >= s.l2p, "l2p"),
             (self.p2l.len() >= s.p2l, "p2l"),
             (self.blocks.len() >= s.blocks, "blocks"),
@@ -493,6 +522,9 @@ impl Tables<'_> {
             (self.slots.len() >= s.slots, "slots"),
             (self.ops.len() >= s.ops, "ops"),
             (self.page_cb.len() >= s.page_cb, "page_cb"),
+            (self.copyless.counts.len() >= s.cc_counts, "cc_counts"),
+            (self.copyless.shadow_heads.len() >= s.cc_heads, "cc_heads"),
+            (self.copyless.shadow.len() >= s.cc_shadow, "cc_shadow"),
         ];
         for (ok, name) in checks {
             if !ok {

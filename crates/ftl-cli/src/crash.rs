@@ -38,6 +38,10 @@ pub struct CrashArgs {
     /// flush is cut short and the check must see lost data.
     #[arg(long, default_value_t = 1.0)]
     pub capacitor_scale: f64,
+    /// Share (0-1) of host commands that are copies of 1-4 units (with
+    /// `--set copy.mode=remap` they are remapped).
+    #[arg(long, default_value_t = 0.0)]
+    pub copy_share: f64,
     /// Start on an empty drive instead of writing the span once first
     /// (without the fill, small runs may never reach GC).
     #[arg(long)]
@@ -58,6 +62,9 @@ pub fn run(a: CrashArgs) -> Result<(), CliError> {
     }
     if !(0.0..=1.0).contains(&a.mount_cut_prob) {
         return Err(CliError::Input("--mount-cut-prob must be in [0, 1]".into()));
+    }
+    if !(0.0..=1.0).contains(&a.copy_share) {
+        return Err(CliError::Input("--copy-share must be in [0, 1]".into()));
     }
     if !(a.capacitor_scale.is_finite() && a.capacitor_scale >= 0.0) {
         return Err(CliError::Input(
@@ -81,6 +88,7 @@ pub fn run(a: CrashArgs) -> Result<(), CliError> {
         capacitor_scale: a.capacitor_scale,
         timing: Some(plan.engine.timing),
         prefill: !a.no_fill,
+        copy_share: a.copy_share,
     };
     let medium = plan.medium().map_err(|e| CliError::Input(e.to_string()))?;
     let mut progress = Progress::new(Some(u64::from(a.cuts)), a.common.quiet);
@@ -156,6 +164,7 @@ pub fn report_json(r: &CrashReport) -> Value {
         "nand": { "map_programs": r.map_programs },
         "buffer": { "map_flushes": r.map_flushes },
         "gc": { "victims": r.gc_victims },
+        "copy": { "remapped_units": r.copy_remapped_units },
     })
 }
 

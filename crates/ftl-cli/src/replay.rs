@@ -30,6 +30,9 @@ pub enum FormatArg {
     Blkparse,
     /// CloudPhysics vSCSI CSV.
     Vscsi,
+    /// This project's own format, `time op offset len [src]`, which can
+    /// carry copies (`sim_harness::trace::native`).
+    Ftl,
 }
 
 /// What to do with addresses beyond the simulated capacity.
@@ -84,6 +87,7 @@ fn to_format(f: FormatArg) -> Option<TraceFormat> {
         FormatArg::Msr => Some(TraceFormat::Msr),
         FormatArg::Blkparse => Some(TraceFormat::Blkparse),
         FormatArg::Vscsi => Some(TraceFormat::Vscsi),
+        FormatArg::Ftl => Some(TraceFormat::Ftl),
     }
 }
 
@@ -113,6 +117,17 @@ fn to_units(
             TraceOp::Read => HostOp::Read,
             TraceOp::Write => HostOp::Write,
             TraceOp::Trim => HostOp::Trim,
+            // As many units from the unit holding the source offset.
+            TraceOp::Copy { src_bytes } => {
+                let s = src_bytes / unit;
+                HostOp::Copy {
+                    src: if wrap {
+                        (s % u64::from(logical)) as u32
+                    } else {
+                        s as u32
+                    },
+                }
+            }
         };
         out.push(HostRequest {
             time_ns: r.time_ns,

@@ -3,7 +3,8 @@
 
 use clap::{Args, ValueEnum};
 use serde_json::{json, Value};
-use sim_harness::profiles::{profile, profiles, WorkloadParams};
+use sim_harness::copy_load::CopyLoad;
+use sim_harness::profiles::{copy_profiles, profile, profiles, WorkloadParams};
 use sim_harness::sim::Outcome;
 use sim_harness::workload::{IdleModel, Pattern, Synth, SynthSpec};
 
@@ -65,6 +66,11 @@ pub struct SynthArgs {
     /// Read every logical unit back at the end and check it.
     #[arg(long)]
     pub verify: bool,
+    /// `--profile dedup`: deduplication ratio R (at least 1); a share
+    /// 1 - 1/R of the writes duplicate data on the drive and become copies
+    /// [default: 2].
+    #[arg(long, value_name = "R")]
+    pub dedup_ratio: Option<f64>,
     #[command(flatten)]
     pub common: CommonOpts,
 }
@@ -124,6 +130,16 @@ impl SynthArgs {
         }
         params.requests = self.requests.or(params.requests);
         params.seed = self.seed.or(params.seed);
+        if let Some(ratio) = self.dedup_ratio {
+            match params.copy {
+                Some(CopyLoad::Dedup { .. }) => params.copy = Some(CopyLoad::Dedup { ratio }),
+                _ => {
+                    return Err(CliError::Input(
+                        "--dedup-ratio: only with --profile dedup".into(),
+                    ))
+                }
+            }
+        }
         Ok(SynthJob {
             profile: self.profile.clone(),
             params,
@@ -172,6 +188,18 @@ pub fn execute_outcome(
         let lo = common.lifetime(&plan, &mut src, (spec.units, spec.footprint_units), cap)?;
         let life = crate::lifetime::life_json(&lo);
         (lo.outcome, Some(life))
+    } else if let Some(load) = job.params.copy {
+        let mut src = load
+            .source(spec.footprint_units, spec.requests, spec.seed)
+            .map_err(CliError::Input)?;
+        let out = common.simulate(
+            &plan,
+            src.as_mut(),
+            job.precondition
+                .then_some((spec.units, spec.footprint_units)),
+            job.verify,
+        )?;
+        (out, None)
     } else {
         let mut src = Synth::new(spec);
         let out = common.simulate(
@@ -204,6 +232,12 @@ pub fn execute_outcome(
         } => json!({"busy_pct": busy_pct, "period": period, "idle_ns": idle_ns}),
     };
     let sizes: Vec<Value> = p.sizes_kib.iter().map(|(k, w)| json!([k, w])).collect();
+    let copy = match p.copy {
+        None => Value::Null,
+        Some(CopyLoad::Journal { pages }) => json!({"kind": "journal", "pages": pages}),
+        Some(CopyLoad::Dedup { ratio }) => json!({"kind": "dedup", "dedup_ratio": ratio,
+            "conversion_ratio": 1.0 - 1.0 / ratio}),
+    };
     let input = json!({
         "profile": job.profile,
         "pattern": pattern,
@@ -212,6 +246,7 @@ pub fn execute_outcome(
         "size_kib": p.sizes_kib.iter().map(|s| s.0).min().unwrap_or(0),
         "sizes_kib": sizes,
         "idle": idle,
+        "copy": copy,
         "requests": spec.requests,
         "footprint_units": spec.footprint_units,
         "queue_depth": plan.engine.queue_depth,
@@ -242,6 +277,7 @@ pub fn list_profiles(a: &PresetsArgs) -> Result<(), CliError> {
     if a.json {
         let list: Vec<Value> = profiles()
             .iter()
+            .chain(copy_profiles())
             .map(|p| {
                 json!({"name": p.name, "description": p.description, "source": p.source,
                        "read_pct": p.read_pct, "paper_waf": p.paper_waf})
@@ -250,7 +286,7 @@ pub fn list_profiles(a: &PresetsArgs) -> Result<(), CliError> {
         println!("{}", Value::Array(list));
         return Ok(());
     }
-    for p in profiles() {
+    for p in profiles().iter().chain(copy_profiles()) {
         println!("{:<20} {}", p.name, p.description);
         println!("{:<20} source: {}", "", p.source);
     }

@@ -74,6 +74,7 @@ pub const CONFIG: Config = Config {
     copyback: CopybackPolicy::OFF_CHIP,
     persist: firmware_core::PersistConfig::OFF,
     guard: firmware_core::gerase::GuardConfig::OFF,
+    copy: firmware_core::CopyConfig::PHYSICAL,
 };
 
 /// Lengths of every lent slice, as constants so bare-metal code can size

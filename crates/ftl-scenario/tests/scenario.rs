@@ -54,6 +54,7 @@ impl HostMemory {
                 ops: &mut self.ops,
                 page_cb: &mut self.page_cb,
                 persist: firmware_core::PersistTables::none(),
+                copyless: firmware_core::copyless::CopylessTables::none(),
             },
             data: &mut self.data,
             medium_blocks: &mut self.medium_blocks,

@@ -23,7 +23,7 @@ use firmware_core::driver::execute;
 use firmware_core::mount::MountStep;
 use firmware_core::tables::BlockState;
 use firmware_core::{
-    Config, Error, Ftl, HostCompletion, Loc, Lpn, NandCmd, NandOp, NandResult, ReadStart,
+    Config, CopyStop, Error, Ftl, HostCompletion, Loc, Lpn, NandCmd, NandOp, NandResult, ReadStart,
     ReadStatus, Tag,
 };
 use nand_model::{SimMedium, TornProgram};
@@ -58,6 +58,9 @@ pub struct CrashSpec {
     /// Write every unit of the span once before the first cut, so the
     /// workload runs on a full drive and GC from the start.
     pub prefill: bool,
+    /// Share (0-1) of host commands that are copies of 1-4 units (0: none,
+    /// and the workload is the same as without copy support).
+    pub copy_share: f64,
 }
 
 impl Default for CrashSpec {
@@ -72,6 +75,7 @@ impl Default for CrashSpec {
             capacitor_scale: 1.0,
             timing: None,
             prefill: false,
+            copy_share: 0.0,
         }
     }
 }
@@ -129,6 +133,8 @@ pub struct CrashReport {
     /// erase count the core recovered from a block's first page and the
     /// chip's own count (wear levelling must survive cuts).
     pub pe_drift_max: u32,
+    /// Copy units the core served by remapping.
+    pub copy_remapped_units: u64,
 }
 
 /// xorshift64* random numbers.
@@ -196,8 +202,19 @@ pub fn run_crash(
     };
     let logical = cfg.logical_units;
     let span = ((f64::from(logical) * spec.span) as u32).clamp(1, logical);
-    // Oracle: last acknowledged version per unit (0: zeros).
-    let mut acked: Vec<u32> = vec![0; logical as usize];
+    // Oracle: last acknowledged stamp per unit (0: zeros). A copy makes a
+    // unit hold another unit's stamp.
+    let mut acked: Vec<u64> = vec![0; logical as usize];
+    let copies = spec.copy_share > 0.0;
+    // Whether a wrong stamp read from `lpn` is older acknowledged data (as
+    // opposed to data no command ever wrote there).
+    let older = |next_version: &[u32], lpn: u32, s: u64| {
+        let owner = (s >> 32) as usize;
+        (owner == lpn as usize || (copies && owner < next_version.len()))
+            && next_version
+                .get(owner)
+                .is_some_and(|&v| (s as u32) <= v && s as u32 != 0)
+    };
     let mut next_version: Vec<u32> = vec![0; logical as usize];
     let mut rep = CrashReport::default();
     let mut mounts_done = 0u64;
@@ -231,7 +248,7 @@ pub fn run_crash(
                     }
                 };
                 next_version[lpn as usize] = 1;
-                acked[lpn as usize] = 1;
+                acked[lpn as usize] = stamp(lpn, 1);
                 data[usize::from(slot.0)] = stamp(lpn, 1);
             }
             d.settle_with(&mut ftl, &mut medium, data, &mut rng)?;
@@ -250,7 +267,7 @@ pub fn run_crash(
     while cut_no < spec.cuts {
         // Mount (the first epoch after format mounts too: the format's state
         // is on flash, nothing in DRAM survives).
-        let (mount_ops, map_programs, victims, mount_ns) = {
+        let (mount_ops, map_programs, victims, mount_ns, remapped) = {
             let (t, data) = store.split();
             let mut ftl = Ftl::new(cfg, t)?;
             let mount_start = d.now;
@@ -319,13 +336,8 @@ pub fn run_crash(
                 let got = d.read(&mut ftl, &mut medium, data, &mut rng, lpn)?;
                 rep.units_checked += 1;
                 match got {
-                    Some(s) if s == stamp(lpn, want) || (want == 0 && s == 0) => {}
-                    Some(s)
-                        if s >> 32 == u64::from(lpn)
-                            && (s as u32) <= next_version[lpn as usize] =>
-                    {
-                        rep.lost_acknowledged += 1
-                    }
+                    Some(s) if s == want => {}
+                    Some(s) if older(&next_version, lpn, s) => rep.lost_acknowledged += 1,
                     Some(0) | None => rep.lost_acknowledged += 1,
                     Some(_) => rep.invalid_reads += 1,
                 }
@@ -343,7 +355,7 @@ pub fn run_crash(
                                 let v = next_version[lpn as usize] + 1;
                                 next_version[lpn as usize] = v;
                                 data[usize::from(slot.0)] = stamp(lpn, v);
-                                acked[lpn as usize] = v;
+                                acked[lpn as usize] = stamp(lpn, v);
                                 touched.push(lpn);
                             }
                             Err(Error::Busy) => break,
@@ -357,6 +369,25 @@ pub fn run_crash(
                 } else {
                     rng.below(u64::from(span)) as u32
                 };
+                if copies && rng.chance(spec.copy_share) {
+                    rep.host_commands += 1;
+                    let k = 1 + rng.below(4) as u32;
+                    let room = u64::from(span.saturating_sub(k).max(1));
+                    let (src, dst) = (rng.below(room) as u32, rng.below(room) as u32);
+                    if src.abs_diff(dst) < k || dst + k > logical || src + k > logical {
+                        continue;
+                    }
+                    d.copy(
+                        &mut ftl,
+                        &mut medium,
+                        data,
+                        &mut rng,
+                        (src, dst, k),
+                        &mut acked,
+                    )?;
+                    touched.extend(dst..dst + k);
+                    continue;
+                }
                 let r = rng.below(100);
                 rep.host_commands += 1;
                 if r < 70 {
@@ -374,7 +405,7 @@ pub fn run_crash(
                         }
                     };
                     data[usize::from(slot.0)] = stamp(lpn, v);
-                    acked[lpn as usize] = v;
+                    acked[lpn as usize] = stamp(lpn, v);
                     touched.push(lpn);
                 } else if r < 80 {
                     loop {
@@ -394,7 +425,7 @@ pub fn run_crash(
                     let want = acked[lpn as usize];
                     let got = d.read(&mut ftl, &mut medium, data, &mut rng, lpn)?;
                     match got {
-                        Some(s) if s == stamp(lpn, want) || (want == 0 && s == 0) => {}
+                        Some(s) if s == want => {}
                         _ => rep.invalid_reads += 1,
                     }
                 } else {
@@ -443,7 +474,13 @@ pub fn run_crash(
             progress(rep.cuts);
             let s = ftl.stats();
             rep.map_flushes += s.map_flushes;
-            (mount_ops, s.map_programs, s.gc_victims, mount_ns)
+            (
+                mount_ops,
+                s.map_programs,
+                s.gc_victims,
+                mount_ns,
+                s.copy_remapped_units,
+            )
         };
         mounts_done += 1;
         mount_ops_sum += mount_ops;
@@ -452,6 +489,7 @@ pub fn run_crash(
         rep.mount_ops_max = rep.mount_ops_max.max(mount_ops);
         rep.map_programs += map_programs;
         rep.gc_victims += victims;
+        rep.copy_remapped_units += remapped;
     }
     rep.mounts = mounts_done;
     rep.max_pe = (0..cfg.geometry.total_blocks())
@@ -516,6 +554,72 @@ impl Drive {
         rng: &mut Rng,
     ) -> Result<(), Error> {
         while self.step(ftl, medium, data, rng, false)? {}
+        Ok(())
+    }
+
+    /// Copies `k` units from `src` to `dst` through [`Ftl::copy`]; units the
+    /// core hands back are copied here (read, then write or trim). Updates
+    /// the oracle unit by unit, as each is acknowledged.
+    fn copy(
+        &mut self,
+        ftl: &mut Ftl<'_>,
+        medium: &mut SimMedium,
+        data: &mut [u64],
+        rng: &mut Rng,
+        (src, dst, k): (u32, u32, u32),
+        acked: &mut [u64],
+    ) -> Result<(), Error> {
+        let mut done = 0u32;
+        while done < k {
+            let p = ftl.copy(Lpn(src + done), Lpn(dst + done), k - done, self.now)?;
+            for i in done..done + p.remapped {
+                acked[(dst + i) as usize] = acked[(src + i) as usize];
+            }
+            done += p.remapped;
+            match p.stop {
+                CopyStop::Done => {}
+                CopyStop::Busy => {
+                    if !self.step(ftl, medium, data, rng, true)? {
+                        return Err(Error::Corrupt("copy stuck"));
+                    }
+                }
+                CopyStop::Physical(_) => {
+                    let (s, t) = (src + done, dst + done);
+                    match self.read(ftl, medium, data, rng, s)? {
+                        Some(0) => loop {
+                            match ftl.trim(Lpn(t), self.now) {
+                                Ok(()) => break,
+                                Err(Error::Busy) => {
+                                    if !self.step(ftl, medium, data, rng, true)? {
+                                        return Err(Error::Corrupt("trim stuck"));
+                                    }
+                                }
+                                Err(e) => return Err(e),
+                            }
+                        },
+                        Some(v) => {
+                            let slot = loop {
+                                match ftl.write(Lpn(t), self.now) {
+                                    Ok(slot) => break slot,
+                                    Err(Error::Busy) => {
+                                        if !self.step(ftl, medium, data, rng, true)? {
+                                            return Err(Error::Corrupt("write stuck"));
+                                        }
+                                    }
+                                    Err(e) => return Err(e),
+                                }
+                            };
+                            data[usize::from(slot.0)] = v;
+                        }
+                        // Unreadable source: the copy stops; the oracle keeps
+                        // what the destination held.
+                        None => return Ok(()),
+                    }
+                    acked[t as usize] = acked[s as usize];
+                    done += 1;
+                }
+            }
+        }
         Ok(())
     }
 

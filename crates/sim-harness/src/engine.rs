@@ -21,12 +21,13 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
+use firmware_core::copyless::ShadowEntry;
 use firmware_core::driver::execute;
 use firmware_core::map_dirty::DirtyLink;
 use firmware_core::tables::{BlockMeta, OpEntry, PlaneState, SlotMeta};
 use firmware_core::{
-    Config, Error, Ftl, HostCompletion, Lpn, Nand, NandOp, NandResult, PersistTables, ReadReport,
-    ReadStart, ReadStatus, TableSizes, Tables, Tag,
+    Config, CopyStop, Error, Ftl, HostCompletion, Lpn, Nand, NandOp, NandResult, PersistTables,
+    ReadReport, ReadStart, ReadStatus, TableSizes, Tables, Tag,
 };
 
 use nand_model::FullUnit;
@@ -143,6 +144,9 @@ pub struct CoreStore<U = u64> {
     tp_flags: Vec<u8>,
     tp_links: Vec<DirtyLink>,
     meta: Vec<u8>,
+    cc_counts: Vec<u32>,
+    cc_heads: Vec<u32>,
+    cc_shadow: Vec<ShadowEntry>,
     data: Vec<U>,
     wl_entries: Vec<firmware_core::weak_wl::WlEntry>,
     wl_heads: Vec<u16>,
@@ -171,6 +175,9 @@ impl<U: Copy + Default> CoreStore<U> {
             tp_flags: vec![0; s.tps],
             tp_links: vec![DirtyLink::default(); s.tps],
             meta: vec![0; s.meta_bytes],
+            cc_counts: vec![0; s.cc_counts],
+            cc_heads: vec![0; s.cc_heads],
+            cc_shadow: vec![Default::default(); s.cc_shadow],
             data: vec![U::default(); s.slots],
         })
     }
@@ -202,6 +209,11 @@ impl<U: Copy + Default> CoreStore<U> {
                     tp_flags: &mut self.tp_flags,
                     tp_links: &mut self.tp_links,
                     meta: &mut self.meta,
+                },
+                copyless: firmware_core::copyless::CopylessTables {
+                    counts: &mut self.cc_counts,
+                    shadow_heads: &mut self.cc_heads,
+                    shadow: &mut self.cc_shadow,
                 },
             },
             &mut self.data,
@@ -240,6 +252,9 @@ pub trait HostSide<U> {
     fn write_unit(&mut self, req: u32, k: u32, lpn: u32, unit: &mut U);
     /// Logical unit `lpn` was trimmed.
     fn trim_unit(&mut self, lpn: u32);
+    /// Logical unit `dst` now holds what `src` holds (a copy, remapped or
+    /// physical; the engine moves the data of a physical copy itself).
+    fn copy_unit(&mut self, src: u32, dst: u32);
     /// What a read of `lpn` issued now must return (checked by [`HostSide::read_unit`]).
     fn expect(&self, lpn: u32) -> u64;
     /// Unit `k` of read request `req` returned `data`; `expect` is what
@@ -255,6 +270,9 @@ pub trait HostSide<U> {
 pub struct StampOracle {
     versions: Vec<u32>,
     write_seq: u32,
+    /// Units whose data came from another unit by a copy: the stamp they
+    /// hold (kept apart so runs without copies pay nothing for it).
+    copied: std::collections::HashMap<u32, u64>,
 }
 
 impl StampOracle {
@@ -263,6 +281,7 @@ impl StampOracle {
         StampOracle {
             versions: vec![0; logical_units as usize],
             write_seq: 0,
+            copied: std::collections::HashMap::new(),
         }
     }
 }
@@ -276,16 +295,35 @@ impl<U: StampUnit> HostSide<U> for StampOracle {
         // A global version keeps this a store (no load of the old value).
         self.write_seq = self.write_seq.wrapping_add(1).max(1);
         self.versions[lpn as usize] = self.write_seq;
+        if !self.copied.is_empty() {
+            self.copied.remove(&lpn);
+        }
         unit.set_stamp(stamp(lpn, self.write_seq));
     }
 
     #[inline]
     fn trim_unit(&mut self, lpn: u32) {
         self.versions[lpn as usize] = 0;
+        if !self.copied.is_empty() {
+            self.copied.remove(&lpn);
+        }
+    }
+
+    fn copy_unit(&mut self, src: u32, dst: u32) {
+        let s = <Self as HostSide<U>>::expect(self, src);
+        if s == 0 {
+            <Self as HostSide<U>>::trim_unit(self, dst);
+        } else {
+            self.versions[dst as usize] = 1;
+            self.copied.insert(dst, s);
+        }
     }
 
     #[inline]
     fn expect(&self, lpn: u32) -> u64 {
+        if let Some(s) = self.copied.get(&lpn) {
+            return *s;
+        }
         let v = self.versions[lpn as usize];
         if v == 0 {
             0
@@ -339,6 +377,10 @@ pub struct RunStats {
     pub write_units: u64,
     /// Mapping units trimmed.
     pub trim_units: u64,
+    /// Copy requests completed.
+    pub copy_requests: u64,
+    /// Mapping units copied (remapped or physically).
+    pub copy_units: u64,
     /// Host reads checked against the oracle.
     pub read_checks: u64,
     /// Reads that returned other data than last written.
@@ -372,6 +414,9 @@ struct Outstanding {
     units: u32,
     issued: u32,
     pending: u32,
+    /// Physical copy of unit `issued`: 0 not started, 1 source read in
+    /// flight, 2 source data in the request's stash.
+    phase: u8,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -379,6 +424,8 @@ struct ReadTrack {
     req: u32,
     unit: u32,
     expect: u64,
+    /// The read is the source half of a physical copy.
+    copy: bool,
 }
 
 /// Tag bit of flush commands (read tags index the read table and stay below it).
@@ -417,6 +464,8 @@ pub struct Engine<'a, N: Nand, H = StampOracle> {
     logical_units: u32,
     host: H,
     reqs: Vec<Outstanding>,
+    /// Per request: the source unit of a physical copy in progress.
+    stash: Vec<N::Unit>,
     free_reqs: Vec<u32>,
     reads: Vec<ReadTrack>,
     free_reads: Vec<u32>,
@@ -572,10 +621,12 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
                     lpn: 0,
                     units: 0,
                     issued: 0,
-                    pending: 0
+                    pending: 0,
+                    phase: 0,
                 };
                 qd as usize
             ],
+            stash: vec![N::Unit::default(); qd as usize],
             free_reqs: (0..qd).rev().collect(),
             reads: Vec::new(),
             free_reads: Vec::new(),
@@ -712,6 +763,14 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
         if u64::from(lpn) + u64::from(units) > u64::from(self.logical_units) {
             return Err(Error::LpnOutOfRange);
         }
+        if let HostOp::Copy { src } = r.op {
+            if u64::from(src) + u64::from(units) > u64::from(self.logical_units) {
+                return Err(Error::LpnOutOfRange);
+            }
+            if src != lpn && src < lpn + units && lpn < src + units {
+                return Err(Error::BadRequest("copy ranges overlap"));
+            }
+        }
         let Some(id) = self.free_reqs.pop() else {
             return Err(Error::Busy);
         };
@@ -724,6 +783,7 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
             units,
             issued: 0,
             pending: 0,
+            phase: 0,
         };
         if self.blocked.is_empty() {
             if !self.advance(id)? {
@@ -760,6 +820,14 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
                     Err(Error::Busy) => break,
                     Err(e) => return Err(e),
                 },
+                HostOp::Copy { src } => {
+                    self.reqs[id as usize] = q;
+                    let done = self.copy_step(id, src + q.issued, lpn)?;
+                    q = self.reqs[id as usize];
+                    if !done {
+                        break;
+                    }
+                }
                 HostOp::Read => {
                     let tag = match self.free_reads.pop() {
                         Some(t) => t,
@@ -793,6 +861,7 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
                                         req: id,
                                         unit: k,
                                         expect,
+                                        copy: false,
                                     };
                                     q.pending += 1;
                                 }
@@ -818,6 +887,93 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
         Ok(true)
     }
 
+    /// One unit of a copy request, `src` to `dst`. Returns false when it
+    /// must wait (the core is busy, or the source read of a physical copy is
+    /// in flight); the request then stays blocked, so no later request
+    /// overtakes it.
+    ///
+    /// The core remaps the unit if it can. Otherwise the unit is copied
+    /// inside the device: the source is read (a NAND read unless it is in
+    /// the write buffer), then written to `dst` through the write buffer,
+    /// with no host transfer.
+    fn copy_step(&mut self, id: u32, src: u32, dst: u32) -> Result<bool, Error> {
+        let phase = self.reqs[id as usize].phase;
+        if phase == 0 {
+            let p = self.ftl.copy(Lpn(src), Lpn(dst), 1, self.now)?;
+            match p.stop {
+                CopyStop::Done => {
+                    self.host.copy_unit(src, dst);
+                    return Ok(true);
+                }
+                CopyStop::Busy => return Ok(false),
+                CopyStop::Physical(_) => {}
+            }
+            let Some(tag) = self.free_reads.pop().or_else(|| {
+                self.reads.push(ReadTrack::default());
+                Some((self.reads.len() - 1) as u32)
+            }) else {
+                return Ok(false);
+            };
+            let expect = self.host.expect(src);
+            let k = self.reqs[id as usize].issued;
+            match self.ftl.read(Tag(tag), Lpn(src), self.now) {
+                Ok(start) => match start {
+                    ReadStart::Issued => {
+                        self.reads[tag as usize] = ReadTrack {
+                            req: id,
+                            unit: k,
+                            expect,
+                            copy: true,
+                        };
+                        self.reqs[id as usize].phase = 1;
+                        return Ok(false);
+                    }
+                    ReadStart::Buffered(s) => {
+                        self.free_reads.push(tag);
+                        self.stash[id as usize] = self.data[usize::from(s.0)];
+                        self.reqs[id as usize].phase = 2;
+                    }
+                    ReadStart::Unmapped => {
+                        self.free_reads.push(tag);
+                        return match self.ftl.trim(Lpn(dst), self.now) {
+                            Ok(()) => {
+                                self.host.copy_unit(src, dst);
+                                Ok(true)
+                            }
+                            Err(Error::Busy) => Ok(false),
+                            Err(e) => Err(e),
+                        };
+                    }
+                    ReadStart::Lost => {
+                        // The source is gone: the copy of this unit fails and
+                        // the destination keeps its data.
+                        self.free_reads.push(tag);
+                        self.stats.uncorrectable_reads += 1;
+                        return Ok(true);
+                    }
+                },
+                Err(Error::Busy) => {
+                    self.free_reads.push(tag);
+                    return Ok(false);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        if self.reqs[id as usize].phase == 1 {
+            return Ok(false);
+        }
+        match self.ftl.write(Lpn(dst), self.now) {
+            Ok(slot) => {
+                self.data[usize::from(slot.0)] = self.stash[id as usize];
+                self.host.copy_unit(src, dst);
+                self.reqs[id as usize].phase = 0;
+                Ok(true)
+            }
+            Err(Error::Busy) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
     /// Counts one checked read; `ok` says whether it returned the expected data.
     fn check(&mut self, ok: bool) {
         self.stats.read_checks += 1;
@@ -831,7 +987,7 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
         let q = self.reqs[id as usize];
         let bytes = u64::from(q.units) * self.unit_bytes;
         let done = match q.op {
-            HostOp::Trim | HostOp::Flush => self.now,
+            HostOp::Trim | HostOp::Flush | HostOp::Copy { .. } => self.now,
             _ => self.timing.host_transfer(bytes, self.now),
         };
         self.heap.push(Reverse((done, EV_HOST_DONE, id)));
@@ -856,13 +1012,17 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
                 s.trim_units += units;
             }
             HostOp::Flush => s.flush_requests += 1,
+            HostOp::Copy { .. } => {
+                s.copy_requests += 1;
+                s.copy_units += units;
+            }
         }
         let lat = self.now.saturating_sub(q.arrival);
         s.latency.record(lat);
         match q.op {
             HostOp::Read => s.read_latency.record(lat),
             HostOp::Write => s.write_latency.record(lat),
-            HostOp::Trim | HostOp::Flush => {}
+            HostOp::Trim | HostOp::Flush | HostOp::Copy { .. } => {}
         }
         s.end_ns = s.end_ns.max(self.now);
         self.outstanding -= 1;
@@ -916,6 +1076,26 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
                 let req = match c {
                     HostCompletion::Read { tag, slot, status } => {
                         let tr = self.reads[tag.0 as usize];
+                        if tr.copy {
+                            // Source half of a physical copy: keep the data
+                            // for the write; the request goes on when the
+                            // blocked requests are advanced.
+                            self.free_reads.push(tag.0);
+                            let q = &mut self.reqs[tr.req as usize];
+                            match status {
+                                ReadStatus::Ok => {
+                                    // Checked when the destination is read.
+                                    self.stash[tr.req as usize] = self.data[usize::from(slot.0)];
+                                    q.phase = 2;
+                                }
+                                ReadStatus::MediaError => {
+                                    self.stats.uncorrectable_reads += 1;
+                                    q.phase = 0;
+                                    q.issued += 1;
+                                }
+                            }
+                            continue;
+                        }
                         match status {
                             ReadStatus::Ok => {
                                 let data = ReadData::Unit(&self.data[usize::from(slot.0)]);

@@ -130,6 +130,10 @@ impl<const B: usize> HostSide<FullUnit<B>> for PayloadHost<B> {
         self.digests[lpn as usize] = 0;
     }
 
+    fn copy_unit(&mut self, src: u32, dst: u32) {
+        self.digests[dst as usize] = self.digests[src as usize];
+    }
+
     fn expect(&self, lpn: u32) -> u64 {
         self.digests[lpn as usize]
     }

@@ -4,6 +4,7 @@
 #![warn(missing_docs)]
 
 pub mod config;
+pub mod copy_load;
 pub mod crash;
 pub mod engine;
 pub mod flash_bus;

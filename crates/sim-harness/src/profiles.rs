@@ -8,6 +8,7 @@
 //! the papers'; sizes and skews are chosen here, and each profile's
 //! [`Profile::source`] says which is which.
 
+use crate::copy_load::CopyLoad;
 use crate::workload::{IdleModel, Pattern, SizeMix, SynthSpec};
 
 /// A synthetic workload in user terms (KiB, percentages), independent of the
@@ -33,6 +34,10 @@ pub struct WorkloadParams {
     /// a whole flash page: a small write rewrites the whole unit; the merge
     /// read of its old contents is not modelled).
     pub round_up_sizes: bool,
+    /// A copy workload ([`crate::copy_load`]) replaces the read/write
+    /// generator: one-unit requests over the footprint; `read_pct`, sizes,
+    /// pattern and idle gaps do not apply.
+    pub copy: Option<CopyLoad>,
 }
 
 impl Default for WorkloadParams {
@@ -47,6 +52,7 @@ impl Default for WorkloadParams {
             idle: IdleModel::None,
             seed: None,
             round_up_sizes: false,
+            copy: None,
         }
     }
 }
@@ -128,6 +134,8 @@ pub enum Paper {
     RcFtl,
     /// Seed 001 (dissertation) ch. 3 (longFTL), Table 5.
     LongFtl,
+    /// Seed 003 (copyless copy) §III: the journaling and dedup use cases.
+    Copyless,
 }
 
 /// A named workload.
@@ -156,6 +164,9 @@ pub struct Profile {
     pub footprint_pct: f64,
     /// Idle-gap model (the intensity mixes only).
     pub idle: IdleModel,
+    /// Copy workload (the seed 003 profiles) instead of the synthetic
+    /// read/write generator.
+    pub copy: Option<CopyLoad>,
     /// WAF of the baseline FTL in the paper's table, when it gives one.
     pub paper_waf: Option<f64>,
 }
@@ -178,6 +189,7 @@ impl Profile {
             footprint_pct: self.footprint_pct,
             idle: self.idle,
             round_up_sizes: true,
+            copy: self.copy,
             ..WorkloadParams::default()
         }
     }
@@ -188,6 +200,7 @@ impl Profile {
         match self.paper {
             Paper::RcFtl => "rcftl-dac18",
             Paper::LongFtl => "longftl-mqsim",
+            Paper::Copyless => "default",
         }
     }
 }
@@ -254,6 +267,7 @@ static PROFILES: [Profile; 15] = [
         hot_space_pct: 10,
         footprint_pct: 19.6,
         idle: IdleModel::None,
+        copy: None,
         paper_waf: Some(2.17),
     },
     Profile {
@@ -267,6 +281,7 @@ static PROFILES: [Profile; 15] = [
         hot_space_pct: 10,
         footprint_pct: 19.6,
         idle: IdleModel::None,
+        copy: None,
         paper_waf: Some(2.11),
     },
     Profile {
@@ -280,6 +295,7 @@ static PROFILES: [Profile; 15] = [
         hot_space_pct: 30,
         footprint_pct: 38.1,
         idle: IdleModel::None,
+        copy: None,
         paper_waf: Some(3.08),
     },
     Profile {
@@ -293,6 +309,7 @@ static PROFILES: [Profile; 15] = [
         hot_space_pct: 5,
         footprint_pct: 19.6,
         idle: IdleModel::None,
+        copy: None,
         paper_waf: Some(1.8),
     },
     Profile {
@@ -306,6 +323,7 @@ static PROFILES: [Profile; 15] = [
         hot_space_pct: 100,
         footprint_pct: 100.0,
         idle: intensity(70),
+        copy: None,
         paper_waf: None,
     },
     Profile {
@@ -319,6 +337,7 @@ static PROFILES: [Profile; 15] = [
         hot_space_pct: 100,
         footprint_pct: 100.0,
         idle: intensity(50),
+        copy: None,
         paper_waf: None,
     },
     Profile {
@@ -332,6 +351,7 @@ static PROFILES: [Profile; 15] = [
         hot_space_pct: 100,
         footprint_pct: 100.0,
         idle: intensity(30),
+        copy: None,
         paper_waf: None,
     },
     Profile {
@@ -345,6 +365,7 @@ static PROFILES: [Profile; 15] = [
         hot_space_pct: 2,
         footprint_pct: 35.0,
         idle: IdleModel::None,
+        copy: None,
         paper_waf: Some(1.08),
     },
     Profile {
@@ -358,6 +379,7 @@ static PROFILES: [Profile; 15] = [
         hot_space_pct: 3,
         footprint_pct: 27.4,
         idle: IdleModel::None,
+        copy: None,
         paper_waf: Some(1.16),
     },
     Profile {
@@ -371,6 +393,7 @@ static PROFILES: [Profile; 15] = [
         hot_space_pct: 4,
         footprint_pct: 22.7,
         idle: IdleModel::None,
+        copy: None,
         paper_waf: Some(1.24),
     },
     Profile {
@@ -384,6 +407,7 @@ static PROFILES: [Profile; 15] = [
         hot_space_pct: 20,
         footprint_pct: 42.8,
         idle: IdleModel::None,
+        copy: None,
         paper_waf: Some(2.66),
     },
     Profile {
@@ -397,6 +421,7 @@ static PROFILES: [Profile; 15] = [
         hot_space_pct: 30,
         footprint_pct: 64.5,
         idle: IdleModel::None,
+        copy: None,
         paper_waf: Some(3.55),
     },
     Profile {
@@ -410,6 +435,7 @@ static PROFILES: [Profile; 15] = [
         hot_space_pct: 10,
         footprint_pct: 27.4,
         idle: IdleModel::None,
+        copy: None,
         paper_waf: Some(1.89),
     },
     Profile {
@@ -423,6 +449,7 @@ static PROFILES: [Profile; 15] = [
         hot_space_pct: 20,
         footprint_pct: 38.1,
         idle: IdleModel::None,
+        copy: None,
         paper_waf: Some(2.49),
     },
     Profile {
@@ -436,19 +463,74 @@ static PROFILES: [Profile; 15] = [
         hot_space_pct: 30,
         footprint_pct: 50.5,
         idle: IdleModel::None,
+        copy: None,
         paper_waf: Some(2.98),
     },
 ];
 
-/// Every profile.
+const COPY_SRC: &str = "Seed 003 Sec. III-A (SQLite undo log: old pages copied to the log before \
+     the update, synchronous OFF) and III-B (CCAW: duplicate writes become copies, conversion \
+     ratio 1 - 1/R); transaction size, log share and uniform addresses chosen";
+
+/// Pages per journaled transaction (chosen: an insert into a B-tree leaf
+/// with its parent and the database header, and a free-list page).
+pub const JOURNAL_PAGES: u32 = 4;
+
+/// Deduplication ratio of the `dedup` profile unless `--dedup-ratio` is given.
+pub const DEDUP_DEFAULT_RATIO: f64 = 2.0;
+
+/// The copy workloads of seed 003 (not part of the WAF calibration table).
+static COPY_PROFILES: [Profile; 2] = [
+    Profile {
+        name: "journal",
+        description: "Undo-log journaling: old pages copied to a log, then updated in place",
+        source: COPY_SRC,
+        paper: Paper::Copyless,
+        read_pct: 0,
+        sizes_kib: &[(4, 1)],
+        hot_access_pct: 0,
+        hot_space_pct: 100,
+        footprint_pct: 50.0,
+        idle: IdleModel::None,
+        copy: Some(CopyLoad::Journal {
+            pages: JOURNAL_PAGES,
+        }),
+        paper_waf: None,
+    },
+    Profile {
+        name: "dedup",
+        description:
+            "CC-assisted writing: duplicate 4 KiB writes turned into copies (--dedup-ratio)",
+        source: COPY_SRC,
+        paper: Paper::Copyless,
+        read_pct: 0,
+        sizes_kib: &[(4, 1)],
+        hot_access_pct: 0,
+        hot_space_pct: 100,
+        footprint_pct: 50.0,
+        idle: IdleModel::None,
+        copy: Some(CopyLoad::Dedup {
+            ratio: DEDUP_DEFAULT_RATIO,
+        }),
+        paper_waf: None,
+    },
+];
+
+/// Every profile of the WAF calibration table (seeds 000 and 001).
 pub fn profiles() -> &'static [Profile] {
     &PROFILES
 }
 
+/// The copy workloads (seed 003).
+pub fn copy_profiles() -> &'static [Profile] {
+    &COPY_PROFILES
+}
+
 /// The profile called `name`; the error lists the known names.
 pub fn profile(name: &str) -> Result<&'static Profile, String> {
-    PROFILES.iter().find(|p| p.name == name).ok_or_else(|| {
-        let known: Vec<&str> = PROFILES.iter().map(|p| p.name).collect();
+    let all = || PROFILES.iter().chain(COPY_PROFILES.iter());
+    all().find(|p| p.name == name).ok_or_else(|| {
+        let known: Vec<&str> = all().map(|p| p.name).collect();
         format!(
             "--profile: unknown profile `{name}`; known profiles: {}",
             known.join(", ")

@@ -26,6 +26,13 @@ pub fn json_report(o: &Outcome, extra: Value) -> Value {
         (f.host_program_units + f.gc_program_units) as f64 / host_units
     };
     let bytes = (r.read_units + r.write_units) as f64 * unit;
+    // Copies as the host sees them: units it wrote, by writing or copying.
+    let logical_writes = r.write_units + r.copy_units;
+    let copy_waf = if logical_writes == 0 {
+        0.0
+    } else {
+        (f.host_program_units + f.gc_program_units) as f64 / logical_writes as f64
+    };
     let sim_ns = (r.end_ns.saturating_sub(r.start_ns)).max(1) as f64;
     let chan_util: Vec<f64> = o.chan_busy_ns.iter().map(|b| *b as f64 / sim_ns).collect();
     let chan_mean = if chan_util.is_empty() {
@@ -143,6 +150,14 @@ pub fn json_report(o: &Outcome, extra: Value) -> Value {
         "memory": {
             "core_table_bytes": o.core_table_bytes,
             "epm_bytes": firmware_core::copyback::epm_bytes(g, &o.plan.core.copyback).unwrap_or(0),
+        },
+        "copy": {
+            "commands": r.copy_requests,
+            "units": r.copy_units,
+            "remapped_units": f.copy_remapped_units,
+            "fallback_physical": f.copy_fallback_units,
+            "write_mib_s": per_sec(logical_writes as f64 * unit) / 1_048_576.0,
+            "waf": copy_waf,
         },
         "epm": {
             "active_blocks_max": f.epm_active_blocks_max,

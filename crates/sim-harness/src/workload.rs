@@ -14,6 +14,13 @@ pub enum HostOp {
     Trim,
     /// Make every write admitted before it durable (one request, no units).
     Flush,
+    /// Copy `units` units from `src` to the request's `lpn` (the ranges
+    /// must not overlap). The core remaps where its copy mode allows; other
+    /// units are read and written again inside the device.
+    Copy {
+        /// First source mapping unit.
+        src: u32,
+    },
 }
 
 /// One host request in mapping units.

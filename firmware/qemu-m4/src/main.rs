@@ -127,6 +127,7 @@ fn take_memory() -> Memory<'static> {
             ops: lend!(OpEntry, sizes::OPS, OpEntry::default()),
             page_cb: lend!(u8, sizes::PAGE_CB, 0),
             persist: firmware_core::PersistTables::none(),
+            copyless: firmware_core::copyless::CopylessTables::none(),
         },
         data: lend!(u64, sizes::DATA, 0),
         medium_blocks: lend!(BlockRec, sizes::MEDIUM_BLOCKS, BlockRec::INIT),

@@ -164,6 +164,9 @@ pub struct Store {
     pub tp_flags: Vec<u8>,
     pub tp_links: Vec<firmware_core::map_dirty::DirtyLink>,
     pub meta: Vec<u8>,
+    pub cc_counts: Vec<u32>,
+    pub cc_heads: Vec<u32>,
+    pub cc_shadow: Vec<firmware_core::copyless::ShadowEntry>,
     pub data: Vec<u64>,
 }
 
@@ -184,6 +187,9 @@ impl Store {
             tp_flags: vec![0; s.tps],
             tp_links: vec![Default::default(); s.tps],
             meta: vec![0; s.meta_bytes],
+            cc_counts: vec![0; s.cc_counts],
+            cc_heads: vec![0; s.cc_heads],
+            cc_shadow: vec![Default::default(); s.cc_shadow],
             data: vec![0; s.slots],
         }
     }
@@ -205,6 +211,11 @@ impl Store {
                     tp_flags: &mut self.tp_flags,
                     tp_links: &mut self.tp_links,
                     meta: &mut self.meta,
+                },
+                copyless: firmware_core::copyless::CopylessTables {
+                    counts: &mut self.cc_counts,
+                    shadow_heads: &mut self.cc_heads,
+                    shadow: &mut self.cc_shadow,
                 },
             },
             &mut self.data,

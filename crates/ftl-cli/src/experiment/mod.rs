@@ -5,6 +5,7 @@
 //! synth`, and is deterministic given its configuration and seed, so the
 //! results do not depend on `--jobs`.
 
+pub mod cc;
 pub mod dgcb;
 pub mod output;
 pub mod registry;

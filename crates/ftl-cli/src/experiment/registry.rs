@@ -108,7 +108,7 @@ pub fn experiment(name: &str) -> Result<&'static Experiment, String> {
     })
 }
 
-static EXPERIMENTS: [Experiment; 4] = [
+static EXPERIMENTS: [Experiment; 5] = [
     Experiment {
         name: "profiles",
         description: "Baseline (off-chip copy, greedy GC) WAF and IOPS of every workload profile \
@@ -312,6 +312,67 @@ static EXPERIMENTS: [Experiment; 4] = [
             },
         ],
         cells: longftl_cells,
+        evaluate: None,
+    },
+    Experiment {
+        name: "cc",
+        description: "Copyless copy (seed 003 Sec. III): host write throughput, NAND programs \
+                      and WAF of undo-log journaling and copy-assisted writing (dedup ratios 1, \
+                      1.4, 2, 4, 8) with copies remapped vs copied physically",
+        keys: super::cc::KEYS,
+        normalise: &[
+            Normalise {
+                key: "copy.write_mib_s",
+                baseline_series: "R=1",
+            },
+            Normalise {
+                key: "nand.programs",
+                baseline_series: "R=1",
+            },
+        ],
+        charts: &[
+            ChartDef {
+                file: "dedup_speedup.svg",
+                kind: ChartKind::Lines,
+                title: "Dedup: host write throughput vs R = 1 (ideal: R)",
+                x: "deduplication ratio R = 1 / (1 - conversion ratio)",
+                y: "write throughput / throughput at R = 1 (ratio)",
+                columns: &[("copy.write_mib_s.norm", "")],
+            },
+            ChartDef {
+                file: "dedup_throughput.svg",
+                kind: ChartKind::Lines,
+                title: "Dedup: host write throughput (writes and copies)",
+                x: "deduplication ratio R",
+                y: "host write throughput (MiB/s, simulated)",
+                columns: &[("copy.write_mib_s", "")],
+            },
+            ChartDef {
+                file: "dedup_waf.svg",
+                kind: ChartKind::Lines,
+                title: "Dedup: NAND unit programs per host-written unit",
+                x: "deduplication ratio R",
+                y: "WAF (NAND programs / units written or copied)",
+                columns: &[("copy.waf", "")],
+            },
+            ChartDef {
+                file: "journal.svg",
+                kind: ChartKind::Bars,
+                title: "Journaling: host write throughput, remap vs physical copy",
+                x: "workload",
+                y: "host write throughput (MiB/s, simulated)",
+                columns: &[("copy.write_mib_s", "")],
+            },
+            ChartDef {
+                file: "programs.svg",
+                kind: ChartKind::Bars,
+                title: "NAND page programs per cell",
+                x: "workload and copy mode",
+                y: "NAND programs (pages)",
+                columns: &[("nand.programs", "")],
+            },
+        ],
+        cells: super::cc::cells,
         evaluate: None,
     },
 ];

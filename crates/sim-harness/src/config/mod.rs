@@ -1,6 +1,6 @@
 //! Simulation configuration: TOML files, presets and `--set` overrides.
 //!
-//! A [`SimConfig`] has nine sections. Every leaf is addressed by a dotted key
+//! A [`SimConfig`] has eleven sections. Every leaf is addressed by a dotted key
 //! (`section.key`); the names are a public interface used by TOML files,
 //! `--set section.key=value` overrides, [`SimConfig::get`] and
 //! [`SimConfig::keys`]. A TOML file may give any subset of keys: the rest keep
@@ -54,6 +54,9 @@
 //! | `erase.gerase_scope` | string | gErase on `host` active blocks only, or on `all` allocations ("host") |
 //! | `erase.bpm_capacity_loss_pct` | f64 | share of each block's wordlines BPM retires, percent (2.1) |
 //! | `erase.waf_window` | u8 | *added key*: observation intervals each WAF value of the monitor spans, 1..16; 1 is the paper's single interval (1) |
+//! | `copy.mode` | string | *added key*: host copy commands: `physical` (read and write again inside the device) or `remap` (copyless copy, seed 003) ("physical") |
+//! | `copy.refcount_bits` | u8 | *added key*: bits of each physical unit's reference count, 1..=8; a unit holds at most 2^n - 1 tags (4) |
+//! | `copy.shadow_oob_entries` | u32 | *added key*: shadow OOB records, the tags of shared units held at once (65536) |
 //! | `sim.seed` | u64 | workload seed (42) |
 //!
 //! Seeds must stay at or below `i64::MAX` so that the configuration can be
@@ -68,12 +71,14 @@ use serde_json::Value as Json;
 use std::fmt;
 use std::path::Path;
 
+mod copy;
 mod copyback;
 mod erase;
 mod gc;
 mod keys;
 mod presets;
 
+pub use copy::{CopyModeSetting, CopySection};
 pub use copyback::{CopybackSection, ModeKey, SelectorKey, TableKey};
 pub use erase::{EraseModeKey, EraseSection, ScopeKey};
 pub use gc::{CopyModeKey, GcSection};
@@ -351,6 +356,8 @@ pub struct SimConfig {
     pub gc: GcSection,
     /// `[erase]`: GuardedErase (longFTL) and the BPM baseline.
     pub erase: EraseSection,
+    /// `[copy]`: host copy commands (copyless copy, seed 003).
+    pub copy: CopySection,
     /// `[sim]`: run-level settings.
     pub sim: SimSection,
 }
@@ -624,6 +631,7 @@ impl SimConfig {
         let wls =
             self.geometry.pages_per_block / u32::from(self.geometry.pages_per_wordline.max(1));
         core.guard = self.erase.to_guard(wls, self.nand.ecc_limit)?;
+        core.copy = self.copy.to_core()?;
         Ok(core)
     }
 

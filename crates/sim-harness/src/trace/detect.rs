@@ -10,7 +10,9 @@
 //!   or the start of the closing summary block (`CPU0 (sdb):`, `Total (...)`),
 //!   after which the sample is no longer examined;
 //! - ASCII: exactly 5 whitespace-separated numbers (the first may be
-//!   fractional).
+//!   fractional);
+//! - ftl: `time op offset len` with `op` one of `R`, `W`, `T`, or five
+//!   fields with `C` (integers around the op letter).
 
 use std::fmt;
 
@@ -21,7 +23,8 @@ const ASCII: u8 = 1;
 const MSR: u8 = 2;
 const BLK: u8 = 4;
 const VSCSI: u8 = 8;
-const ALL: u8 = ASCII | MSR | BLK | VSCSI;
+const FTL: u8 = 16;
+const ALL: u8 = ASCII | MSR | BLK | VSCSI | FTL;
 
 /// Why [`TraceFormat::detect`] could not pick a format.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,6 +51,7 @@ fn names(mask: u8) -> String {
         (MSR, "msr"),
         (BLK, "blkparse"),
         (VSCSI, "vscsi"),
+        (FTL, "ftl"),
     ] {
         if mask & bit != 0 {
             v.push(name);
@@ -129,6 +133,9 @@ fn line_mask(t: &str) -> u8 {
     if nt == 5 && is_decimal(toks[0]) && toks[1..5].iter().all(|s| is_int(s)) {
         mask |= ASCII;
     }
+    if super::native::looks_like(t) {
+        mask |= FTL;
+    }
     mask
 }
 
@@ -154,7 +161,7 @@ where
                     "{} matches no known format (ascii: 5 numbers `time device sector size type`; \
                      msr: `Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime`; \
                      blkparse: `maj,min cpu seq time pid action ...`; \
-                     vscsi: `version,time,op,size,lbn`)",
+                     vscsi: `version,time,op,size,lbn`; ftl: `time op offset len [src]`)",
                     quote(t)
                 ),
             });
@@ -188,6 +195,7 @@ where
         MSR => Ok(TraceFormat::Msr),
         BLK => Ok(TraceFormat::Blkparse),
         VSCSI => Ok(TraceFormat::Vscsi),
+        FTL => Ok(TraceFormat::Ftl),
         _ => Err(DetectError {
             line: 0,
             reason: format!("ambiguous: the lines fit {}", names(cand)),

@@ -9,6 +9,7 @@
 //! | `Msr` | MSR Cambridge CSV | Windows filetime, 100 ns | bytes |
 //! | `Blkparse` | Linux `blkparse` text, `D` events | seconds | 512 B sectors |
 //! | `Vscsi` | CloudPhysics vSCSI CSV | us | bytes, 512 B `lbn` |
+//! | `Ftl` | this project's own: `time op offset len [src]`, the only one with copies | ns | bytes |
 //!
 //! [`load`] reads a whole file (the largest real traces are a few MB) and
 //! then applies, in this order: the [`DevicePolicy`], the time transforms
@@ -19,7 +20,7 @@
 //! panic.
 //!
 //! The format-specific rules are documented on the submodules: [`ascii`],
-//! [`msr`], [`blkparse`] and [`vscsi`]; detection for `--format auto` on
+//! [`msr`], [`blkparse`], [`vscsi`] and [`native`]; detection for `--format auto` on
 //! [`TraceFormat::detect`]. Decisions that apply to every format:
 //!
 //! - A zero-length request is a malformed line (an error), except in
@@ -38,6 +39,7 @@ pub mod ascii;
 pub mod blkparse;
 mod detect;
 pub mod msr;
+pub mod native;
 mod num;
 mod policy;
 pub mod vscsi;
@@ -67,15 +69,19 @@ pub enum TraceFormat {
     Blkparse,
     /// CloudPhysics vSCSI CSV: `version,time,op,size,lbn`.
     Vscsi,
+    /// The project's own format, `time op offset len [src]` ([`native`]),
+    /// which carries copies.
+    Ftl,
 }
 
 impl TraceFormat {
     /// Every format, in the order used for help texts.
-    pub const ALL: [TraceFormat; 4] = [
+    pub const ALL: [TraceFormat; 5] = [
         TraceFormat::Ascii,
         TraceFormat::Msr,
         TraceFormat::Blkparse,
         TraceFormat::Vscsi,
+        TraceFormat::Ftl,
     ];
 
     /// The lowercase name used on the command line and in config files.
@@ -85,6 +91,7 @@ impl TraceFormat {
             TraceFormat::Msr => "msr",
             TraceFormat::Blkparse => "blkparse",
             TraceFormat::Vscsi => "vscsi",
+            TraceFormat::Ftl => "ftl",
         }
     }
 
@@ -105,6 +112,7 @@ impl TraceFormat {
             TraceFormat::Ascii | TraceFormat::Blkparse => "sector",
             TraceFormat::Msr => "Offset",
             TraceFormat::Vscsi => "lbn",
+            TraceFormat::Ftl => "offset",
         }
     }
 
@@ -114,6 +122,7 @@ impl TraceFormat {
             TraceFormat::Ascii | TraceFormat::Vscsi => "size",
             TraceFormat::Msr => "Size",
             TraceFormat::Blkparse => "nsectors",
+            TraceFormat::Ftl => "len",
         }
     }
 }
@@ -134,7 +143,7 @@ impl FromStr for TraceFormat {
             .into_iter()
             .find(|f| f.name().eq_ignore_ascii_case(s))
             .ok_or_else(|| {
-                format!("unknown trace format `{s}` (expected ascii, msr, blkparse or vscsi)")
+                format!("unknown trace format `{s}` (expected ascii, msr, blkparse, vscsi or ftl)")
             })
     }
 }
@@ -193,6 +202,11 @@ pub enum TraceOp {
     Write,
     /// Discard / TRIM / UNMAP of the range.
     Trim,
+    /// Copy of the range from `src_bytes` (only the [`native`] format).
+    Copy {
+        /// Start of the source range in bytes (same length as the request).
+        src_bytes: u64,
+    },
 }
 
 /// One host request, in bytes and nanoseconds whatever the source format.
@@ -217,6 +231,17 @@ impl TraceRequest {
     /// parsers reject requests whose end does not fit in 64 bits).
     pub fn end_bytes(&self) -> u64 {
         self.offset_bytes.saturating_add(self.len_bytes)
+    }
+
+    /// The highest end of the ranges the request touches: its own, and a
+    /// copy's source range.
+    pub fn max_end_bytes(&self) -> u64 {
+        match self.op {
+            TraceOp::Copy { src_bytes } => self
+                .end_bytes()
+                .max(src_bytes.saturating_add(self.len_bytes)),
+            _ => self.end_bytes(),
+        }
     }
 
     /// Builds a request, rejecting zero lengths and ends beyond 2^64.
@@ -392,12 +417,16 @@ pub struct TraceStats {
     pub writes: u64,
     /// Trim records.
     pub trims: u64,
+    /// Copy records (`ftl` format only).
+    pub copies: u64,
     /// Bytes read by the read records.
     pub read_bytes: u64,
     /// Bytes written by the write records.
     pub write_bytes: u64,
     /// Bytes trimmed by the trim records.
     pub trim_bytes: u64,
+    /// Bytes copied by the copy records.
+    pub copy_bytes: u64,
     /// Non-request lines (and unselected requests), by kind.
     #[serde(serialize_with = "ser_skipped")]
     pub skipped: BTreeMap<SkipKind, u64>,
@@ -446,9 +475,11 @@ impl TraceStats {
             reads: 0,
             writes: 0,
             trims: 0,
+            copies: 0,
             read_bytes: 0,
             write_bytes: 0,
             trim_bytes: 0,
+            copy_bytes: 0,
             skipped: BTreeMap::new(),
             devices: BTreeMap::new(),
             device_span_bytes: None,
@@ -501,6 +532,9 @@ impl fmt::Display for TraceStats {
             self.trims,
             self.trim_bytes
         )?;
+        if self.copies > 0 {
+            writeln!(f, "copy records: {} / {} B", self.copies, self.copy_bytes)?;
+        }
         writeln!(f, "requests after capacity policy: {}", self.requests)?;
         writeln!(f, "skipped: {}", self.skipped_total())?;
         for (k, v) in &self.skipped {
@@ -751,6 +785,7 @@ pub fn parse_bytes(
                 TraceFormat::Msr => msr::parse_line(text),
                 TraceFormat::Blkparse => blk.parse_line(text),
                 TraceFormat::Vscsi => vscsi::parse_line(text),
+                TraceFormat::Ftl => native::parse_line(text),
             }
         };
         match parsed {
@@ -774,6 +809,7 @@ pub fn parse_bytes(
                     TraceOp::Read => (&mut stats.reads, &mut stats.read_bytes),
                     TraceOp::Write => (&mut stats.writes, &mut stats.write_bytes),
                     TraceOp::Trim => (&mut stats.trims, &mut stats.trim_bytes),
+                    TraceOp::Copy { .. } => (&mut stats.copies, &mut stats.copy_bytes),
                 };
                 *count += 1;
                 *bytes = bytes.saturating_add(r.len_bytes);

@@ -2,7 +2,9 @@
 //! rebase and speed, capacity policy (in that order). See the docs of
 //! [`DevicePolicy`], [`TraceOptions`] and [`CapacityPolicy`].
 
-use super::{CapacityPolicy, DevicePolicy, TraceError, TraceOptions, TraceRequest, TraceStats};
+use super::{
+    CapacityPolicy, DevicePolicy, TraceError, TraceOp, TraceOptions, TraceRequest, TraceStats,
+};
 
 /// Granule that merged device regions are rounded up to.
 const MERGE_ALIGN: u64 = 1 << 20;
@@ -117,7 +119,11 @@ pub(super) fn apply(
 
     // Capacity.
     let cap = stats.capacity_bytes;
-    let max_end = reqs.iter().map(TraceRequest::end_bytes).max().unwrap_or(0);
+    let max_end = reqs
+        .iter()
+        .map(TraceRequest::max_end_bytes)
+        .max()
+        .unwrap_or(0);
     stats.max_end_bytes = max_end;
     let merged = if stats.device_span_bytes.is_some() {
         " after merging devices"
@@ -137,7 +143,7 @@ pub(super) fn apply(
     };
     match opts.capacity_policy {
         CapacityPolicy::Reject => {
-            if let Some(i) = reqs.iter().position(|r| r.end_bytes() > cap) {
+            if let Some(i) = reqs.iter().position(|r| r.max_end_bytes() > cap) {
                 let r = &reqs[i];
                 return Err(TraceError::new(
                     file,
@@ -167,6 +173,26 @@ pub(super) fn apply(
                     stats.wrapped += 1;
                 }
                 let room = cap - off;
+                if let TraceOp::Copy { src_bytes } = r.op {
+                    // A copy moves as a whole: both ranges wrap, neither may
+                    // be split.
+                    let src = src_bytes % cap;
+                    if r.len_bytes > room || r.len_bytes > cap - src {
+                        return Err(TraceError::new(
+                            file,
+                            line_of(i),
+                            format.offset_field(),
+                            "copy crosses the end of the capacity; cannot wrap it \
+                             (use scale)",
+                        ));
+                    }
+                    out.push(TraceRequest {
+                        offset_bytes: off,
+                        op: TraceOp::Copy { src_bytes: src },
+                        ..*r
+                    });
+                    continue;
+                }
                 if r.len_bytes > room {
                     stats.split += 1;
                     out.push(TraceRequest {
@@ -209,6 +235,15 @@ pub(super) fn apply(
                     stats.scaled += 1;
                 }
                 r.offset_bytes = off;
+                if let TraceOp::Copy { src_bytes } = r.op {
+                    let lin =
+                        (u128::from(src_bytes) * u128::from(cap) / u128::from(max_end)) as u64;
+                    let mut src = lin & mask;
+                    if r.len_bytes > cap - src {
+                        src = (cap - r.len_bytes) & mask;
+                    }
+                    r.op = TraceOp::Copy { src_bytes: src };
+                }
             }
             Ok(reqs)
         }

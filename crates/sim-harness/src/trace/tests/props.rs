@@ -386,6 +386,7 @@ proptest! {
                 TraceOp::Read => "R",
                 TraceOp::Write => "W",
                 TraceOp::Trim => "D",
+                TraceOp::Copy { .. } => unreachable!("blkparse has no copies"),
             };
             let rwbs = match flags[i] {
                 0 => letter.to_string(),

@@ -1,0 +1,140 @@
+//! Copy requests through the timing engine: remapped and physical copies
+//! keep every unit's data (the final verify reads every unit back), and a
+//! remapped copy costs no NAND program.
+
+use sim_harness::config::SimConfig;
+use sim_harness::sim::{run, Outcome, Plan, RunSpec};
+use sim_harness::workload::{HostOp, HostRequest, VecSource};
+
+fn plan(mode: &str) -> Plan {
+    let mut cfg = SimConfig::preset("default").unwrap();
+    for s in [
+        "geometry.channels=2",
+        "geometry.dies_per_channel=1",
+        "geometry.blocks_per_plane=48",
+        "geometry.pages_per_block=32",
+        "ftl.op_ratio=0.3",
+        "buffer.write_buffer_bytes=262144",
+        "copy.refcount_bits=3",
+        "copy.shadow_oob_entries=8192",
+    ] {
+        cfg.apply_set(s).unwrap();
+    }
+    cfg.apply_set(&format!("copy.mode={mode}")).unwrap();
+    Plan::from_config(&cfg).unwrap()
+}
+
+fn req(op: HostOp, lpn: u32, units: u32) -> HostRequest {
+    HostRequest {
+        time_ns: 0,
+        op,
+        lpn,
+        units,
+        idle_ns: 0,
+    }
+}
+
+/// xorshift for the workload.
+fn rng(s: &mut u64) -> u64 {
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    *s
+}
+
+/// Writes a third of the drive, copies it to the next third in 8-unit
+/// copies, then mixes overwrites, copies and trims on the first two thirds.
+fn workload(logical: u32, seed: u64) -> Vec<HostRequest> {
+    let third = logical / 3 / 8 * 8;
+    let mut v = Vec::new();
+    for l in (0..third).step_by(8) {
+        v.push(req(HostOp::Write, l, 8));
+    }
+    v.push(req(HostOp::Flush, 0, 1));
+    for l in (0..third).step_by(8) {
+        v.push(req(HostOp::Copy { src: l }, third + l, 8));
+    }
+    let mut s = seed | 1;
+    for _ in 0..20_000 {
+        let r = rng(&mut s);
+        let a = (r >> 8) as u32 % (2 * third - 4);
+        let b = (r >> 40) as u32 % (2 * third - 4);
+        match r % 10 {
+            0..=5 => v.push(req(HostOp::Write, a, 1 + (r >> 20) as u32 % 4)),
+            6 | 7 if a.abs_diff(b) >= 4 => v.push(req(HostOp::Copy { src: a }, b, 4)),
+            8 => v.push(req(HostOp::Trim, a, 1)),
+            _ => v.push(req(HostOp::Read, a, 2)),
+        }
+    }
+    v
+}
+
+fn go(mode: &str, reqs: Vec<HostRequest>) -> Outcome {
+    let p = plan(mode);
+    let mut src = VecSource::new(reqs);
+    run(
+        &p,
+        RunSpec {
+            precondition: false,
+            precondition_units: 1,
+            precondition_footprint: 0,
+            verify: true,
+            source: &mut src,
+            progress: &mut |_, _| {},
+        },
+    )
+    .unwrap()
+}
+
+#[test]
+fn copies_keep_data_in_both_modes_and_remap_saves_programs() {
+    let logical = plan("remap").core.logical_units;
+    let w = workload(logical, 7);
+    let remap = go("remap", w.clone());
+    let phys = go("physical", w);
+    for (name, o) in [("remap", &remap), ("physical", &phys)] {
+        assert_eq!(o.run.mismatches, 0, "{name}: {:?}", o.run);
+        assert_eq!(o.run.uncorrectable_reads, 0, "{name}");
+        assert!(o.run.read_checks > u64::from(logical), "{name}");
+        assert!(o.run.copy_requests > 1000, "{name}: {:?}", o.run);
+        assert!(o.ftl.gc_victims > 0, "{name}: GC must run");
+    }
+    assert_eq!(phys.ftl.copy_remapped_units, 0);
+    assert_eq!(phys.ftl.copy_fallback_units, phys.run.copy_units);
+    assert!(
+        remap.ftl.copy_remapped_units > remap.run.copy_units / 2,
+        "{:?}",
+        remap.ftl
+    );
+    assert!(
+        remap.ftl.nand_programs < phys.ftl.nand_programs,
+        "remap {} vs physical {} programs",
+        remap.ftl.nand_programs,
+        phys.ftl.nand_programs
+    );
+}
+
+#[test]
+fn a_remapped_copy_programs_nothing() {
+    let p = plan("remap");
+    let mut v = Vec::new();
+    for l in (0..512).step_by(8) {
+        v.push(req(HostOp::Write, l, 8));
+    }
+    v.push(req(HostOp::Flush, 0, 1));
+    let base = go("remap", v.clone());
+    // Issued once everything before it completed (flush included), so
+    // every source is on flash.
+    v.push(HostRequest {
+        idle_ns: 1,
+        ..req(HostOp::Copy { src: 0 }, 1024, 512)
+    });
+    let with_copy = go("remap", v);
+    assert_eq!(with_copy.run.mismatches, 0);
+    assert_eq!(with_copy.ftl.copy_remapped_units, 512);
+    assert_eq!(
+        with_copy.ftl.nand_programs, base.ftl.nand_programs,
+        "a 512-unit remapped copy costs no program"
+    );
+    assert!(p.core.logical_units > 1536);
+}
