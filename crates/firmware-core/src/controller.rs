@@ -1,0 +1,395 @@
+//! Multi-core controller pieces (seed 001, Sec. 2.3 and Ch. 5): the master
+//! core's LBA striping with Reparo's CDR redirection, and one flash core
+//! (an [`Ftl`] over its own dies with the die-failure [`Detector`], the
+//! entrusted P2L record and the failed-LBA marks).
+//!
+//! The master core stripes host LBA `l` to `core_(l % N)` as local LPN
+//! `l / N` (dropping the common low bits). Once `reparo_CDR` adjusts the
+//! logical spaces ([`crate::reparo::Cdr`]), redirected LBAs go to a helper's
+//! hidden space: hidden number `h` is local LPN `h / N` of `core_(h % N)`,
+//! right after the core's `|LS| / N` host-visible LPNs.
+//!
+//! A [`FlashCore`] is sans-IO like the core it wraps: the driver polls
+//! operations ([`FlashCore::poll_op`]: the FTL's, then detector probes, whose
+//! id is [`PROBE_ID`]) and hands results back ([`FlashCore::complete`]).
+//! Failed program, erase and read results feed the detector; a failed die
+//! is retired from the FTL as soon as no operation is in flight
+//! ([`FlashCore::maintain`]) and reported through [`FlashCore::poll_event`].
+
+use crate::addr::{DieId, Lpn, UnitMask, MAX_UNITS_PER_PAGE};
+use crate::die_detect::Detector;
+use crate::die_fail::L2pEntry;
+use crate::error::Error;
+use crate::ftl::Ftl;
+use crate::nand::{NandCmd, NandOp, NandResult, OpId, Origin, Slot};
+use crate::p2l::{P2lCost, P2lMode, P2lRecord};
+use crate::reparo::{Cdr, Route};
+
+/// Operation id of detector probes (never an FTL operation id: FTL ids index
+/// an operation table far smaller than 65536 entries).
+pub const PROBE_ID: OpId = OpId(u32::MAX);
+
+/// Where the master core sends a host LBA.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Target {
+    /// Flash core.
+    pub core: u32,
+    /// LPN in that core's space.
+    pub lpn: Lpn,
+}
+
+/// The master core's static striping, with optional CDR redirection.
+#[derive(Clone, Copy, Debug)]
+pub struct Master {
+    cores: u32,
+    logical: u64,
+    cdr: Option<Cdr>,
+}
+
+impl Master {
+    /// Striping of `logical` host LBAs (a multiple of `cores`) over `cores`.
+    pub fn new(cores: u32, logical: u64) -> Result<Master, Error> {
+        if cores == 0 || logical.checked_rem(u64::from(cores)) != Some(0) {
+            return Err(Error::InvalidConfig(
+                "controller: logical space must be a multiple of the flash cores",
+            ));
+        }
+        Ok(Master {
+            cores,
+            logical,
+            cdr: None,
+        })
+    }
+
+    /// Flash cores `N`.
+    pub fn cores(&self) -> u32 {
+        self.cores
+    }
+
+    /// Host-visible LBAs.
+    pub fn logical(&self) -> u64 {
+        self.logical
+    }
+
+    /// Host-visible LPNs per core, `|LS| / N`.
+    pub fn per_core(&self) -> u64 {
+        self.logical.checked_div(u64::from(self.cores)).unwrap_or(0)
+    }
+
+    /// Turns CDR redirection on (after a die failure of `cdr.victim()`).
+    pub fn set_cdr(&mut self, cdr: Cdr) -> Result<(), Error> {
+        let s = cdr.shape();
+        if s.cores != self.cores || s.logical != self.logical {
+            return Err(Error::InvalidConfig("controller: CDR shape differs"));
+        }
+        self.cdr = Some(cdr);
+        Ok(())
+    }
+
+    /// The CDR adjustment in force, if any.
+    pub fn cdr(&self) -> Option<&Cdr> {
+        self.cdr.as_ref()
+    }
+
+    /// The home of a host LBA now.
+    pub fn route(&self, lba: u64) -> Result<Target, Error> {
+        if lba >= self.logical {
+            return Err(Error::LpnOutOfRange);
+        }
+        let n = u64::from(self.cores);
+        let global = match self.cdr.as_ref().and_then(|c| c.route(lba)) {
+            Some(Route::Redirected(h)) => h.lba,
+            _ => lba,
+        };
+        let core = u32::try_from(global.checked_rem(n).ok_or(Error::LpnOutOfRange)?)
+            .map_err(|_| Error::LpnOutOfRange)?;
+        let lpn = u32::try_from(global.checked_div(n).ok_or(Error::LpnOutOfRange)?)
+            .map_err(|_| Error::LpnOutOfRange)?;
+        Ok(Target {
+            core,
+            lpn: Lpn(lpn),
+        })
+    }
+
+    /// The static (pre-redirection) home of a host LBA: where its data was
+    /// written before CDR moved it.
+    pub fn static_home(&self, lba: u64) -> Result<Target, Error> {
+        let n = u64::from(self.cores);
+        if lba >= self.logical {
+            return Err(Error::LpnOutOfRange);
+        }
+        Ok(Target {
+            core: u32::try_from(lba.checked_rem(n).ok_or(Error::LpnOutOfRange)?)
+                .map_err(|_| Error::LpnOutOfRange)?,
+            lpn: Lpn(
+                u32::try_from(lba.checked_div(n).ok_or(Error::LpnOutOfRange)?)
+                    .map_err(|_| Error::LpnOutOfRange)?,
+            ),
+        })
+    }
+
+    /// Whether `lba` is a CDR fake failure.
+    pub fn is_fake_failure(&self, lba: u64) -> bool {
+        self.cdr.as_ref().is_some_and(|c| c.is_fake_failure(lba))
+    }
+}
+
+/// Identification work of one flash core (the time model's inputs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IdentifyStats {
+    /// L2P entries checked by range scans.
+    pub l2p_scanned: u64,
+    /// Mark bits checked by range queries (CDR*).
+    pub marks_scanned: u64,
+    /// Failed LBAs found by scans or marks.
+    pub found: u64,
+    /// Work of P2L identifications.
+    pub p2l: P2lCost,
+    /// Die-detector probe reads.
+    pub probes: u64,
+}
+
+/// Memory a flash core borrows besides the FTL tables.
+pub struct CoreLend<'a> {
+    /// One entry per physical unit (entrusted P2L).
+    pub entrust: &'a mut [u32],
+    /// One bit per logical unit (failed-LBA marks), `logical_units / 32`
+    /// words rounded up.
+    pub marks: &'a mut [u32],
+}
+
+/// One flash core: its FTL, die-failure detector and Reparo state.
+pub struct FlashCore<'a> {
+    /// The FTL of this core's dies.
+    pub ftl: Ftl<'a>,
+    det: Detector,
+    entrust: P2lRecord<'a>,
+    marks: &'a mut [u32],
+    retired: [bool; crate::die_detect::MAX_DIES],
+    to_retire: heapless::Deque<DieId, 8>,
+    probe_out: bool,
+    stats: IdentifyStats,
+}
+
+impl<'a> FlashCore<'a> {
+    /// Wraps `ftl`; dies fail past `n_bad_die` bad blocks.
+    pub fn new(ftl: Ftl<'a>, lend: CoreLend<'a>, n_bad_die: u32) -> Result<Self, Error> {
+        let g = ftl.config().geometry;
+        if lend.entrust.len() < g.total_units() as usize {
+            return Err(Error::TableTooSmall("controller: entrusted p2l"));
+        }
+        if lend.marks.len() < (ftl.logical_units() as usize).div_ceil(32) {
+            return Err(Error::TableTooSmall("controller: failed-lba marks"));
+        }
+        lend.marks.fill(0);
+        Ok(FlashCore {
+            det: Detector::new(g, n_bad_die)?,
+            ftl,
+            entrust: P2lRecord::new(lend.entrust),
+            marks: lend.marks,
+            retired: [false; crate::die_detect::MAX_DIES],
+            to_retire: heapless::Deque::new(),
+            probe_out: false,
+            stats: IdentifyStats::default(),
+        })
+    }
+
+    /// The detector (bad-block counts, failed dies).
+    pub fn detector(&self) -> &Detector {
+        &self.det
+    }
+
+    /// Identification counters.
+    pub fn identify_stats(&self) -> IdentifyStats {
+        IdentifyStats {
+            probes: self.det.probes(),
+            ..self.stats
+        }
+    }
+
+    /// Next operation for the driver: the FTL's first, then a probe.
+    pub fn poll_op(&mut self) -> Option<NandOp> {
+        if let Some(op) = self.ftl.poll_op() {
+            match op.cmd {
+                NandCmd::Program { page, spare, .. }
+                | NandCmd::Copyback {
+                    dst: page, spare, ..
+                } => self.entrust.on_program(&self.ftl, page, &spare),
+                _ => {}
+            }
+            return Some(op);
+        }
+        if self.probe_out {
+            return None;
+        }
+        let block = self.det.next_probe()?;
+        self.probe_out = true;
+        let page = self.ftl.config().geometry.ppn(block, 0);
+        Some(NandOp {
+            id: PROBE_ID,
+            cmd: NandCmd::Read {
+                page,
+                units: UnitMask::default(),
+                dst: [Slot(0); MAX_UNITS_PER_PAGE],
+            },
+            origin: Origin::Meta,
+        })
+    }
+
+    /// Hands back the result of an operation from [`FlashCore::poll_op`].
+    pub fn complete(&mut self, id: OpId, result: NandResult, now: u64) -> Result<(), Error> {
+        if id == PROBE_ID {
+            self.probe_out = false;
+            self.det.probe_done(&result);
+            self.queue_failed();
+            return Ok(());
+        }
+        let g = self.ftl.config().geometry;
+        if let Some(cmd) = self.ftl.peek_op(id) {
+            let block = match cmd {
+                NandCmd::Read { page, .. }
+                | NandCmd::ReadMeta { page, .. }
+                | NandCmd::Program { page, .. }
+                | NandCmd::ProgramMeta { page, .. }
+                | NandCmd::Copyback { dst: page, .. } => g.block_of(page),
+                NandCmd::Erase { block } | NandCmd::GuardedErase { block, .. } => block,
+            };
+            match (&result, cmd) {
+                (Err(e), _) => self.det.on_failure(block, *e),
+                (Ok(_), NandCmd::Erase { .. } | NandCmd::GuardedErase { .. }) => {
+                    self.entrust.on_erase(&self.ftl, block)
+                }
+                _ => {}
+            }
+            self.queue_failed();
+        }
+        self.ftl.complete(id, result, now)
+    }
+
+    fn queue_failed(&mut self) {
+        while let Some(d) = self.det.poll_event() {
+            let _ = self.to_retire.push_back(d);
+        }
+    }
+
+    /// Retires newly failed dies once the FTL is idle; returns the dies
+    /// retired now (at most 8). Call it when the driver has drained the
+    /// operations.
+    pub fn maintain(&mut self) -> Result<heapless::Vec<DieId, 8>, Error> {
+        let mut out = heapless::Vec::new();
+        if self.probe_out {
+            return Ok(out);
+        }
+        while let Some(&d) = self.to_retire.front() {
+            match self.ftl.retire_die(d) {
+                Ok(_) => {}
+                Err(Error::Busy) => break,
+                Err(e) => return Err(e),
+            }
+            self.to_retire.pop_front();
+            if let Some(r) = self.retired.get_mut(d.0 as usize) {
+                *r = true;
+            }
+            let _ = out.push(d);
+        }
+        Ok(out)
+    }
+
+    /// Whether die `d` was detected failed and retired.
+    pub fn is_retired(&self, d: DieId) -> bool {
+        self.retired.get(d.0 as usize).copied().unwrap_or(false)
+    }
+
+    /// Whether any die of this core was retired.
+    pub fn has_failed_die(&self) -> bool {
+        self.retired.iter().any(|&r| r)
+    }
+
+    fn entry_failed(&self, e: L2pEntry) -> bool {
+        match e {
+            L2pEntry::Lost => true,
+            L2pEntry::Flash(p) => {
+                let g = self.ftl.config().geometry;
+                self.is_retired(g.die_of(g.block_of(g.page_of_unit(p))))
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether local `lpn` is failed: its L2P entry points into a retired
+    /// die, or its data was lost. Not counted as identification work.
+    pub fn is_failed(&self, lpn: Lpn) -> Result<bool, Error> {
+        Ok(self.entry_failed(self.ftl.l2p_entry(lpn)?))
+    }
+
+    /// L2P scan of local LPNs `first..first + count` (the *Identifier* of
+    /// IDR and CDR), calling `found` for each failed one in order.
+    pub fn scan(
+        &mut self,
+        first: u32,
+        count: u32,
+        mut found: impl FnMut(Lpn),
+    ) -> Result<(), Error> {
+        let end = first.saturating_add(count).min(self.ftl.logical_units());
+        for l in first..end {
+            self.stats.l2p_scanned = self.stats.l2p_scanned.saturating_add(1);
+            if self.entry_failed(self.ftl.l2p_entry(Lpn(l))?) {
+                self.stats.found = self.stats.found.saturating_add(1);
+                found(Lpn(l));
+            }
+        }
+        Ok(())
+    }
+
+    /// CDR*: identifies the failed LBAs of every retired die from the
+    /// entrusted P2L lists and marks them, so range queries
+    /// ([`FlashCore::scan_marks`]) need neither an L2P scan nor a sort.
+    pub fn identify_by_p2l(&mut self, mode: P2lMode) -> Result<P2lCost, Error> {
+        let dies = self.ftl.config().geometry.dies();
+        let mut total = P2lCost::default();
+        for d in 0..dies {
+            if !self.is_retired(DieId(d)) {
+                continue;
+            }
+            let nb = d.saturating_add(1).checked_rem(dies).unwrap_or(0);
+            let nb_failed = nb != d && self.is_retired(DieId(nb));
+            let marks = &mut *self.marks;
+            let c = self
+                .entrust
+                .identify(&self.ftl, mode, DieId(d), nb_failed, |l| {
+                    let w = (l.0 / 32) as usize;
+                    if let Some(m) = marks.get_mut(w) {
+                        *m |= 1u32 << (l.0 % 32);
+                    }
+                })?;
+            total.page_reads = total.page_reads.saturating_add(c.page_reads);
+            total.candidates = total.candidates.saturating_add(c.candidates);
+            total.found = total.found.saturating_add(c.found);
+        }
+        self.stats.p2l.page_reads = self.stats.p2l.page_reads.saturating_add(total.page_reads);
+        self.stats.p2l.candidates = self.stats.p2l.candidates.saturating_add(total.candidates);
+        self.stats.p2l.found = self.stats.p2l.found.saturating_add(total.found);
+        Ok(total)
+    }
+
+    /// Range query over the marks of [`FlashCore::identify_by_p2l`]: calls
+    /// `found` for each marked local LPN of `first..first + count` that is
+    /// still failed (a host rewrite clears it), in order.
+    pub fn scan_marks(
+        &mut self,
+        first: u32,
+        count: u32,
+        mut found: impl FnMut(Lpn),
+    ) -> Result<(), Error> {
+        let end = first.saturating_add(count).min(self.ftl.logical_units());
+        for l in first..end {
+            self.stats.marks_scanned = self.stats.marks_scanned.saturating_add(1);
+            let w = self.marks.get((l / 32) as usize).copied().unwrap_or(0);
+            if w & (1u32 << (l % 32)) != 0 && self.is_failed(Lpn(l))? {
+                self.stats.found = self.stats.found.saturating_add(1);
+                found(Lpn(l));
+            }
+        }
+        Ok(())
+    }
+}
