@@ -232,7 +232,7 @@ mod tests {
         let mut d = Detector::new(geo(), 100).unwrap();
         d.on_failure(BlockId(40), NandError::ProgramFailed);
         let mut n = 0;
-        while let Some(_) = d.next_probe() {
+        while d.next_probe().is_some() {
             d.probe_done(&Err(NandError::Uncorrectable));
             n += 1;
         }
