@@ -100,6 +100,10 @@ pub struct RaidOutcome {
     pub failed_die_blocks: u64,
     /// Units differing from the oracle after recovery (every LBA of every drive).
     pub mismatches: u64,
+    /// Random-write WAF of the repaired (or replacement) drive.
+    pub post_waf: f64,
+    /// Random-write IOPS of the repaired (or replacement) drive (time model).
+    pub post_iops: f64,
 }
 
 /// Parameters of a RAID run.
@@ -125,6 +129,9 @@ pub struct RaidSpec {
     pub time: TimeModel,
     /// Workload seed.
     pub seed: u64,
+    /// Post-recovery random writes on the repaired drive, in drive
+    /// capacities (as many again warm it up first); 0 skips the measure.
+    pub post_writes: f64,
 }
 
 fn mix(mut x: u64) -> u64 {
@@ -393,5 +400,16 @@ pub fn run(spec: &RaidSpec) -> Result<RaidOutcome, Error> {
         out.rebuild_seconds = out.identify_seconds + bytes as f64 / bw;
     }
     out.mismatches = g.mismatches()?;
+    if spec.post_writes > 0.0 {
+        let w = (lbas as f64 * spec.post_writes) as u64;
+        let (waf, iops) = g.drives[fd].random_write_perf(
+            w,
+            w,
+            spec.seed ^ 0x77,
+            (tm.read_ns, tm.prog_ns, tm.erase_ns),
+        )?;
+        out.post_waf = waf;
+        out.post_iops = iops;
+    }
     Ok(out)
 }

@@ -580,4 +580,58 @@ impl<'a> Drive<'a> {
             })
             .count() as u64)
     }
+
+    /// Random full-unit overwrites of host LBAs (uniform), for post-recovery
+    /// performance: `warm` unmeasured writes, then `count` measured ones.
+    /// Returns (WAF, IOPS) where IOPS follows the time model: each core is
+    /// busy `reads tR + programs tPROG + erases tBERS` spread over its live
+    /// dies, and the drive takes as long as its busiest core.
+    pub fn random_write_perf(
+        &mut self,
+        warm: u64,
+        count: u64,
+        seed: u64,
+        t: (f64, f64, f64),
+    ) -> Result<(f64, f64), Error> {
+        let n = self.logical();
+        let mut x = seed | 1;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for _ in 0..warm {
+            let l = next() % n;
+            self.write(l, l ^ 0xABCD)?;
+        }
+        self.reset_stats();
+        for _ in 0..count {
+            let l = next() % n;
+            self.write(l, l ^ 0xBCDE)?;
+        }
+        let (read_ns, prog_ns, erase_ns) = t;
+        let mut host = 0u64;
+        let mut progs = 0u64;
+        let mut busiest = 0f64;
+        let live = self.live_dies();
+        for (i, c) in self.cores.iter().enumerate() {
+            let s = c.fc.ftl.stats();
+            host += s.host_write_units;
+            progs += s.host_program_units + s.gc_program_units;
+            let m = c.nand.stats();
+            let busy = (m.reads as f64 * read_ns
+                + m.programs as f64 * prog_ns
+                + m.erases as f64 * erase_ns)
+                / f64::from(live[i].max(1));
+            busiest = busiest.max(busy);
+        }
+        let waf = progs as f64 / host.max(1) as f64;
+        let iops = if busiest > 0.0 {
+            count as f64 / (busiest / 1e9)
+        } else {
+            0.0
+        };
+        Ok((waf, iops))
+    }
 }

@@ -10,6 +10,28 @@ const CDF_POINTS: [f64; 16] = [
     0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 0.999, 0.9999, 1.0,
 ];
 
+/// The report of an `ftl raid` run (Reparo), with the stable dotted keys.
+pub fn raid_report(o: &crate::raid::RaidOutcome) -> Value {
+    json!({
+        "reparo.mode": o.mode,
+        "reparo.rebuild_seconds": o.rebuild_seconds,
+        "reparo.rebuild_bytes": o.rebuild_bytes,
+        "reparo.identify_seconds": o.identify_seconds,
+        "reparo.failed_lbas": o.failed_lbas,
+        "reparo.fake_failures": o.fake_failures,
+        "reparo.truth_failed_lbas": o.truth_failed,
+        "reparo.status_exact": o.status_exact,
+        "reparo.p2l_page_reads": o.p2l_page_reads,
+        "reparo.failed_die_blocks": o.failed_die_blocks,
+        "reparo.post_waf": o.post_waf,
+        "reparo.post_iops": o.post_iops,
+        "raid.ssds": o.ssds,
+        "raid.dies_per_ssd": o.dies,
+        "raid.lbas_per_ssd": o.lbas_per_drive,
+        "integrity.mismatches": o.mismatches,
+    })
+}
+
 /// Builds the JSON report. Keys named in the project's issues are a public
 /// interface: never rename them, only add beside them.
 pub fn json_report(o: &Outcome, extra: Value) -> Value {

@@ -113,6 +113,7 @@ fn raid5_recovers_every_mode() {
             range_lbas: 4096,
             time: TimeModel::with_timings(50.0, 600.0, 3000.0, 3500.0),
             seed: 3,
+            post_writes: 0.5,
         })
         .unwrap();
         assert_eq!(r.mismatches, 0, "{mode:?}");
