@@ -47,11 +47,78 @@ pub struct RaidArgs {
     /// Post-recovery random writes on the repaired drive, in drive capacities.
     #[arg(long, default_value_t = 0.0)]
     pub post_writes: f64,
+    /// Print seed 001 Tables 8 and 9 (space utilisation growth after one die
+    /// failure under IDR and under CDR's adjustment, four flash cores) from
+    /// the Handler arithmetic, and the Fig. 30 example, then exit.
+    #[arg(long)]
+    pub tables: bool,
+}
+
+/// Tables 8 and 9 and Fig. 30 from `firmware_core::reparo`.
+fn print_tables() -> Result<(), CliError> {
+    use firmware_core::reparo::{Cdr, Route, SsdShape};
+    let per_core = [4u32, 8, 16, 32, 64, 128];
+    let mut t8 = (String::new(), String::new());
+    let mut t9 = (String::new(), String::new());
+    let pct = |r: Option<firmware_core::reparo::Ratio>| {
+        r.and_then(|r| r.percent_hundredths())
+            .map_or("-".to_string(), |h| format!("{}.{:02}%", h / 100, h % 100))
+    };
+    for x in per_core {
+        let dies = 4 * x;
+        let logical = 4 * u64::from(dies - 1) * 9;
+        let shape = SsdShape {
+            cores: 4,
+            dies,
+            logical,
+            die_capacity: (logical / u64::from(dies) * 10 / 9).max(1),
+        };
+        let c = Cdr::new(shape, 3).map_err(|e| CliError::Run(e.to_string()))?;
+        let before = c.utilisation_before();
+        t8.0 += &format!(" {} |", pct(c.victim_utilisation_idr().growth_over(before)));
+        t8.1 += &format!(" {} |", pct(before.growth_over(before)));
+        t9.0 += &format!(
+            " {} |",
+            pct(c.victim_utilisation_after().growth_over(before))
+        );
+        t9.1 += &format!(
+            " {} |",
+            pct(c.helper_utilisation_after().growth_over(before))
+        );
+    }
+    let head =
+        "| dies per flash core | 4 | 8 | 16 | 32 | 64 | 128 |\n|---|---|---|---|---|---|---|";
+    println!("Table 8: space utilisation growth under IDR (one die failure)\n{head}");
+    println!("| victim core |{}\n| helper core |{}\n", t8.0, t8.1);
+    println!("Table 9: space utilisation growth after the CDR adjustment\n{head}");
+    println!("| victim core |{}\n| helper core |{}\n", t9.0, t9.1);
+    let fig = Cdr::new(
+        SsdShape {
+            cores: 4,
+            dies: 16,
+            logical: 60,
+            die_capacity: 6,
+        },
+        3,
+    )
+    .map_err(|e| CliError::Run(e.to_string()))?;
+    println!(
+        "Fig. 30 (N=4, D_ssd=16, |LS|=60, victim core 3): alpha = {}, utilisation {:.3} -> {:.3}",
+        fig.alpha().to_f64(),
+        fig.utilisation_before().to_f64(),
+        fig.helper_utilisation_after().to_f64()
+    );
+    for lba in fig.fake_failures() {
+        if let Some(Route::Redirected(h)) = fig.route(lba) {
+            println!("  LBA {lba} -> core {} as _{}", h.core, h.lba);
+        }
+    }
+    Ok(())
 }
 
 /// The RAID spec of a configuration: `controller.flash_cores` splits the
 /// configured channels; `reparo.*` picks the recovery.
-pub fn spec_of(
+pub(crate) fn spec_of(
     cfg: &SimConfig,
     ssds: u32,
     utilisation: f64,
@@ -92,6 +159,9 @@ pub fn spec_of(
 
 /// Runs `ftl raid`.
 pub fn run(a: RaidArgs) -> Result<(), CliError> {
+    if a.tables {
+        return print_tables();
+    }
     let cfg = a.common.load_config()?;
     let mut spec = spec_of(&cfg, a.ssds, a.utilisation, a.stripe_kib).map_err(CliError::Input)?;
     spec.writes_before = a.fail_after;

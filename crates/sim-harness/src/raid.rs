@@ -100,6 +100,11 @@ pub struct RaidOutcome {
     pub failed_die_blocks: u64,
     /// Units differing from the oracle after recovery (every LBA of every drive).
     pub mismatches: u64,
+    /// Identification time with the L2P scan split over 1, 2 and 4 cores
+    /// (1: IDR's victim alone; more: CDR's shared-area split), s.
+    pub identify_by_cores: [f64; 3],
+    /// Rebuild time with recovery limited to 10 % of the host bandwidth, s.
+    pub rebuild_seconds_bw10: f64,
     /// Random-write WAF of the repaired (or replacement) drive.
     pub post_waf: f64,
     /// Random-write IOPS of the repaired (or replacement) drive (time model).
@@ -347,6 +352,7 @@ pub fn run(spec: &RaidSpec) -> Result<RaidOutcome, Error> {
         g.drives[fd] = repl;
         out.rebuild_bytes = bytes;
         out.rebuild_seconds = bytes as f64 / bw;
+        out.rebuild_seconds_bw10 = bytes as f64 / (tm.host_bytes_per_s * 0.1);
         out.status_exact = out.failed_lbas == truth.len() as u64;
     } else {
         if matches!(spec.mode, Mode::Cdr | Mode::CdrStar) {
@@ -395,9 +401,16 @@ pub fn run(spec: &RaidSpec) -> Result<RaidOutcome, Error> {
                     + found
             }
         };
+        for (i, c) in [1.0f64, 2.0, 4.0].into_iter().enumerate() {
+            let copy = if c > 1.0 { tm.copy_ns } else { 0.0 };
+            out.identify_by_cores[i] =
+                (v.l2p_scanned as f64 * (copy + tm.scan_ns / c) + found) / 1e9;
+        }
         out.p2l_page_reads = v.p2l.page_reads;
         out.identify_seconds = ns / 1e9;
         out.rebuild_seconds = out.identify_seconds + bytes as f64 / bw;
+        out.rebuild_seconds_bw10 =
+            out.identify_seconds + bytes as f64 / (tm.host_bytes_per_s * 0.1);
     }
     out.mismatches = g.mismatches()?;
     if spec.post_writes > 0.0 {
