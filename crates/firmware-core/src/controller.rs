@@ -295,6 +295,16 @@ impl<'a> FlashCore<'a> {
         Ok(out)
     }
 
+    /// Retires die `d` at once, without detection (a drive built in its
+    /// repaired state). Call it with no operation in flight.
+    pub fn retire_die_now(&mut self, d: DieId) -> Result<(), Error> {
+        self.ftl.retire_die(d)?;
+        if let Some(r) = self.retired.get_mut(d.0 as usize) {
+            *r = true;
+        }
+        Ok(())
+    }
+
     /// Whether die `d` was detected failed and retired.
     pub fn is_retired(&self, d: DieId) -> bool {
         self.retired.get(d.0 as usize).copied().unwrap_or(false)

@@ -610,10 +610,79 @@ impl<'a> Drive<'a> {
             let l = next() % n;
             self.write(l, l ^ 0xBCDE)?;
         }
+        Ok(self.perf_of(count, t))
+    }
+
+    /// Retires `k` dies of core `core` at once (a drive in its repaired
+    /// state, for post-recovery measurements).
+    pub fn retire_dies_now(&mut self, core: u32, k: u32) -> Result<(), Error> {
+        let c = self.core(core)?;
+        for d in 0..k {
+            c.fc.retire_die_now(DieId(d))?;
+        }
+        Ok(())
+    }
+
+    /// Post-recovery random-write WAF and IOPS of a drive repaired after
+    /// `k` die failures on the last core: the dies are retired before any
+    /// write, each core holds `logical[c]` LPNs (IDR: unchanged; CDR: Eq. 5.4
+    /// applied once per failure, see [`cdr_spaces`]), the drive is filled,
+    /// then `warm` and `count` uniform random writes over all held LPNs run.
+    /// An over-full core (GC cannot gain space) gives `(inf, 0)`.
+    pub fn repaired_perf(
+        &mut self,
+        logical: &[u64],
+        warm: u64,
+        count: u64,
+        seed: u64,
+        t: (f64, f64, f64),
+    ) -> Result<(f64, f64), Error> {
+        let total: u64 = logical.iter().sum();
+        let pick = |g: u64| -> (usize, u32) {
+            let mut g = g;
+            for (c, &l) in logical.iter().enumerate() {
+                if g < l {
+                    return (c, g as u32);
+                }
+                g -= l;
+            }
+            (0, 0)
+        };
+        let mut x = seed | 1;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let result = (|| -> Result<(), Error> {
+            for (c, &l) in logical.iter().enumerate() {
+                for lpn in 0..l {
+                    self.cores[c].write(Lpn(lpn as u32), lpn)?;
+                }
+            }
+            for _ in 0..warm {
+                let (c, l) = pick(next() % total);
+                self.cores[c].write(Lpn(l), 1)?;
+            }
+            self.reset_stats();
+            for _ in 0..count {
+                let (c, l) = pick(next() % total);
+                self.cores[c].write(Lpn(l), 2)?;
+            }
+            Ok(())
+        })();
+        match result {
+            Ok(()) => {}
+            Err(Error::OutOfSpace) => return Ok((f64::INFINITY, 0.0)),
+            Err(e) => return Err(e),
+        }
+        Ok(self.perf_of(count, t))
+    }
+
+    fn perf_of(&self, count: u64, t: (f64, f64, f64)) -> (f64, f64) {
         let (read_ns, prog_ns, erase_ns) = t;
-        let mut host = 0u64;
-        let mut progs = 0u64;
-        let mut busiest = 0f64;
+        let (mut host, mut progs, mut busiest) = (0u64, 0u64, 0f64);
         let live = self.live_dies();
         for (i, c) in self.cores.iter().enumerate() {
             let s = c.fc.ftl.stats();
@@ -632,6 +701,27 @@ impl<'a> Drive<'a> {
         } else {
             0.0
         };
-        Ok((waf, iops))
+        (waf, iops)
     }
+}
+
+/// Per-core logical spaces after `k` die failures on the last core:
+/// IDR keeps them; CDR moves `alpha = |LS_h| / (D - 1)` (Eq. 5.4, floored,
+/// `D` the dies still alive) from the victim to each helper per failure,
+/// the approximation the paper evaluates for repeated failures.
+pub fn cdr_spaces(cores: u32, dies: u32, per_core: u64, k: u32, cdr: bool) -> Vec<u64> {
+    let n = cores as usize;
+    let mut ls = vec![per_core; n];
+    if !cdr {
+        return ls;
+    }
+    for i in 0..k {
+        let d_alive = u64::from(dies.saturating_sub(i));
+        let alpha = ls[0] / d_alive.saturating_sub(1).max(1);
+        for l in ls.iter_mut().take(n - 1) {
+            *l += alpha;
+        }
+        ls[n - 1] = ls[n - 1].saturating_sub(alpha * (n as u64 - 1));
+    }
+    ls
 }

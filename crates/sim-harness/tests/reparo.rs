@@ -126,3 +126,15 @@ fn raid5_recovers_every_mode() {
     }
     assert!(speeds[0] > speeds[1], "{speeds:?}");
 }
+
+#[test]
+fn cdr_spaces_follow_eq_5_4() {
+    use sim_harness::reparo::cdr_spaces;
+    // Fig. 30: alpha = 15 / 15 = 1 per helper, the victim gives 3.
+    assert_eq!(cdr_spaces(4, 16, 15, 1, true), vec![16, 16, 16, 12]);
+    assert_eq!(cdr_spaces(4, 16, 15, 1, false), vec![15; 4]);
+    // A second failure: alpha = 16 / 14 = 1 again.
+    assert_eq!(cdr_spaces(4, 16, 15, 2, true), vec![17, 17, 17, 9]);
+    let s = cdr_spaces(4, 512, 1_000_000, 4, true);
+    assert_eq!(s.iter().sum::<u64>(), 4_000_000);
+}

@@ -265,6 +265,14 @@ static EXPERIMENTS: [Experiment; 5] = [
                 key: "reparo.post_waf",
                 baseline_series: "baseline",
             },
+            Normalise {
+                key: "repaired.iops",
+                baseline_series: super::reparo::NO_FAILURE,
+            },
+            Normalise {
+                key: "repaired.waf",
+                baseline_series: super::reparo::NO_FAILURE,
+            },
         ],
         charts: &[
             ChartDef {
@@ -306,6 +314,22 @@ static EXPERIMENTS: [Experiment; 5] = [
                 x: "drive class",
                 y: "WAF / new drive (ratio)",
                 columns: &[("reparo.post_waf.norm", "")],
+            },
+            ChartDef {
+                file: "multi_die_iops.svg",
+                kind: ChartKind::Lines,
+                title: "Random-write IOPS after k repaired die failures (Figs. 38a/39a, 40)",
+                x: "failed dies on one core",
+                y: "IOPS / no failure (ratio)",
+                columns: &[("repaired.iops.norm", "")],
+            },
+            ChartDef {
+                file: "multi_die_waf.svg",
+                kind: ChartKind::Lines,
+                title: "Random-write WAF after k repaired die failures (Figs. 38b/39b, 41)",
+                x: "failed dies on one core",
+                y: "WAF / no failure (ratio)",
+                columns: &[("repaired.waf.norm", "")],
             },
         ],
         cells: super::reparo::cells,

@@ -37,7 +37,14 @@ pub const KEYS: &[&str] = &[
     "reparo.post_iops",
     "reparo.post_waf",
     "integrity.mismatches",
+    "repaired.failed_dies",
+    "repaired.utilisation",
+    "repaired.iops",
+    "repaired.waf",
 ];
+
+/// Series of the multi-die cells with no failed die (the normalisation base).
+pub const NO_FAILURE: &str = "0 failed dies";
 
 /// TB classes: (name, dies per channel over 16 channels).
 const CLASSES: [(&str, u32, u32); 4] = [
@@ -109,7 +116,63 @@ pub fn cells() -> Result<Vec<Cell>, String> {
             });
         }
     }
+    // Figs. 38/39: k die failures repaired on one core, IDR against CDR.
+    for (class, dpc, _) in [CLASSES[1], CLASSES[3]] {
+        for mode in ["idr", "cdr"] {
+            for k in 0..=4u32 {
+                out.push(repaired_cell(
+                    class,
+                    dpc,
+                    mode,
+                    k,
+                    0.85,
+                    &format!("{class} {mode}"),
+                ));
+            }
+        }
+    }
+    // Figs. 40/41: CDR after k failures at several utilisations.
+    for u in [0.80, 0.82, 0.84, 0.86] {
+        for k in [0u32, 1, 3, 5] {
+            out.push(repaired_cell(
+                "32TB",
+                32,
+                "cdr",
+                k,
+                u,
+                &format!("32TB cdr U={u:.2}"),
+            ));
+        }
+    }
     Ok(out)
+}
+
+/// A post-recovery cell: a drive repaired after `k` die failures on one
+/// core under `mode`, at space utilisation `u`.
+fn repaired_cell(class: &str, dpc: u32, mode: &str, k: u32, u: f64, group: &str) -> Cell {
+    let mut sets = geometry_sets(dpc);
+    sets.push(format!("reparo.mode={mode}"));
+    sets.push("reparo.p2l=none".into());
+    Cell {
+        label: format!("{group} {k} failed dies"),
+        group: group.to_string(),
+        series: if k == 0 {
+            NO_FAILURE.to_string()
+        } else {
+            format!("{k} failed dies")
+        },
+        x: Some(f64::from(k)),
+        preset: "default".into(),
+        sets,
+        workload: "randwrite-after-repair".into(),
+        job: job(),
+        attrs: vec![
+            ("dies".into(), (16 * dpc).to_string()),
+            ("failed_dies".into(), k.to_string()),
+            ("utilisation".into(), format!("{u}")),
+            ("class".into(), class.to_string()),
+        ],
+    }
 }
 
 fn attr<'a>(c: &'a Cell, name: &str) -> Option<&'a str> {
@@ -121,6 +184,9 @@ fn attr<'a>(c: &'a Cell, name: &str) -> Option<&'a str> {
 
 /// Runs one cell: the RAID group, the failure, recovery and verification.
 pub fn evaluate(cfg: &SimConfig, c: &Cell) -> Result<Value, String> {
+    if let Some(k) = attr(c, "failed_dies") {
+        return evaluate_repaired(cfg, c, k);
+    }
     let ssds: u32 = attr(c, "ssds").unwrap_or("8").parse().map_err(|_| "ssds")?;
     let post: f64 = attr(c, "post_writes")
         .unwrap_or("0")
@@ -136,4 +202,46 @@ pub fn evaluate(cfg: &SimConfig, c: &Cell) -> Result<Value, String> {
         return Err(format!("cell {}: recovery not exact: {o:?}", c.label));
     }
     Ok(sim_harness::report::raid_report(&o))
+}
+
+/// A post-recovery cell: the drive built in its repaired state
+/// (`sim_harness::reparo::Drive::repaired_perf`), one capacity of random
+/// writes to warm up and one measured.
+fn evaluate_repaired(cfg: &SimConfig, c: &Cell, k: &str) -> Result<Value, String> {
+    use sim_harness::reparo::{cdr_spaces, Drive, DriveStore, Mode};
+    let k: u32 = k.parse().map_err(|_| "failed_dies")?;
+    let u: f64 = attr(c, "utilisation")
+        .unwrap_or("0.85")
+        .parse()
+        .map_err(|_| "utilisation")?;
+    let spec = crate::raid::spec_of(cfg, 3, u, 64)?;
+    let d = spec.drive;
+    let per_core = d.logical() / u64::from(d.cores);
+    let cdr = cfg.reparo.mode() != Mode::Idr;
+    let spaces = cdr_spaces(d.cores, d.dies(), per_core, k, cdr);
+    let mut store = DriveStore::new(&d).map_err(|e| e.to_string())?;
+    let mut drive = Drive::new(d, &mut store, Mode::Idr, firmware_core::p2l::P2lMode::None)
+        .map_err(|e| e.to_string())?;
+    drive
+        .retire_dies_now(d.cores - 1, k)
+        .map_err(|e| e.to_string())?;
+    let total: u64 = spaces.iter().sum();
+    let t = spec.time;
+    let (waf, iops) = drive
+        .repaired_perf(
+            &spaces,
+            total,
+            total,
+            spec.seed,
+            (t.read_ns, t.prog_ns, t.erase_ns),
+        )
+        .map_err(|e| e.to_string())?;
+    Ok(serde_json::json!({
+        "repaired": {
+            "failed_dies": k,
+            "utilisation": u,
+            "iops": iops,
+            "waf": if waf.is_finite() { serde_json::json!(waf) } else { Value::Null },
+        }
+    }))
 }
