@@ -613,6 +613,11 @@ impl<'a> Drive<'a> {
         Ok(self.perf_of(count, t))
     }
 
+    /// Checks every core's cross-table invariants (slow).
+    pub fn audit(&self) -> Result<(), Error> {
+        self.cores.iter().try_for_each(|c| c.fc.ftl.audit())
+    }
+
     /// Retires `k` dies of core `core` at once (a drive in its repaired
     /// state, for post-recovery measurements).
     pub fn retire_dies_now(&mut self, core: u32, k: u32) -> Result<(), Error> {

@@ -56,6 +56,7 @@ fn detector_and_identifier_match_ground_truth() {
             l = (l + 1) % n;
         }
         assert_eq!(d.failed_dies(), vec![(3, 1)]);
+        d.audit().unwrap();
         let failing: std::collections::BTreeSet<u64> = (0..n)
             .filter(|&l| matches!(d.read(l).unwrap(), ReadValue::Error))
             .collect();
@@ -84,6 +85,7 @@ fn detector_and_identifier_match_ground_truth() {
             d.write(l, l + 5 * n).unwrap();
         }
         assert!(d.get_lba_status(0, n).unwrap().is_empty());
+        d.audit().unwrap();
         for l in 0..n {
             assert!(
                 matches!(d.read(l).unwrap(), ReadValue::Data(_)),
@@ -137,4 +139,50 @@ fn cdr_spaces_follow_eq_5_4() {
     assert_eq!(cdr_spaces(4, 16, 15, 2, true), vec![17, 17, 17, 9]);
     let s = cdr_spaces(4, 512, 1_000_000, 4, true);
     assert_eq!(s.iter().sum::<u64>(), 4_000_000);
+}
+
+/// Two dies of one core fail at different times; each is detected and
+/// identified on its own, and IDR keeps serving from the two left.
+#[test]
+fn successive_die_failures_on_one_core() {
+    let s = DriveSpec {
+        utilisation: 0.4,
+        ..spec()
+    };
+    let mut store = DriveStore::new(&s).unwrap();
+    let mut d = Drive::new(s, &mut store, Mode::Idr, P2lMode::None).unwrap();
+    let n = d.logical();
+    for l in 0..n {
+        d.write(l, l + 1).unwrap();
+    }
+    d.flush().unwrap();
+    let mut expect: Vec<u64> = (0..n).map(|l| l + 1).collect();
+    for (round, die) in [2u32, 0].into_iter().enumerate() {
+        let truth = d.lbas_on_die(1, die).unwrap();
+        assert!(!truth.is_empty());
+        d.fail_die(1, die).unwrap();
+        let mut l = 0;
+        let mut guard = 0;
+        while d.failed_dies().len() == round {
+            if !truth.contains(&l) {
+                expect[l as usize] += 1000;
+                d.write(l, expect[l as usize]).unwrap();
+            }
+            l = (l + 1) % n;
+            guard += 1;
+            assert!(guard < 100_000);
+        }
+        let got: std::collections::BTreeSet<u64> =
+            d.get_lba_status(0, n).unwrap().into_iter().collect();
+        assert_eq!(got, truth, "failure {round}");
+        for &l in &got {
+            d.write(l, expect[l as usize]).unwrap();
+        }
+        d.audit().unwrap();
+    }
+    assert_eq!(d.failed_dies(), vec![(1, 0), (1, 2)]);
+    assert_eq!(d.live_dies(), vec![4, 2, 4, 4]);
+    for l in 0..n {
+        assert_eq!(d.read(l).unwrap(), ReadValue::Data(expect[l as usize]));
+    }
 }
