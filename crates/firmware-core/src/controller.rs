@@ -149,6 +149,43 @@ pub struct IdentifyStats {
     pub probes: u64,
 }
 
+/// What a scan needs to tell a failed L2P entry: the geometry and the
+/// retired dies. Plain data, so every core (or thread) can scan its region
+/// of the shared area with its own copy (CDR's parallel *Identifier*).
+#[derive(Clone, Copy, Debug)]
+pub struct FailureView {
+    g: crate::addr::Geometry,
+    retired: [bool; crate::die_detect::MAX_DIES],
+}
+
+impl FailureView {
+    /// Whether an L2P entry names a failed LBA: lost, or on a retired die.
+    pub fn is_failed(&self, e: L2pEntry) -> bool {
+        match e {
+            L2pEntry::Lost => true,
+            L2pEntry::Flash(p) => {
+                let d = self.g.die_of(self.g.block_of(self.g.page_of_unit(p)));
+                self.retired.get(d.0 as usize).copied().unwrap_or(false)
+            }
+            _ => false,
+        }
+    }
+
+    /// Scans one region of the shared area whose first entry is local LPN
+    /// `base`, calling `found` for each failed LPN in order; returns the
+    /// entries checked.
+    pub fn scan_region(&self, region: &[L2pEntry], base: u32, mut found: impl FnMut(Lpn)) -> u64 {
+        let mut l = base;
+        for &e in region {
+            if self.is_failed(e) {
+                found(Lpn(l));
+            }
+            l = l.saturating_add(1);
+        }
+        region.len() as u64
+    }
+}
+
 /// Memory a flash core borrows besides the FTL tables.
 pub struct CoreLend<'a> {
     /// One entry per physical unit (entrusted P2L).
@@ -316,14 +353,38 @@ impl<'a> FlashCore<'a> {
     }
 
     fn entry_failed(&self, e: L2pEntry) -> bool {
-        match e {
-            L2pEntry::Lost => true,
-            L2pEntry::Flash(p) => {
-                let g = self.ftl.config().geometry;
-                self.is_retired(g.die_of(g.block_of(g.page_of_unit(p))))
-            }
-            _ => false,
+        self.failure_view().is_failed(e)
+    }
+
+    /// The geometry and retired dies, for scans of the shared area.
+    pub fn failure_view(&self) -> FailureView {
+        FailureView {
+            g: self.ftl.config().geometry,
+            retired: self.retired,
         }
+    }
+
+    /// CDR: copies the L2P entries of local LPNs `first..` into the shared
+    /// area `shared` (as many as fit and exist); returns how many.
+    pub fn copy_to_shared(&mut self, first: u32, shared: &mut [L2pEntry]) -> Result<usize, Error> {
+        let end = self.ftl.logical_units();
+        let mut n = 0usize;
+        for (i, slot) in shared.iter_mut().enumerate() {
+            let l = u32::try_from(i)
+                .ok()
+                .and_then(|i| first.checked_add(i))
+                .filter(|&l| l < end);
+            let Some(l) = l else { break };
+            *slot = self.ftl.l2p_entry(Lpn(l))?;
+            n = i.saturating_add(1);
+        }
+        self.stats.l2p_scanned = self.stats.l2p_scanned.saturating_add(n as u64);
+        Ok(n)
+    }
+
+    /// Counts failed LBAs the helpers found in the shared area.
+    pub fn note_found(&mut self, n: u64) {
+        self.stats.found = self.stats.found.saturating_add(n);
     }
 
     /// Whether local `lpn` is failed: its L2P entry points into a retired

@@ -116,8 +116,11 @@ impl DriveSpec {
     fn core_config(&self) -> Result<Config, Error> {
         let mut cfg = Config::with_op_ratio(self.core_geometry, 0.05)?;
         let per_core = self.logical() / u64::from(self.cores);
-        // Room for the hidden LS_redirect of a CDR helper.
-        let hidden = per_core / u64::from(self.dies().saturating_sub(1).max(1)) + 1;
+        // Room for the hidden LS_redirect of a CDR helper: up to five
+        // failures on drives of 64 dies or more, one on smaller ones.
+        let kmax = if self.dies() >= 64 { 5 } else { 1 };
+        let helper = cdr_spaces(self.cores, self.dies(), per_core, kmax, true);
+        let hidden = helper.first().copied().unwrap_or(per_core) - per_core + 1;
         cfg.logical_units = u32::try_from(per_core + hidden).map_err(|_| Error::OutOfSpace)?;
         cfg.write_buffer_units = 256;
         cfg.max_inflight = 512;
@@ -438,10 +441,42 @@ impl<'a> Drive<'a> {
             let mut push = |l: Lpn| {
                 out.insert(u64::from(l.0) * n + ci);
             };
-            if self.mode == Mode::CdrStar {
-                c.fc.scan_marks(f, cnt, &mut push)?;
-            } else {
-                c.fc.scan(f, cnt, &mut push)?;
+            match self.mode {
+                Mode::CdrStar => c.fc.scan_marks(f, cnt, &mut push)?,
+                Mode::Cdr => {
+                    // The victim copies the range's entries into the shared
+                    // area; every core scans one of N regions, on its own
+                    // thread; results merge in LPN order.
+                    let mut shared =
+                        vec![firmware_core::die_fail::L2pEntry::Unmapped; cnt as usize];
+                    let len = c.fc.copy_to_shared(f, &mut shared)?;
+                    let view = c.fc.failure_view();
+                    let chunk = len.div_ceil(n as usize).max(1);
+                    let found: Vec<Vec<u32>> = std::thread::scope(|s| {
+                        let handles: Vec<_> = shared[..len]
+                            .chunks(chunk)
+                            .enumerate()
+                            .map(|(i, region)| {
+                                s.spawn(move || {
+                                    let mut v = Vec::new();
+                                    let base = f + (i * chunk) as u32;
+                                    view.scan_region(region, base, |l| v.push(l.0));
+                                    v
+                                })
+                            })
+                            .collect();
+                        handles
+                            .into_iter()
+                            .map(|h| h.join().map_err(|_| Error::Corrupt("scan thread panicked")))
+                            .collect::<Result<Vec<_>, Error>>()
+                    })?;
+                    let total: usize = found.iter().map(Vec::len).sum();
+                    c.fc.note_found(total as u64);
+                    for l in found.into_iter().flatten() {
+                        push(Lpn(l));
+                    }
+                }
+                _ => c.fc.scan(f, cnt, &mut push)?,
             }
         }
         real += out.len() as u64;
