@@ -245,3 +245,24 @@ fn evaluate_repaired(cfg: &SimConfig, c: &Cell, k: &str) -> Result<Value, String
         }
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grid_covers_classes_modes_failures_and_utilisations() {
+        let cells = cells().unwrap();
+        assert_eq!(cells.len(), 4 * 5 + 2 * 2 * 5 + 4 * 4);
+        let labels: std::collections::BTreeSet<_> = cells.iter().map(|c| &c.label).collect();
+        assert_eq!(labels.len(), cells.len(), "labels are unique");
+        for c in &cells {
+            let mut cfg = SimConfig::preset(&c.preset).unwrap();
+            for s in &c.sets {
+                cfg.apply_set(s).unwrap();
+            }
+            cfg.validate().unwrap();
+            crate::raid::spec_of(&cfg, 8, 0.85, 64).unwrap();
+        }
+    }
+}
