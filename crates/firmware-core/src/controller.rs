@@ -464,3 +464,52 @@ impl<'a> FlashCore<'a> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reparo::SsdShape;
+
+    #[test]
+    fn master_stripes_and_redirects_as_figure_30() {
+        let mut m = Master::new(4, 60).unwrap();
+        assert_eq!(m.per_core(), 15);
+        let t = |core, lpn| Target {
+            core,
+            lpn: Lpn(lpn),
+        };
+        assert_eq!(m.route(7).unwrap(), t(3, 1));
+        assert_eq!(m.route(58).unwrap(), t(2, 14));
+        assert!(m.route(60).is_err());
+        let cdr = Cdr::new(
+            SsdShape {
+                cores: 4,
+                dies: 16,
+                logical: 60,
+                die_capacity: 6,
+            },
+            3,
+        )
+        .unwrap();
+        m.set_cdr(cdr).unwrap();
+        // _60, _61, _62 are local LPN 15 (the first hidden slot) of cores 0-2.
+        assert_eq!(m.route(3).unwrap(), t(0, 15));
+        assert_eq!(m.route(7).unwrap(), t(1, 15));
+        assert_eq!(m.route(11).unwrap(), t(2, 15));
+        assert_eq!(m.static_home(11).unwrap(), t(3, 2));
+        assert_eq!(m.route(15).unwrap(), t(3, 3));
+        assert!(m.is_fake_failure(11) && !m.is_fake_failure(15));
+        assert!(Master::new(4, 61).is_err());
+        let other = Cdr::new(
+            SsdShape {
+                cores: 4,
+                dies: 16,
+                logical: 64,
+                die_capacity: 6,
+            },
+            3,
+        )
+        .unwrap();
+        assert!(m.set_cdr(other).is_err());
+    }
+}
