@@ -38,12 +38,50 @@ pub struct Target {
     pub lpn: Lpn,
 }
 
-/// The master core's static striping, with optional CDR redirection.
+/// Most CDR adjustments (die failures) the master core stacks.
+pub const MAX_CDR_ROUNDS: usize = 8;
+
+/// One CDR adjustment in force: the redirection of one die failure.
+///
+/// Round `i` (the `i`-th failure handled by CDR) selects its LBAs at
+/// positions `i N .. (i + 1) N` of each redirection unit instead of
+/// `0 .. N`: the victim's LBA `l` is routed as `l - i N^2` through the
+/// round's [`Cdr`], so the rounds redirect disjoint LBAs (while
+/// `(i + 1) N <= D_ssd - 1`), and its hidden slots follow the earlier
+/// rounds' (`i * floor(alpha) * N` further on). Every round uses Eq. 5.4
+/// with the shape before the first failure, the approximation the paper
+/// evaluates for repeated failures.
 #[derive(Clone, Copy, Debug)]
+struct Round {
+    cdr: Cdr,
+    /// `i N^2`.
+    shift: u64,
+    /// `i * floor(alpha) * N`.
+    hidden_base: u64,
+}
+
+impl Round {
+    /// The global hidden number `lba` is redirected to in this round.
+    fn hidden(&self, lba: u64) -> Option<u64> {
+        let v = u64::from(self.cdr.victim());
+        let n = u64::from(self.cdr.shape().cores);
+        if lba.checked_rem(n)? != v {
+            return None;
+        }
+        match self.cdr.route(lba.checked_sub(self.shift)?)? {
+            Route::Redirected(h) => h.lba.checked_add(self.hidden_base),
+            Route::Stays { .. } => None,
+        }
+    }
+}
+
+/// The master core's static striping, with CDR redirection after die
+/// failures.
+#[derive(Clone, Debug)]
 pub struct Master {
     cores: u32,
     logical: u64,
-    cdr: Option<Cdr>,
+    rounds: heapless::Vec<Round, MAX_CDR_ROUNDS>,
 }
 
 impl Master {
@@ -57,7 +95,7 @@ impl Master {
         Ok(Master {
             cores,
             logical,
-            cdr: None,
+            rounds: heapless::Vec::new(),
         })
     }
 
@@ -76,19 +114,47 @@ impl Master {
         self.logical.checked_div(u64::from(self.cores)).unwrap_or(0)
     }
 
-    /// Turns CDR redirection on (after a die failure of `cdr.victim()`).
+    /// Adds the CDR adjustment of one more die failure (on core
+    /// `cdr.victim()`); its redirections start at once.
     pub fn set_cdr(&mut self, cdr: Cdr) -> Result<(), Error> {
         let s = cdr.shape();
         if s.cores != self.cores || s.logical != self.logical {
             return Err(Error::InvalidConfig("controller: CDR shape differs"));
         }
-        self.cdr = Some(cdr);
-        Ok(())
+        let i = self.rounds.len() as u64;
+        let n = u64::from(self.cores);
+        // Positions i N .. (i + 1) N must fit in a unit of D_ssd - 1.
+        let end = i.saturating_add(1).saturating_mul(n);
+        if end > u64::from(s.dies).saturating_sub(1) {
+            return Err(Error::InvalidConfig("controller: too many CDR rounds"));
+        }
+        let round = Round {
+            cdr,
+            shift: i.saturating_mul(n).saturating_mul(n),
+            hidden_base: i.saturating_mul(cdr.alpha_floor()).saturating_mul(n),
+        };
+        self.rounds
+            .push(round)
+            .map_err(|_| Error::InvalidConfig("controller: too many CDR rounds"))
     }
 
-    /// The CDR adjustment in force, if any.
+    /// The first CDR adjustment in force, if any.
     pub fn cdr(&self) -> Option<&Cdr> {
-        self.cdr.as_ref()
+        self.rounds.first().map(|r| &r.cdr)
+    }
+
+    /// CDR adjustments in force.
+    pub fn cdr_rounds(&self) -> usize {
+        self.rounds.len()
+    }
+
+    /// Hidden LPNs a helper needs for `rounds` adjustments of `cdr`'s size.
+    pub fn hidden_per_core(cdr: &Cdr, rounds: u64) -> u64 {
+        cdr.alpha_floor().saturating_mul(rounds)
+    }
+
+    fn redirected(&self, lba: u64) -> Option<u64> {
+        self.rounds.iter().find_map(|r| r.hidden(lba))
     }
 
     /// The home of a host LBA now.
@@ -97,10 +163,7 @@ impl Master {
             return Err(Error::LpnOutOfRange);
         }
         let n = u64::from(self.cores);
-        let global = match self.cdr.as_ref().and_then(|c| c.route(lba)) {
-            Some(Route::Redirected(h)) => h.lba,
-            _ => lba,
-        };
+        let global = self.redirected(lba).unwrap_or(lba);
         let core = u32::try_from(global.checked_rem(n).ok_or(Error::LpnOutOfRange)?)
             .map_err(|_| Error::LpnOutOfRange)?;
         let lpn = u32::try_from(global.checked_div(n).ok_or(Error::LpnOutOfRange)?)
@@ -128,9 +191,20 @@ impl Master {
         })
     }
 
-    /// Whether `lba` is a CDR fake failure.
+    /// Whether `lba` is a CDR fake failure (redirected by any round).
     pub fn is_fake_failure(&self, lba: u64) -> bool {
-        self.cdr.as_ref().is_some_and(|c| c.is_fake_failure(lba))
+        lba < self.logical && self.redirected(lba).is_some()
+    }
+
+    /// Whether `lba` is redirected by the latest round only (the fake
+    /// failures the latest die failure adds).
+    pub fn is_new_fake_failure(&self, lba: u64) -> bool {
+        lba < self.logical && self.rounds.last().and_then(|r| r.hidden(lba)).is_some()
+    }
+
+    /// Victim cores of the rounds in force, in order.
+    pub fn victims(&self) -> impl Iterator<Item = u32> + '_ {
+        self.rounds.iter().map(|r| r.cdr.victim())
     }
 }
 
@@ -467,6 +541,7 @@ impl<'a> FlashCore<'a> {
 
 #[cfg(test)]
 mod tests {
+    extern crate std;
     use super::*;
     use crate::reparo::SsdShape;
 
@@ -511,5 +586,20 @@ mod tests {
         )
         .unwrap();
         assert!(m.set_cdr(other).is_err());
+        // A second failure on core 3: positions 4..8 of each unit, LBAs
+        // 19, 23 and 27 as _64, _65 and _66 (the slots after round 0's).
+        m.set_cdr(cdr).unwrap();
+        assert_eq!(m.route(19).unwrap(), t(0, 16));
+        assert_eq!(m.route(23).unwrap(), t(1, 16));
+        assert_eq!(m.route(27).unwrap(), t(2, 16));
+        assert_eq!(m.route(3).unwrap(), t(0, 15));
+        assert_eq!(m.route(31).unwrap(), t(3, 7));
+        let new: std::vec::Vec<u64> = (0..60).filter(|&l| m.is_new_fake_failure(l)).collect();
+        assert_eq!(new, [19, 23, 27]);
+        let all: std::vec::Vec<u64> = (0..60).filter(|&l| m.is_fake_failure(l)).collect();
+        assert_eq!(all, [3, 7, 11, 19, 23, 27]);
+        // A third round fits (positions 8..12 < 15), a fourth does not.
+        m.set_cdr(cdr).unwrap();
+        assert!(m.set_cdr(cdr).is_err());
     }
 }

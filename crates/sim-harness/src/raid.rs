@@ -377,9 +377,9 @@ pub fn run(spec: &RaidSpec) -> Result<RaidOutcome, Error> {
             start += spec.range_lbas;
         }
         g.drives[fd].flush()?;
-        let fake: std::collections::BTreeSet<u64> = match g.drives[fd].master().cdr() {
-            Some(c) => c.fake_failures().collect(),
-            None => Default::default(),
+        let fake: std::collections::BTreeSet<u64> = {
+            let m = g.drives[fd].master();
+            (0..lbas).filter(|&l| m.is_fake_failure(l)).collect()
         };
         out.fake_failures = g.drives[fd].fake_reported;
         out.failed_lbas = g.drives[fd].reported - out.fake_failures;

@@ -117,8 +117,8 @@ impl DriveSpec {
         let mut cfg = Config::with_op_ratio(self.core_geometry, 0.05)?;
         let per_core = self.logical() / u64::from(self.cores);
         // Room for the hidden LS_redirect of a CDR helper: up to five
-        // failures on drives of 64 dies or more, one on smaller ones.
-        let kmax = if self.dies() >= 64 { 5 } else { 1 };
+        // failures on drives of 64 dies or more, three on smaller ones.
+        let kmax = if self.dies() >= 64 { 5 } else { 3 };
         let helper = cdr_spaces(self.cores, self.dies(), per_core, kmax, true);
         let hidden = helper.first().copied().unwrap_or(per_core) - per_core + 1;
         cfg.logical_units = u32::try_from(per_core + hidden).map_err(|_| Error::OutOfSpace)?;
@@ -481,12 +481,14 @@ impl<'a> Drive<'a> {
         }
         real += out.len() as u64;
         let mut fake = 0u64;
-        if let Some(cdr) = self.master.cdr().copied() {
-            let v = u64::from(cdr.victim());
-            let first = (start + n - 1 - v) / n * n + v;
-            let mut l = first;
+        let mut victims: Vec<u32> = self.master.victims().collect();
+        victims.sort_unstable();
+        victims.dedup();
+        for v in victims {
+            let v = u64::from(v);
+            let mut l = (start + n - 1 - v) / n * n + v;
             while l < end {
-                if cdr.is_fake_failure(l) {
+                if self.master.is_fake_failure(l) {
                     let t = self.master.route(l)?;
                     let e = self.core(t.core)?.fc.ftl.l2p_entry(t.lpn)?;
                     if e == firmware_core::die_fail::L2pEntry::Unmapped && out.insert(l) {

@@ -186,3 +186,66 @@ fn successive_die_failures_on_one_core() {
         assert_eq!(d.read(l).unwrap(), ReadValue::Data(expect[l as usize]));
     }
 }
+
+/// CDR after two die failures on one core at different times: each query
+/// returns the new die's LBAs plus exactly the new round's redirected LBAs,
+/// the rounds redirect disjoint LBAs, and all data survives.
+#[test]
+fn cdr_handles_successive_failures_on_one_core() {
+    let s = DriveSpec {
+        utilisation: 0.5,
+        ..spec()
+    };
+    let mut store = DriveStore::new(&s).unwrap();
+    let mut d = Drive::new(s, &mut store, Mode::Cdr, P2lMode::None).unwrap();
+    let n = d.logical();
+    let mut expect: Vec<u64> = (0..n).map(|l| l + 1).collect();
+    for l in 0..n {
+        d.write(l, expect[l as usize]).unwrap();
+    }
+    d.flush().unwrap();
+    let mut all_fake = std::collections::BTreeSet::new();
+    for (round, die) in [1u32, 3].into_iter().enumerate() {
+        let truth = d.lbas_on_die(3, die).unwrap();
+        assert!(!truth.is_empty());
+        d.fail_die(3, die).unwrap();
+        let mut l = 0;
+        let mut guard = 0;
+        while d.failed_dies().len() == round {
+            if !truth.contains(&l) {
+                expect[l as usize] += 1000;
+                d.write(l, expect[l as usize]).unwrap();
+            }
+            l = (l + 1) % n;
+            guard += 1;
+            assert!(guard < 100_000);
+        }
+        d.activate_cdr(3).unwrap();
+        let fake: std::collections::BTreeSet<u64> = (0..n)
+            .filter(|&l| d.master().is_new_fake_failure(l))
+            .collect();
+        assert_eq!(
+            fake.len() as u64,
+            d.master().cdr().unwrap().fake_failure_count()
+        );
+        assert!(fake.is_disjoint(&all_fake), "rounds redirect disjoint LBAs");
+        all_fake.extend(fake.iter().copied());
+        let got: std::collections::BTreeSet<u64> =
+            d.get_lba_status(0, n).unwrap().into_iter().collect();
+        let want: std::collections::BTreeSet<u64> = truth.union(&fake).copied().collect();
+        assert_eq!(got, want, "failure {round}");
+        for &l in &got {
+            d.write(l, expect[l as usize]).unwrap();
+        }
+        assert!(d.get_lba_status(0, n).unwrap().is_empty());
+        d.audit().unwrap();
+    }
+    assert_eq!(d.master().cdr_rounds(), 2);
+    for l in 0..n {
+        assert_eq!(
+            d.read(l).unwrap(),
+            ReadValue::Data(expect[l as usize]),
+            "lba {l}"
+        );
+    }
+}
