@@ -650,76 +650,58 @@ impl<'a> Drive<'a> {
         Ok(self.perf_of(count, t))
     }
 
-    /// Checks every core's cross-table invariants (slow).
-    pub fn audit(&self) -> Result<(), Error> {
-        self.cores.iter().try_for_each(|c| c.fc.ftl.audit())
-    }
-
-    /// Retires `k` dies of core `core` at once (a drive in its repaired
-    /// state, for post-recovery measurements).
-    pub fn retire_dies_now(&mut self, core: u32, k: u32) -> Result<(), Error> {
-        let c = self.core(core)?;
-        for d in 0..k {
-            c.fc.retire_die_now(DieId(d))?;
-        }
-        Ok(())
-    }
-
-    /// Post-recovery random-write WAF and IOPS of a drive repaired after
-    /// `k` die failures on the last core: the dies are retired before any
-    /// write, each core holds `logical[c]` LPNs (IDR: unchanged; CDR: Eq. 5.4
-    /// applied once per failure, see [`cdr_spaces`]), the drive is filled,
-    /// then `warm` and `count` uniform random writes over all held LPNs run.
-    /// An over-full core (GC cannot gain space) gives `(inf, 0)`.
-    pub fn repaired_perf(
+    /// Fails die `die` of core `core` and recovers it as the host would,
+    /// with `expect` (the data of every LBA) standing in for the RAID
+    /// rebuild: random updates until the detector reports the die, CDR's
+    /// adjustment (CDR modes), failed-LBA queries over 64 MiB ranges and a
+    /// write-back of every answer. Returns the LBAs the queries reported.
+    pub fn fail_and_recover(
         &mut self,
-        logical: &[u64],
-        warm: u64,
-        count: u64,
+        core: u32,
+        die: u32,
+        expect: &mut [u64],
         seed: u64,
-        t: (f64, f64, f64),
-    ) -> Result<(f64, f64), Error> {
-        let total: u64 = logical.iter().sum();
-        let pick = |g: u64| -> (usize, u32) {
-            let mut g = g;
-            for (c, &l) in logical.iter().enumerate() {
-                if g < l {
-                    return (c, g as u32);
-                }
-                g -= l;
-            }
-            (0, 0)
-        };
+    ) -> Result<u64, Error> {
+        let n = self.logical();
+        let before = self.failed_dies().len();
+        self.fail_die(core, die)?;
         let mut x = seed | 1;
-        let mut next = || {
+        let mut guard = 0u64;
+        while self.failed_dies().len() == before {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            x
-        };
-        let result = (|| -> Result<(), Error> {
-            for (c, &l) in logical.iter().enumerate() {
-                for lpn in 0..l {
-                    self.cores[c].write(Lpn(lpn as u32), lpn)?;
-                }
+            let l = x % n;
+            let v = expect.get_mut(l as usize).ok_or(Error::LpnOutOfRange)?;
+            *v = v.wrapping_add(0x1_0000);
+            let v = *v;
+            self.write(l, v)?;
+            guard += 1;
+            if guard > 10 * n {
+                return Err(Error::Corrupt("die failure never detected"));
             }
-            for _ in 0..warm {
-                let (c, l) = pick(next() % total);
-                self.cores[c].write(Lpn(l), 1)?;
-            }
-            self.reset_stats();
-            for _ in 0..count {
-                let (c, l) = pick(next() % total);
-                self.cores[c].write(Lpn(l), 2)?;
-            }
-            Ok(())
-        })();
-        match result {
-            Ok(()) => {}
-            Err(Error::OutOfSpace) => return Ok((f64::INFINITY, 0.0)),
-            Err(e) => return Err(e),
         }
-        Ok(self.perf_of(count, t))
+        if matches!(self.mode, Mode::Cdr | Mode::CdrStar) {
+            self.activate_cdr(core)?;
+            self.identified = false;
+        }
+        let range = (64 << 20) / u64::from(self.spec.core_geometry.unit_bytes()).max(1);
+        let mut reported = 0u64;
+        let mut start = 0;
+        while start < n {
+            for l in self.get_lba_status(start, range)? {
+                let v = *expect.get(l as usize).ok_or(Error::LpnOutOfRange)?;
+                self.write(l, v)?;
+                reported += 1;
+            }
+            start += range;
+        }
+        Ok(reported)
+    }
+
+    /// Checks every core's cross-table invariants (slow).
+    pub fn audit(&self) -> Result<(), Error> {
+        self.cores.iter().try_for_each(|c| c.fc.ftl.audit())
     }
 
     fn perf_of(&self, count: u64, t: (f64, f64, f64)) -> (f64, f64) {

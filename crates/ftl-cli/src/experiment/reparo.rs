@@ -204,11 +204,15 @@ pub fn evaluate(cfg: &SimConfig, c: &Cell) -> Result<Value, String> {
     Ok(sim_harness::report::raid_report(&o))
 }
 
-/// A post-recovery cell: the drive built in its repaired state
-/// (`sim_harness::reparo::Drive::repaired_perf`), one capacity of random
-/// writes to warm up and one measured.
+/// A post-recovery cell: `k` dies of the last core fail one after the
+/// other and are recovered through the data path (detector, queries,
+/// CDR rounds, write-back from the oracle); every LBA is checked, then one
+/// capacity of random writes warms the drive and one more is measured. A
+/// core left over-full (IDR with too few dies for its data) gives zero
+/// IOPS and no WAF.
 fn evaluate_repaired(cfg: &SimConfig, c: &Cell, k: &str) -> Result<Value, String> {
-    use sim_harness::reparo::{cdr_spaces, Drive, DriveStore, Mode};
+    use firmware_core::{Error, ReadValue};
+    use sim_harness::reparo::{Drive, DriveStore};
     let k: u32 = k.parse().map_err(|_| "failed_dies")?;
     let u: f64 = attr(c, "utilisation")
         .unwrap_or("0.85")
@@ -216,53 +220,56 @@ fn evaluate_repaired(cfg: &SimConfig, c: &Cell, k: &str) -> Result<Value, String
         .map_err(|_| "utilisation")?;
     let spec = crate::raid::spec_of(cfg, 3, u, 64)?;
     let d = spec.drive;
-    let per_core = d.logical() / u64::from(d.cores);
-    let cdr = cfg.reparo.mode() != Mode::Idr;
-    let spaces = cdr_spaces(d.cores, d.dies(), per_core, k, cdr);
     let mut store = DriveStore::new(&d).map_err(|e| e.to_string())?;
-    let mut drive = Drive::new(d, &mut store, Mode::Idr, firmware_core::p2l::P2lMode::None)
+    let mut drive = Drive::new(d, &mut store, cfg.reparo.mode(), cfg.reparo.p2l())
         .map_err(|e| e.to_string())?;
-    drive
-        .retire_dies_now(d.cores - 1, k)
-        .map_err(|e| e.to_string())?;
-    let total: u64 = spaces.iter().sum();
+    let n = drive.logical();
+    let mut expect: Vec<u64> = (0..n).map(|l| l * 2 + 1).collect();
     let t = spec.time;
-    let (waf, iops) = drive
-        .repaired_perf(
-            &spaces,
-            total,
-            total,
-            spec.seed,
-            (t.read_ns, t.prog_ns, t.erase_ns),
-        )
-        .map_err(|e| e.to_string())?;
+    let run = |drive: &mut Drive<'_>, expect: &mut Vec<u64>| -> Result<(u64, u64), Error> {
+        for l in 0..n {
+            drive.write(l, expect[l as usize])?;
+        }
+        let mut reported = 0;
+        for i in 0..k {
+            reported += drive.fail_and_recover(d.cores - 1, i, expect, spec.seed ^ u64::from(i))?;
+        }
+        let mut mismatches = 0;
+        for l in 0..n {
+            if drive.read(l)? != ReadValue::Data(expect[l as usize]) {
+                mismatches += 1;
+            }
+        }
+        Ok((reported, mismatches))
+    };
+    let (reported, mismatches, waf, iops) = match run(&mut drive, &mut expect) {
+        Ok((r, m)) => {
+            let (waf, iops) = drive
+                .random_write_perf(n, n, spec.seed, (t.read_ns, t.prog_ns, t.erase_ns))
+                .or_else(|e| match e {
+                    Error::OutOfSpace => Ok((f64::INFINITY, 0.0)),
+                    e => Err(e),
+                })
+                .map_err(|e| e.to_string())?;
+            (r, m, waf, iops)
+        }
+        Err(Error::OutOfSpace) => (0, 0, f64::INFINITY, 0.0),
+        Err(e) => return Err(e.to_string()),
+    };
+    if mismatches != 0 {
+        return Err(format!(
+            "cell {}: {mismatches} LBAs differ after recovery",
+            c.label
+        ));
+    }
     Ok(serde_json::json!({
         "repaired": {
             "failed_dies": k,
             "utilisation": u,
+            "reported_lbas": reported,
             "iops": iops,
             "waf": if waf.is_finite() { serde_json::json!(waf) } else { Value::Null },
-        }
+        },
+        "integrity": { "mismatches": mismatches },
     }))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn grid_covers_classes_modes_failures_and_utilisations() {
-        let cells = cells().unwrap();
-        assert_eq!(cells.len(), 4 * 5 + 2 * 2 * 5 + 4 * 4);
-        let labels: std::collections::BTreeSet<_> = cells.iter().map(|c| &c.label).collect();
-        assert_eq!(labels.len(), cells.len(), "labels are unique");
-        for c in &cells {
-            let mut cfg = SimConfig::preset(&c.preset).unwrap();
-            for s in &c.sets {
-                cfg.apply_set(s).unwrap();
-            }
-            cfg.validate().unwrap();
-            crate::raid::spec_of(&cfg, 8, 0.85, 64).unwrap();
-        }
-    }
 }
