@@ -9,6 +9,7 @@ mod experiment;
 mod lifetime;
 mod memory;
 mod progress;
+mod raid;
 mod replay;
 mod serve;
 mod sweep;
@@ -51,6 +52,9 @@ enum Cmd {
     /// Run the cross product of `--vary` values, workloads and seeds and
     /// write one CSV row per cell; or emit one command per cell and merge.
     Sweep(sweep::SweepArgs),
+    /// Build a RAID-5 group of multi-core drives, fail a die, recover it
+    /// (`reparo.mode`) and verify every unit against the oracle.
+    Raid(raid::RaidArgs),
     /// Cost the copyback-safety state (`memory.epm_bytes`) of a geometry
     /// under every copyback mode, without running.
     Memory(memory::MemoryArgs),
@@ -89,6 +93,7 @@ fn main() -> ExitCode {
         Some(Cmd::Experiment(a)) => experiment::run(a),
         Some(Cmd::Sweep(a)) => sweep::run(a),
         Some(Cmd::Memory(a)) => memory::run(a),
+        Some(Cmd::Raid(a)) => raid::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

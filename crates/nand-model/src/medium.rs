@@ -608,6 +608,26 @@ impl<S: Storage> Medium<S> {
         }
     }
 
+    /// The spare area of programmed page `p`, read straight from the store:
+    /// no operation is counted, no failure applies (the simulator's ground
+    /// truth, e.g. which LBAs a die held before it failed).
+    pub fn peek_spare(&self, p: Ppn) -> Option<Spare> {
+        if !self.m.page_ok(p) {
+            return None;
+        }
+        let (blocks, pages, units) = self.store.split();
+        let blk = blocks.get((p.0 / self.m.ppb) as usize)?;
+        if p.0 % self.m.ppb >= blk.next_page {
+            return None;
+        }
+        let rec = pages.get(p.0 as usize)?;
+        if rec.meta & ST_MASK != ST_PROGRAMMED {
+            return None;
+        }
+        let i = p.0 as usize * self.m.upp;
+        Some(spare_of(rec, units.get(i..i + self.m.upp)?))
+    }
+
     /// Schedules die `f.channel`/`f.die` to fail as [`DieFailure`] describes
     /// (at once if its time or operation count has already passed). Several
     /// dies may be scheduled, up to [`MAX_DIE_FAILURES`] pending at a time.

@@ -14,6 +14,8 @@ pub mod hist;
 pub mod interactive;
 pub mod lifetime;
 pub mod profiles;
+pub mod raid;
+pub mod reparo;
 pub mod report;
 pub mod series;
 pub mod sim;

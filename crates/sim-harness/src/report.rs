@@ -10,6 +10,37 @@ const CDF_POINTS: [f64; 16] = [
     0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 0.999, 0.9999, 1.0,
 ];
 
+/// The report of an `ftl raid` run (Reparo), with the stable dotted keys
+/// (`reparo.rebuild_seconds`, `integrity.mismatches`, ...).
+pub fn raid_report(o: &crate::raid::RaidOutcome) -> Value {
+    json!({
+        "reparo": {
+            "mode": o.mode,
+            "rebuild_seconds": o.rebuild_seconds,
+            "rebuild_bytes": o.rebuild_bytes,
+            "identify_seconds": o.identify_seconds,
+            "failed_lbas": o.failed_lbas,
+            "fake_failures": o.fake_failures,
+            "truth_failed_lbas": o.truth_failed,
+            "status_exact": o.status_exact,
+            "p2l_page_reads": o.p2l_page_reads,
+            "failed_die_blocks": o.failed_die_blocks,
+            "post_waf": o.post_waf,
+            "post_iops": o.post_iops,
+            "rebuild_seconds_bw10": o.rebuild_seconds_bw10,
+            "identify_1core_seconds": o.identify_by_cores[0],
+            "identify_2core_seconds": o.identify_by_cores[1],
+            "identify_4core_seconds": o.identify_by_cores[2],
+        },
+        "raid": {
+            "ssds": o.ssds,
+            "dies_per_ssd": o.dies,
+            "lbas_per_ssd": o.lbas_per_drive,
+        },
+        "integrity": { "mismatches": o.mismatches },
+    })
+}
+
 /// Builds the JSON report. Keys named in the project's issues are a public
 /// interface: never rename them, only add beside them.
 pub fn json_report(o: &Outcome, extra: Value) -> Value {

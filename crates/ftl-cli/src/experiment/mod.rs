@@ -9,6 +9,7 @@ pub mod cc;
 pub mod dgcb;
 pub mod output;
 pub mod registry;
+pub mod reparo;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -108,7 +108,7 @@ pub fn experiment(name: &str) -> Result<&'static Experiment, String> {
     })
 }
 
-static EXPERIMENTS: [Experiment; 5] = [
+static EXPERIMENTS: [Experiment; 6] = [
     Experiment {
         name: "profiles",
         description: "Baseline (off-chip copy, greedy GC) WAF and IOPS of every workload profile \
@@ -244,6 +244,96 @@ static EXPERIMENTS: [Experiment; 5] = [
         ],
         cells: super::dgcb::cells,
         evaluate: Some(super::dgcb::evaluate),
+    },
+    Experiment {
+        name: "reparo",
+        description: "Reparo (seed 001 Figs. 33-36): RAID-5 of 8 drives, one die fails; rebuild \
+                      time/traffic of baseline (Rebuild Assist), IDR, CDR, CDR* over 4-32 TB-class \
+                      drives (64-512 dies, 4 flash cores, scaled blocks per die), Identifier time \
+                      by cores and P2L entrustment, post-recovery random-write IOPS and WAF",
+        keys: super::reparo::KEYS,
+        normalise: &[
+            Normalise {
+                key: "reparo.rebuild_seconds",
+                baseline_series: "baseline",
+            },
+            Normalise {
+                key: "reparo.post_iops",
+                baseline_series: "baseline",
+            },
+            Normalise {
+                key: "reparo.post_waf",
+                baseline_series: "baseline",
+            },
+            Normalise {
+                key: "repaired.iops",
+                baseline_series: super::reparo::NO_FAILURE,
+            },
+            Normalise {
+                key: "repaired.waf",
+                baseline_series: super::reparo::NO_FAILURE,
+            },
+        ],
+        charts: &[
+            ChartDef {
+                file: "rebuild_time.svg",
+                kind: ChartKind::Bars,
+                title: "Rebuild time after a die failure (Fig. 33a)",
+                x: "drive class",
+                y: "rebuild time (s, scaled drives)",
+                columns: &[("reparo.rebuild_seconds", "")],
+            },
+            ChartDef {
+                file: "rebuild_traffic.svg",
+                kind: ChartKind::Bars,
+                title: "Rebuild traffic (Fig. 33b)",
+                x: "drive class",
+                y: "host bytes read and written",
+                columns: &[("reparo.rebuild_bytes", "")],
+            },
+            ChartDef {
+                file: "identify_time.svg",
+                kind: ChartKind::Bars,
+                title: "Identifier time (Fig. 34)",
+                x: "drive class",
+                y: "identification time (s)",
+                columns: &[("reparo.identify_seconds", "")],
+            },
+            ChartDef {
+                file: "post_iops.svg",
+                kind: ChartKind::Bars,
+                title: "Random-write IOPS after recovery / new drive (Fig. 35b)",
+                x: "drive class",
+                y: "IOPS / new drive (ratio)",
+                columns: &[("reparo.post_iops.norm", "")],
+            },
+            ChartDef {
+                file: "post_waf.svg",
+                kind: ChartKind::Bars,
+                title: "Random-write WAF after recovery / new drive (Fig. 36b)",
+                x: "drive class",
+                y: "WAF / new drive (ratio)",
+                columns: &[("reparo.post_waf.norm", "")],
+            },
+            ChartDef {
+                file: "multi_die_iops.svg",
+                kind: ChartKind::Lines,
+                title: "Random-write IOPS after k repaired die failures (Figs. 38a/39a, 40)",
+                x: "failed dies on one core",
+                y: "IOPS / no failure (ratio)",
+                columns: &[("repaired.iops.norm", "")],
+            },
+            ChartDef {
+                file: "multi_die_waf.svg",
+                kind: ChartKind::Lines,
+                title: "Random-write WAF after k repaired die failures (Figs. 38b/39b, 41)",
+                x: "failed dies on one core",
+                y: "WAF / no failure (ratio)",
+                columns: &[("repaired.waf.norm", "")],
+            },
+        ],
+        cells: super::reparo::cells,
+        evaluate: Some(super::reparo::evaluate),
     },
     Experiment {
         name: "longftl",

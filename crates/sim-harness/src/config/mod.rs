@@ -53,6 +53,10 @@
 //! | `erase.gerase_mode` | string | `auto` (WAF-driven mode selector) or a fixed gErase mode `0`..`9` ("auto") |
 //! | `erase.gerase_scope` | string | gErase on `host` active blocks only, or on `all` allocations ("host") |
 //! | `erase.bpm_capacity_loss_pct` | f64 | share of each block's wordlines BPM retires, percent (2.1) |
+//! | `controller.flash_cores` | u32 | flash cores the master core stripes LBAs over, each owning 1/N of the dies (4) |
+//! | `reparo.mode` | string | die-failure recovery: `baseline` (Rebuild-Assist drive replacement), `idr`, `cdr` or `cdr-star` ("cdr-star") |
+//! | `reparo.p2l` | string | P2L entrustment for CDR*: `none`, `page` or `block` ("block") |
+//! | `reparo.n_bad_die` | u32 | bad blocks past which the detector fails a die (16) |
 //! | `erase.waf_window` | u8 | *added key*: observation intervals each WAF value of the monitor spans, 1..16; 1 is the paper's single interval (1) |
 //! | `copy.mode` | string | *added key*: host copy commands: `physical` (read and write again inside the device) or `remap` (copyless copy, seed 003) ("physical") |
 //! | `copy.refcount_bits` | u8 | *added key*: bits of each physical unit's reference count, 1..=8; a unit holds at most 2^n - 1 tags (4) |
@@ -77,11 +81,13 @@ mod erase;
 mod gc;
 mod keys;
 mod presets;
+mod reparo;
 
 pub use copy::{CopyModeSetting, CopySection};
 pub use copyback::{CopybackSection, ModeKey, SelectorKey, TableKey};
 pub use erase::{EraseModeKey, EraseSection, ScopeKey};
 pub use gc::{CopyModeKey, GcSection};
+pub use reparo::{ControllerSection, P2lKey, ReparoModeKey, ReparoSection};
 
 pub use presets::{presets, PresetInfo};
 
@@ -358,6 +364,10 @@ pub struct SimConfig {
     pub erase: EraseSection,
     /// `[copy]`: host copy commands (copyless copy, seed 003).
     pub copy: CopySection,
+    /// `[controller]`: the multi-core controller (`ftl raid`).
+    pub controller: ControllerSection,
+    /// `[reparo]`: die-failure recovery (`ftl raid`).
+    pub reparo: ReparoSection,
     /// `[sim]`: run-level settings.
     pub sim: SimSection,
 }
@@ -875,6 +885,7 @@ impl SimConfig {
             ));
         }
         self.erase.fixed_mode()?;
+        self.reparo.check(&self.controller)?;
         if n.rated_pe == 0 {
             return Err(ConfigError::check("nand.rated_pe", "must be at least 1"));
         }

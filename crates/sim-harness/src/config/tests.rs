@@ -4,6 +4,10 @@ use proptest::prelude::*;
 
 /// The public key interface: renaming or dropping a key must fail this list.
 const EXPECTED_KEYS: &[&str] = &[
+    "controller.flash_cores",
+    "reparo.mode",
+    "reparo.n_bad_die",
+    "reparo.p2l",
     "buffer.flush_policy",
     "buffer.map_protect_ratio",
     "buffer.write_buffer_bytes",

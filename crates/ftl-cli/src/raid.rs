@@ -1,0 +1,218 @@
+//! `ftl raid`: a RAID-5 group of simulated multi-core drives, filled and
+//! worked, a die failed, recovered with `reparo.mode`, every unit verified
+//! against the oracle (`sim_harness::raid`).
+
+use std::path::PathBuf;
+
+use clap::Args;
+use sim_harness::config::SimConfig;
+use sim_harness::raid::{RaidOutcome, RaidSpec, TimeModel};
+use sim_harness::reparo::DriveSpec;
+
+use crate::common::CommonOpts;
+use crate::CliError;
+
+/// Options of `ftl raid`.
+#[derive(Args, Debug, Clone)]
+pub struct RaidArgs {
+    #[command(flatten)]
+    pub common: CommonOpts,
+    /// Drives in the RAID-5 group.
+    #[arg(long, default_value_t = 8)]
+    pub ssds: u32,
+    /// Stripe unit, KiB.
+    #[arg(long, default_value_t = 64)]
+    pub stripe_kib: u64,
+    /// Random stripe-unit updates before the die fails (the failure time).
+    #[arg(long, default_value_t = 20_000)]
+    pub fail_after: u64,
+    /// Drive, flash core and die (within the core) that fail.
+    #[arg(long, default_value_t = 1)]
+    pub fail_drive: u32,
+    /// Flash core of the failed die.
+    #[arg(long, default_value_t = 3)]
+    pub fail_core: u32,
+    /// Die (index within its core) that fails.
+    #[arg(long, default_value_t = 1)]
+    pub fail_die: u32,
+    /// Failed-LBA query range, MiB.
+    #[arg(long, default_value_t = 64)]
+    pub range_mib: u64,
+    /// Share of the host bandwidth recovery may use (0.1 = 10 %).
+    #[arg(long, default_value_t = 1.0)]
+    pub bw_limit: f64,
+    /// Space utilisation of each drive (host LBAs over usable units).
+    #[arg(long, default_value_t = 0.85)]
+    pub utilisation: f64,
+    /// Post-recovery random writes on the repaired drive, in drive capacities.
+    #[arg(long, default_value_t = 0.0)]
+    pub post_writes: f64,
+    /// Print seed 001 Tables 8 and 9 (space utilisation growth after one die
+    /// failure under IDR and under CDR's adjustment, four flash cores) from
+    /// the Handler arithmetic, and the Fig. 30 example, then exit.
+    #[arg(long)]
+    pub tables: bool,
+}
+
+/// Tables 8 and 9 and Fig. 30 from `firmware_core::reparo`.
+fn print_tables() -> Result<(), CliError> {
+    use firmware_core::reparo::{Cdr, Route, SsdShape};
+    let per_core = [4u32, 8, 16, 32, 64, 128];
+    let mut t8 = (String::new(), String::new());
+    let mut t9 = (String::new(), String::new());
+    let pct = |r: Option<firmware_core::reparo::Ratio>| {
+        r.and_then(|r| r.percent_hundredths())
+            .map_or("-".to_string(), |h| format!("{}.{:02}%", h / 100, h % 100))
+    };
+    for x in per_core {
+        let dies = 4 * x;
+        let logical = 4 * u64::from(dies - 1) * 9;
+        let shape = SsdShape {
+            cores: 4,
+            dies,
+            logical,
+            die_capacity: (logical / u64::from(dies) * 10 / 9).max(1),
+        };
+        let c = Cdr::new(shape, 3).map_err(|e| CliError::Run(e.to_string()))?;
+        let before = c.utilisation_before();
+        t8.0 += &format!(" {} |", pct(c.victim_utilisation_idr().growth_over(before)));
+        t8.1 += &format!(" {} |", pct(before.growth_over(before)));
+        t9.0 += &format!(
+            " {} |",
+            pct(c.victim_utilisation_after().growth_over(before))
+        );
+        t9.1 += &format!(
+            " {} |",
+            pct(c.helper_utilisation_after().growth_over(before))
+        );
+    }
+    let head =
+        "| dies per flash core | 4 | 8 | 16 | 32 | 64 | 128 |\n|---|---|---|---|---|---|---|";
+    println!("Table 8: space utilisation growth under IDR (one die failure)\n{head}");
+    println!("| victim core |{}\n| helper core |{}\n", t8.0, t8.1);
+    println!("Table 9: space utilisation growth after the CDR adjustment\n{head}");
+    println!("| victim core |{}\n| helper core |{}\n", t9.0, t9.1);
+    let fig = Cdr::new(
+        SsdShape {
+            cores: 4,
+            dies: 16,
+            logical: 60,
+            die_capacity: 6,
+        },
+        3,
+    )
+    .map_err(|e| CliError::Run(e.to_string()))?;
+    println!(
+        "Fig. 30 (N=4, D_ssd=16, |LS|=60, victim core 3): alpha = {}, utilisation {:.3} -> {:.3}",
+        fig.alpha().to_f64(),
+        fig.utilisation_before().to_f64(),
+        fig.helper_utilisation_after().to_f64()
+    );
+    for lba in fig.fake_failures() {
+        if let Some(Route::Redirected(h)) = fig.route(lba) {
+            println!("  LBA {lba} -> core {} as _{}", h.core, h.lba);
+        }
+    }
+    Ok(())
+}
+
+/// The RAID spec of a configuration: `controller.flash_cores` splits the
+/// configured channels; `reparo.*` picks the recovery.
+pub(crate) fn spec_of(
+    cfg: &SimConfig,
+    ssds: u32,
+    utilisation: f64,
+    stripe_kib: u64,
+) -> Result<RaidSpec, String> {
+    let core = cfg.to_core_config().map_err(|e| e.to_string())?;
+    let g = core.geometry;
+    let n = cfg.controller.flash_cores;
+    if n == 0 || u32::from(g.channels) % n != 0 {
+        return Err("geometry.channels must be a multiple of controller.flash_cores".into());
+    }
+    let mut cg = g;
+    cg.channels = (u32::from(g.channels) / n) as u16;
+    let unit = u64::from(g.unit_bytes());
+    let t = &cfg.timing;
+    let mut time = TimeModel::with_timings(t.t_read_us, t.t_prog_us, t.t_erase_us, t.host_mib_s);
+    time.unit_bytes = unit;
+    Ok(RaidSpec {
+        drive: DriveSpec {
+            cores: n,
+            core_geometry: cg,
+            utilisation,
+            n_bad_die: cfg.reparo.n_bad_die,
+            seed: cfg.nand.seed,
+        },
+        ssds,
+        stripe_lbas: (stripe_kib * 1024 / unit).max(1),
+        mode: cfg.reparo.mode(),
+        p2l: cfg.reparo.p2l(),
+        writes_before: 20_000,
+        fail: (1, n - 1, 1),
+        range_lbas: 64 * 1_048_576 / unit,
+        time,
+        seed: cfg.sim.seed,
+        post_writes: 0.0,
+    })
+}
+
+/// Runs `ftl raid`.
+pub fn run(a: RaidArgs) -> Result<(), CliError> {
+    if a.tables {
+        return print_tables();
+    }
+    let cfg = a.common.load_config()?;
+    let mut spec = spec_of(&cfg, a.ssds, a.utilisation, a.stripe_kib).map_err(CliError::Input)?;
+    spec.writes_before = a.fail_after;
+    spec.fail = (a.fail_drive, a.fail_core, a.fail_die);
+    spec.range_lbas = (a.range_mib * 1_048_576 / spec.time.unit_bytes).max(1);
+    spec.time.bw_limit = a.bw_limit;
+    spec.post_writes = a.post_writes;
+    let o: RaidOutcome = sim_harness::raid::run(&spec)
+        .map_err(|e| CliError::Run(format!("raid run failed: {e}")))?;
+    let mut v = sim_harness::report::raid_report(&o);
+    if let Some(m) = v.as_object_mut() {
+        m.insert(
+            "config".into(),
+            serde_json::to_value(&cfg).map_err(|e| CliError::Run(e.to_string()))?,
+        );
+    }
+    if let Some(dir) = &a.common.out {
+        write_report(dir, &v)?;
+    }
+    if a.common.json {
+        println!("{v}");
+    } else {
+        println!(
+            "mode {}: {} drives x {} dies, {} LBAs each; failed LBAs {} (+{} fake, ground truth {}, exact {}), \
+             rebuild {:.3} s ({:.3} s identify), {} bytes; post-recovery WAF {:.2} IOPS {:.0}; integrity mismatches {}",
+            o.mode,
+            o.ssds,
+            o.dies,
+            o.lbas_per_drive,
+            o.failed_lbas,
+            o.fake_failures,
+            o.truth_failed,
+            o.status_exact,
+            o.rebuild_seconds,
+            o.identify_seconds,
+            o.rebuild_bytes,
+            o.post_waf,
+            o.post_iops,
+            o.mismatches
+        );
+    }
+    if o.mismatches != 0 || !o.status_exact {
+        return Err(CliError::Run(
+            "raid: recovery did not restore the data exactly".into(),
+        ));
+    }
+    Ok(())
+}
+
+fn write_report(dir: &PathBuf, v: &serde_json::Value) -> Result<(), CliError> {
+    std::fs::create_dir_all(dir).map_err(|e| CliError::Run(e.to_string()))?;
+    let text = serde_json::to_string_pretty(v).map_err(|e| CliError::Run(e.to_string()))?;
+    std::fs::write(dir.join("report.json"), text).map_err(|e| CliError::Run(e.to_string()))
+}

@@ -1,0 +1,82 @@
+//! `ftl raid` as scripts see it: every recovery mode restores every unit,
+//! the failed-LBA answers match the ground truth, and Tables 8 and 9 print.
+
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn ftl(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ftl"))
+        .args(args)
+        .output()
+        .expect("run ftl")
+}
+
+fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "ftl failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout.clone()).expect("utf8")
+}
+
+const SMALL: [&str; 14] = [
+    "--set",
+    "geometry.channels=8",
+    "--set",
+    "geometry.dies_per_channel=2",
+    "--set",
+    "geometry.planes_per_die=1",
+    "--set",
+    "geometry.blocks_per_plane=24",
+    "--set",
+    "geometry.pages_per_block=16",
+    "--set",
+    "geometry.page_bytes=16384",
+    "--set",
+    "ftl.op_ratio=0.3",
+];
+
+#[test]
+fn every_mode_recovers_with_no_mismatch() {
+    let mut secs = Vec::new();
+    for mode in ["baseline", "idr", "cdr", "cdr-star"] {
+        let set = format!("reparo.mode={mode}");
+        let mut args = vec!["raid", "--json", "--ssds", "4", "--set", &set];
+        args.extend(SMALL);
+        args.extend(["--set", "reparo.n_bad_die=4", "--utilisation", "0.6"]);
+        let v: Value = serde_json::from_str(&ok(&ftl(&args))).expect("json");
+        assert_eq!(v["integrity"]["mismatches"], 0, "{mode}");
+        assert_eq!(v["reparo"]["status_exact"], true, "{mode}");
+        assert_eq!(v["reparo"]["mode"], mode);
+        let failed = v["reparo"]["failed_lbas"].as_u64().unwrap();
+        assert_eq!(failed, v["reparo"]["truth_failed_lbas"].as_u64().unwrap());
+        assert!(failed > 0);
+        let fake = v["reparo"]["fake_failures"].as_u64().unwrap();
+        assert_eq!(fake > 0, mode.starts_with("cdr"), "{mode}");
+        if mode == "cdr-star" {
+            assert_eq!(
+                v["reparo"]["p2l_page_reads"], v["reparo"]["failed_die_blocks"],
+                "one read per block"
+            );
+        }
+        secs.push(v["reparo"]["rebuild_seconds"].as_f64().unwrap());
+    }
+    assert!(secs[3] < secs[0], "{secs:?}");
+}
+
+#[test]
+fn tables_8_and_9_and_figure_30() {
+    let out = ok(&ftl(&["raid", "--tables"]));
+    assert!(out.contains("| victim core | 33.33% | 14.29% | 6.67% | 3.23% | 1.59% | 0.79% |"));
+    assert!(out.contains("| victim core | 6.67% | 3.23% | 1.59% | 0.79% | 0.39% | 0.20% |"));
+    assert!(out.contains("alpha = 1, utilisation 0.625 -> 0.667"));
+    for l in [
+        "LBA 3 -> core 0 as _60",
+        "LBA 7 -> core 1 as _61",
+        "LBA 11 -> core 2 as _62",
+    ] {
+        assert!(out.contains(l), "{l}");
+    }
+}

@@ -1,0 +1,751 @@
+//! A multi-core drive for Reparo (seed 001, Ch. 5): the master core's
+//! striping over `N` flash cores ([`firmware_core::controller`]), each core
+//! an FTL over its own medium of `D_ssd / N` dies, run functionally (every
+//! operation executes at once, in emission order) with the medium's
+//! operation counts kept for the time model.
+//!
+//! [`Drive::get_lba_status`] answers the host's failed-LBA query for a range
+//! with the configured *Identifier*; [`Drive::activate_cdr`] turns on the CDR
+//! *Handler* (logical-space adjustment, redirection, fake failures).
+
+use std::collections::BTreeSet;
+
+use firmware_core::controller::{CoreLend, FlashCore, IdentifyStats, Master};
+use firmware_core::driver::execute;
+use firmware_core::p2l::P2lMode;
+use firmware_core::reparo::{Cdr, SsdShape};
+use firmware_core::{
+    Config, DieId, Error, Geometry, HostCompletion, Lpn, ReadStart, ReadStatus, ReadValue, Tag,
+};
+use nand_model::{FaultConfig, ReliabilityConfig, SimMedium};
+
+use crate::engine::CoreStore;
+
+/// Reparo recovery variant (`reparo.mode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Rebuild-Assist replacement of the whole drive.
+    Baseline,
+    /// Isolated die recovery: the victim core scans its L2P, keeps its LBAs.
+    Idr,
+    /// Cooperative die recovery: parallel scan, logical-space adjustment.
+    Cdr,
+    /// CDR with P2L entrustment and marked failed LBAs.
+    CdrStar,
+}
+
+impl Mode {
+    /// Parses a `reparo.mode` value.
+    pub fn parse(s: &str) -> Option<Mode> {
+        Some(match s {
+            "baseline" => Mode::Baseline,
+            "idr" => Mode::Idr,
+            "cdr" => Mode::Cdr,
+            "cdr-star" => Mode::CdrStar,
+            _ => return None,
+        })
+    }
+
+    /// The `reparo.mode` spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Baseline => "baseline",
+            Mode::Idr => "idr",
+            Mode::Cdr => "cdr",
+            Mode::CdrStar => "cdr-star",
+        }
+    }
+}
+
+/// Parses a `reparo.p2l` value.
+pub fn parse_p2l(s: &str) -> Option<P2lMode> {
+    Some(match s {
+        "none" => P2lMode::None,
+        "page" => P2lMode::Page,
+        "block" => P2lMode::Block,
+        _ => return None,
+    })
+}
+
+/// Shape of one multi-core drive.
+#[derive(Clone, Copy, Debug)]
+pub struct DriveSpec {
+    /// Flash cores `N` (`controller.flash_cores`).
+    pub cores: u32,
+    /// Geometry of one core's share of the dies.
+    pub core_geometry: Geometry,
+    /// Space utilisation: host-visible LBAs over usable units.
+    pub utilisation: f64,
+    /// Bad blocks past which a die is failed (`reparo.n_bad_die`).
+    pub n_bad_die: u32,
+    /// Medium seed.
+    pub seed: u64,
+}
+
+impl DriveSpec {
+    /// Usable units of one die: the blocks a plane keeps for data (all but
+    /// the GC reserve and the open-block margin the core sets aside).
+    pub fn die_capacity(&self) -> u64 {
+        let g = self.core_geometry;
+        let usable = g.blocks_per_plane.saturating_sub(2 + 3);
+        u64::from(usable) * u64::from(g.planes_per_die) * u64::from(g.units_per_block())
+    }
+
+    /// Dies in the drive, `D_ssd`.
+    pub fn dies(&self) -> u32 {
+        self.cores * self.core_geometry.dies()
+    }
+
+    /// Host-visible LBAs, a multiple of the cores.
+    pub fn logical(&self) -> u64 {
+        let phys = self.die_capacity() * u64::from(self.dies());
+        let l = (phys as f64 * self.utilisation) as u64;
+        l - l % u64::from(self.cores)
+    }
+
+    /// The CDR shape.
+    pub fn shape(&self) -> SsdShape {
+        SsdShape {
+            cores: self.cores,
+            dies: self.dies(),
+            logical: self.logical(),
+            die_capacity: self.die_capacity(),
+        }
+    }
+
+    fn core_config(&self) -> Result<Config, Error> {
+        let mut cfg = Config::with_op_ratio(self.core_geometry, 0.05)?;
+        let per_core = self.logical() / u64::from(self.cores);
+        // Room for the hidden LS_redirect of a CDR helper: up to five
+        // failures on drives of 64 dies or more, three on smaller ones.
+        let kmax = if self.dies() >= 64 { 5 } else { 3 };
+        let helper = cdr_spaces(self.cores, self.dies(), per_core, kmax, true);
+        let hidden = helper.first().copied().unwrap_or(per_core) - per_core + 1;
+        cfg.logical_units = u32::try_from(per_core + hidden).map_err(|_| Error::OutOfSpace)?;
+        cfg.write_buffer_units = 256;
+        cfg.max_inflight = 512;
+        cfg.read_slots = 16;
+        Ok(cfg)
+    }
+}
+
+/// Memory of one drive, lent to its cores.
+pub struct DriveStore {
+    cores: Vec<(CoreStore<u64>, Vec<u32>, Vec<u32>)>,
+    cfg: Config,
+}
+
+impl DriveStore {
+    /// Allocates the tables of every core.
+    pub fn new(spec: &DriveSpec) -> Result<DriveStore, Error> {
+        let cfg = spec.core_config()?;
+        let cores = (0..spec.cores)
+            .map(|_| {
+                Ok((
+                    CoreStore::new(&cfg)?,
+                    vec![0u32; cfg.geometry.total_units() as usize],
+                    vec![0u32; (cfg.logical_units as usize).div_ceil(32)],
+                ))
+            })
+            .collect::<Result<Vec<_>, Error>>()?;
+        Ok(DriveStore { cores, cfg })
+    }
+}
+
+/// Operations one host command may cause before the core is taken to be
+/// livelocked (GC of a plane with no reclaimable space).
+const OP_LIMIT: u64 = 1_000_000;
+
+/// One flash core with its medium and data pool.
+struct Core<'a> {
+    fc: FlashCore<'a>,
+    data: &'a mut [u64],
+    nand: SimMedium,
+}
+
+impl Core<'_> {
+    /// Runs queued operations (and probes, and die retirements) to the end.
+    fn run(&mut self) -> Result<(), Error> {
+        let mut ops = 0u64;
+        loop {
+            while let Some(op) = self.fc.poll_op() {
+                let meta = if op.id == firmware_core::controller::PROBE_ID {
+                    &mut [][..]
+                } else {
+                    self.fc.ftl.meta_for(&op)
+                };
+                let r = execute(&mut self.nand, self.data, meta, &op);
+                ops += 1;
+                if ops > OP_LIMIT {
+                    // GC cannot gain space: the core is over-full.
+                    return Err(Error::OutOfSpace);
+                }
+                self.fc.complete(op.id, r, 0)?;
+            }
+            self.fc.maintain()?;
+            if self.fc.ftl.ops_queued() == 0 {
+                let again = self.fc.poll_op();
+                match again {
+                    None => return Ok(()),
+                    Some(op) => {
+                        let r = execute(&mut self.nand, self.data, &mut [], &op);
+                        self.fc.complete(op.id, r, 0)?;
+                    }
+                }
+            }
+        }
+    }
+
+    fn write(&mut self, lpn: Lpn, v: u64) -> Result<(), Error> {
+        loop {
+            match self.fc.ftl.write(lpn, 0) {
+                Ok(s) => {
+                    *self
+                        .data
+                        .get_mut(usize::from(s.0))
+                        .ok_or(Error::Corrupt("slot"))? = v;
+                    return self.run();
+                }
+                Err(Error::Busy) => {
+                    if self.fc.ftl.ops_queued() == 0 {
+                        return Err(Error::OutOfSpace);
+                    }
+                    self.run()?;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    fn read(&mut self, lpn: Lpn) -> Result<ReadValue<u64>, Error> {
+        let tag = Tag(lpn.0);
+        let start = loop {
+            match self.fc.ftl.read(tag, lpn, 0) {
+                Err(Error::Busy) if self.fc.ftl.ops_queued() > 0 => self.run()?,
+                other => break other?,
+            }
+        };
+        match start {
+            ReadStart::Unmapped => Ok(ReadValue::Unmapped),
+            ReadStart::Lost => Ok(ReadValue::Error),
+            ReadStart::Buffered(s) => Ok(ReadValue::Data(
+                *self
+                    .data
+                    .get(usize::from(s.0))
+                    .ok_or(Error::Corrupt("slot"))?,
+            )),
+            ReadStart::Issued => {
+                self.run()?;
+                while let Some(c) = self.fc.ftl.poll_completion() {
+                    if let HostCompletion::Read {
+                        tag: t,
+                        slot,
+                        status,
+                    } = c
+                    {
+                        if t == tag {
+                            return Ok(match status {
+                                ReadStatus::Ok => ReadValue::Data(
+                                    *self
+                                        .data
+                                        .get(usize::from(slot.0))
+                                        .ok_or(Error::Corrupt("slot"))?,
+                                ),
+                                ReadStatus::MediaError => ReadValue::Error,
+                            });
+                        }
+                    }
+                }
+                Err(Error::Corrupt("read completion missing"))
+            }
+        }
+    }
+}
+
+/// Medium operation counts of one core.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CoreOps {
+    /// Page reads (probes included).
+    pub reads: u64,
+    /// Page programs.
+    pub programs: u64,
+    /// Block erases.
+    pub erases: u64,
+}
+
+/// A drive of `N` flash cores behind a master core.
+pub struct Drive<'a> {
+    master: Master,
+    cores: Vec<Core<'a>>,
+    spec: DriveSpec,
+    mode: Mode,
+    p2l: P2lMode,
+    /// Failed LBAs reported by queries so far (real and fake).
+    pub reported: u64,
+    /// Fake failures reported so far.
+    pub fake_reported: u64,
+    identified: bool,
+}
+
+impl<'a> Drive<'a> {
+    /// Builds and formats a drive over `store`.
+    pub fn new(
+        spec: DriveSpec,
+        store: &'a mut DriveStore,
+        mode: Mode,
+        p2l: P2lMode,
+    ) -> Result<Drive<'a>, Error> {
+        let cfg = store.cfg;
+        let mut cores = Vec::new();
+        for (i, (cs, entrust, marks)) in store.cores.iter_mut().enumerate() {
+            let (t, data) = cs.split();
+            let ftl = firmware_core::Ftl::new(cfg, t)?;
+            let fc = FlashCore::new(
+                ftl,
+                CoreLend {
+                    entrust: entrust.as_mut_slice(),
+                    marks: marks.as_mut_slice(),
+                },
+                spec.n_bad_die,
+            )?;
+            // No bit errors: the only failures are the injected die failures.
+            let rel = ReliabilityConfig {
+                seed: spec.seed ^ ((i as u64) << 8),
+                base_errors: 0.0,
+                wear_errors: 0.0,
+                read_noise: 0.0,
+                ..ReliabilityConfig::default()
+            };
+            let nand = SimMedium::new(cfg.geometry, rel, FaultConfig::default())?;
+            let mut core = Core { fc, data, nand };
+            core.fc.ftl.format(0)?;
+            core.run()?;
+            cores.push(core);
+        }
+        Ok(Drive {
+            master: Master::new(spec.cores, spec.logical())?,
+            cores,
+            spec,
+            mode,
+            p2l,
+            reported: 0,
+            fake_reported: 0,
+            identified: false,
+        })
+    }
+
+    /// The drive's shape.
+    pub fn spec(&self) -> &DriveSpec {
+        &self.spec
+    }
+
+    /// Host-visible LBAs.
+    pub fn logical(&self) -> u64 {
+        self.master.logical()
+    }
+
+    /// The master core.
+    pub fn master(&self) -> &Master {
+        &self.master
+    }
+
+    fn core(&mut self, c: u32) -> Result<&mut Core<'a>, Error> {
+        self.cores
+            .get_mut(c as usize)
+            .ok_or(Error::AddressOutOfRange)
+    }
+
+    /// Writes one LBA. A write of a redirected LBA also drops its stale
+    /// copy on the victim core.
+    pub fn write(&mut self, lba: u64, v: u64) -> Result<(), Error> {
+        let t = self.master.route(lba)?;
+        self.core(t.core)?.write(t.lpn, v)?;
+        let home = self.master.static_home(lba)?;
+        if home != t {
+            let c = self.core(home.core)?;
+            if c.fc.ftl.l2p_entry(home.lpn)? != firmware_core::die_fail::L2pEntry::Unmapped {
+                c.fc.ftl.trim(home.lpn, 0)?;
+                c.run()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads one LBA.
+    pub fn read(&mut self, lba: u64) -> Result<ReadValue<u64>, Error> {
+        let t = self.master.route(lba)?;
+        self.core(t.core)?.read(t.lpn)
+    }
+
+    /// Flushes every core's write buffer.
+    pub fn flush(&mut self) -> Result<(), Error> {
+        for c in &mut self.cores {
+            c.fc.ftl.flush(Tag(u32::MAX), 0)?;
+            c.run()?;
+            while c.fc.ftl.poll_completion().is_some() {}
+        }
+        Ok(())
+    }
+
+    /// Kills die `die` (index within core `core`) on the medium now.
+    pub fn fail_die(&mut self, core: u32, die: u32) -> Result<(), Error> {
+        self.core(core)?
+            .nand
+            .fail_die(DieId(die))
+            .map_err(|_| Error::AddressOutOfRange)
+    }
+
+    /// Dies detected failed and retired, as `(core, die)`.
+    pub fn failed_dies(&self) -> Vec<(u32, u32)> {
+        let mut out = Vec::new();
+        for (i, c) in self.cores.iter().enumerate() {
+            for d in 0..c.fc.ftl.config().geometry.dies() {
+                if c.fc.is_retired(DieId(d)) {
+                    out.push((i as u32, d));
+                }
+            }
+        }
+        out
+    }
+
+    /// Turns on the CDR *Handler* for a failure on core `victim`.
+    pub fn activate_cdr(&mut self, victim: u32) -> Result<(), Error> {
+        let cdr = Cdr::new(self.spec.shape(), victim)?;
+        self.master.set_cdr(cdr)
+    }
+
+    /// Failed LBAs of `start..start + len`, in increasing order: LBAs whose
+    /// data lived on a failed die, plus CDR fake failures not yet rewritten.
+    pub fn get_lba_status(&mut self, start: u64, len: u64) -> Result<Vec<u64>, Error> {
+        let n = u64::from(self.spec.cores);
+        let end = (start + len).min(self.logical());
+        let mut out = BTreeSet::new();
+        if self.mode == Mode::CdrStar && !self.identified {
+            for c in &mut self.cores {
+                if c.fc.has_failed_die() {
+                    c.fc.identify_by_p2l(self.p2l)?;
+                }
+            }
+            self.identified = true;
+        }
+        let mut real = 0u64;
+        for (ci, c) in self.cores.iter_mut().enumerate() {
+            if !c.fc.has_failed_die() || start >= end {
+                continue;
+            }
+            let ci = ci as u64;
+            // Local LPNs l with l * N + ci in start..end.
+            let first = (start + n - 1 - ci) / n;
+            let last = (end + n - 1 - ci) / n;
+            let (f, cnt) = (first as u32, (last - first) as u32);
+            let mut push = |l: Lpn| {
+                out.insert(u64::from(l.0) * n + ci);
+            };
+            match self.mode {
+                Mode::CdrStar => c.fc.scan_marks(f, cnt, &mut push)?,
+                Mode::Cdr => {
+                    // The victim copies the range's entries into the shared
+                    // area; every core scans one of N regions, on its own
+                    // thread; results merge in LPN order.
+                    let mut shared =
+                        vec![firmware_core::die_fail::L2pEntry::Unmapped; cnt as usize];
+                    let len = c.fc.copy_to_shared(f, &mut shared)?;
+                    let view = c.fc.failure_view();
+                    let chunk = len.div_ceil(n as usize).max(1);
+                    let found: Vec<Vec<u32>> = std::thread::scope(|s| {
+                        let handles: Vec<_> = shared[..len]
+                            .chunks(chunk)
+                            .enumerate()
+                            .map(|(i, region)| {
+                                s.spawn(move || {
+                                    let mut v = Vec::new();
+                                    let base = f + (i * chunk) as u32;
+                                    view.scan_region(region, base, |l| v.push(l.0));
+                                    v
+                                })
+                            })
+                            .collect();
+                        handles
+                            .into_iter()
+                            .map(|h| h.join().map_err(|_| Error::Corrupt("scan thread panicked")))
+                            .collect::<Result<Vec<_>, Error>>()
+                    })?;
+                    let total: usize = found.iter().map(Vec::len).sum();
+                    c.fc.note_found(total as u64);
+                    for l in found.into_iter().flatten() {
+                        push(Lpn(l));
+                    }
+                }
+                _ => c.fc.scan(f, cnt, &mut push)?,
+            }
+        }
+        real += out.len() as u64;
+        let mut fake = 0u64;
+        let mut victims: Vec<u32> = self.master.victims().collect();
+        victims.sort_unstable();
+        victims.dedup();
+        for v in victims {
+            let v = u64::from(v);
+            let mut l = (start + n - 1 - v) / n * n + v;
+            while l < end {
+                if self.master.is_fake_failure(l) {
+                    let t = self.master.route(l)?;
+                    let e = self.core(t.core)?.fc.ftl.l2p_entry(t.lpn)?;
+                    if e == firmware_core::die_fail::L2pEntry::Unmapped && out.insert(l) {
+                        fake += 1;
+                    }
+                }
+                l += n;
+            }
+        }
+        self.reported += real + fake;
+        self.fake_reported += fake;
+        Ok(out.into_iter().collect())
+    }
+
+    /// Identification counters summed over the cores, and the largest
+    /// single-core scan (the victim's, for IDR).
+    pub fn identify_stats(&self) -> Vec<IdentifyStats> {
+        self.cores.iter().map(|c| c.fc.identify_stats()).collect()
+    }
+
+    /// Medium operation counts per core.
+    pub fn core_ops(&self) -> Vec<CoreOps> {
+        self.cores
+            .iter()
+            .map(|c| {
+                let s = c.nand.stats();
+                CoreOps {
+                    reads: s.reads,
+                    programs: s.programs,
+                    erases: s.erases,
+                }
+            })
+            .collect()
+    }
+
+    /// Host units written and units programmed per core (for WAF).
+    pub fn core_write_counts(&self) -> Vec<(u64, u64)> {
+        self.cores
+            .iter()
+            .map(|c| {
+                let s = c.fc.ftl.stats();
+                (
+                    s.host_write_units,
+                    s.host_program_units + s.gc_program_units,
+                )
+            })
+            .collect()
+    }
+
+    /// Zeroes the core and medium counters.
+    pub fn reset_stats(&mut self) {
+        for c in &mut self.cores {
+            c.fc.ftl.reset_stats();
+            c.nand.reset_stats();
+        }
+    }
+
+    /// Live dies per core.
+    pub fn live_dies(&self) -> Vec<u32> {
+        self.cores
+            .iter()
+            .map(|c| {
+                let g = c.fc.ftl.config().geometry;
+                (0..g.dies())
+                    .filter(|&d| !c.fc.is_retired(DieId(d)))
+                    .count() as u32
+            })
+            .collect()
+    }
+
+    /// The mode this drive recovers with.
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// The ground truth: which LBAs' static homes are on die `die` of core
+    /// `core` according to the medium's spare areas (the LPNs of the live
+    /// units there). Read straight from the simulator, not through the FTL.
+    pub fn lbas_on_die(&self, core: u32, die: u32) -> Result<BTreeSet<u64>, Error> {
+        let c = self
+            .cores
+            .get(core as usize)
+            .ok_or(Error::AddressOutOfRange)?;
+        let g = c.fc.ftl.config().geometry;
+        let per_die = u32::from(g.planes_per_die) * g.blocks_per_plane;
+        let n = u64::from(self.spec.cores);
+        let mut out = BTreeSet::new();
+        for b in die * per_die..(die + 1) * per_die {
+            for page in 0..g.pages_per_block {
+                let ppn = g.ppn(firmware_core::BlockId(b), page);
+                let Some(spare) = c.nand.peek_spare(ppn) else {
+                    continue;
+                };
+                for off in 0..g.units_per_page {
+                    if !spare.units.contains(off) {
+                        continue;
+                    }
+                    let lpn = spare.lpns[usize::from(off)];
+                    // Live: the L2P still names this unit.
+                    if c.fc.ftl.l2p_entry(lpn)?
+                        == firmware_core::die_fail::L2pEntry::Flash(g.pun(ppn, off))
+                        && u64::from(lpn.0) < self.master.per_core()
+                    {
+                        out.insert(u64::from(lpn.0) * n + u64::from(core));
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Blocks of die `die` of core `core` holding programmed pages (read
+    /// from the medium's store).
+    pub fn written_blocks_on_die(&self, core: u32, die: u32) -> Result<u64, Error> {
+        let c = self
+            .cores
+            .get(core as usize)
+            .ok_or(Error::AddressOutOfRange)?;
+        let g = c.fc.ftl.config().geometry;
+        let per_die = u32::from(g.planes_per_die) * g.blocks_per_plane;
+        Ok((die * per_die..(die + 1) * per_die)
+            .filter(|&b| {
+                c.nand
+                    .peek_spare(g.ppn(firmware_core::BlockId(b), 0))
+                    .is_some()
+            })
+            .count() as u64)
+    }
+
+    /// Random full-unit overwrites of host LBAs (uniform), for post-recovery
+    /// performance: `warm` unmeasured writes, then `count` measured ones.
+    /// Returns (WAF, IOPS) where IOPS follows the time model: each core is
+    /// busy `reads tR + programs tPROG + erases tBERS` spread over its live
+    /// dies, and the drive takes as long as its busiest core.
+    pub fn random_write_perf(
+        &mut self,
+        warm: u64,
+        count: u64,
+        seed: u64,
+        t: (f64, f64, f64),
+    ) -> Result<(f64, f64), Error> {
+        let n = self.logical();
+        let mut x = seed | 1;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for _ in 0..warm {
+            let l = next() % n;
+            self.write(l, l ^ 0xABCD)?;
+        }
+        self.reset_stats();
+        for _ in 0..count {
+            let l = next() % n;
+            self.write(l, l ^ 0xBCDE)?;
+        }
+        Ok(self.perf_of(count, t))
+    }
+
+    /// Fails die `die` of core `core` and recovers it as the host would,
+    /// with `expect` (the data of every LBA) standing in for the RAID
+    /// rebuild: random updates until the detector reports the die, CDR's
+    /// adjustment (CDR modes), failed-LBA queries over 64 MiB ranges and a
+    /// write-back of every answer. Returns the LBAs the queries reported.
+    pub fn fail_and_recover(
+        &mut self,
+        core: u32,
+        die: u32,
+        expect: &mut [u64],
+        seed: u64,
+    ) -> Result<u64, Error> {
+        let n = self.logical();
+        let before = self.failed_dies().len();
+        self.fail_die(core, die)?;
+        let mut x = seed | 1;
+        let mut guard = 0u64;
+        while self.failed_dies().len() == before {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let l = x % n;
+            let v = expect.get_mut(l as usize).ok_or(Error::LpnOutOfRange)?;
+            *v = v.wrapping_add(0x1_0000);
+            let v = *v;
+            self.write(l, v)?;
+            guard += 1;
+            if guard > 10 * n {
+                return Err(Error::Corrupt("die failure never detected"));
+            }
+        }
+        if matches!(self.mode, Mode::Cdr | Mode::CdrStar) {
+            self.activate_cdr(core)?;
+            self.identified = false;
+        }
+        let range = (64 << 20) / u64::from(self.spec.core_geometry.unit_bytes()).max(1);
+        let mut reported = 0u64;
+        let mut start = 0;
+        while start < n {
+            for l in self.get_lba_status(start, range)? {
+                let v = *expect.get(l as usize).ok_or(Error::LpnOutOfRange)?;
+                self.write(l, v)?;
+                reported += 1;
+            }
+            start += range;
+        }
+        Ok(reported)
+    }
+
+    /// Checks every core's cross-table invariants (slow).
+    pub fn audit(&self) -> Result<(), Error> {
+        self.cores.iter().try_for_each(|c| c.fc.ftl.audit())
+    }
+
+    fn perf_of(&self, count: u64, t: (f64, f64, f64)) -> (f64, f64) {
+        let (read_ns, prog_ns, erase_ns) = t;
+        let (mut host, mut progs, mut busiest) = (0u64, 0u64, 0f64);
+        let live = self.live_dies();
+        for (i, c) in self.cores.iter().enumerate() {
+            let s = c.fc.ftl.stats();
+            host += s.host_write_units;
+            progs += s.host_program_units + s.gc_program_units;
+            let m = c.nand.stats();
+            let busy = (m.reads as f64 * read_ns
+                + m.programs as f64 * prog_ns
+                + m.erases as f64 * erase_ns)
+                / f64::from(live[i].max(1));
+            busiest = busiest.max(busy);
+        }
+        let waf = progs as f64 / host.max(1) as f64;
+        let iops = if busiest > 0.0 {
+            count as f64 / (busiest / 1e9)
+        } else {
+            0.0
+        };
+        (waf, iops)
+    }
+}
+
+/// Per-core logical spaces after `k` die failures on the last core:
+/// IDR keeps them; CDR moves `alpha = |LS_h| / (D - 1)` (Eq. 5.4, floored,
+/// `D` the dies still alive) from the victim to each helper per failure,
+/// the approximation the paper evaluates for repeated failures.
+pub fn cdr_spaces(cores: u32, dies: u32, per_core: u64, k: u32, cdr: bool) -> Vec<u64> {
+    let n = cores as usize;
+    let mut ls = vec![per_core; n];
+    if !cdr {
+        return ls;
+    }
+    for i in 0..k {
+        let d_alive = u64::from(dies.saturating_sub(i));
+        let alpha = ls[0] / d_alive.saturating_sub(1).max(1);
+        for l in ls.iter_mut().take(n - 1) {
+            *l += alpha;
+        }
+        ls[n - 1] = ls[n - 1].saturating_sub(alpha * (n as u64 - 1));
+    }
+    ls
+}
