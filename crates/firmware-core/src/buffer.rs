@@ -125,17 +125,74 @@ impl Ftl<'_> {
 
     /// Appends a write-buffer slot to the flush queue.
     pub(crate) fn pending_push_back(&mut self, s: Slot) -> Result<(), Error> {
+        if self.ps.lidf_on {
+            return self.lidf_push(s);
+        }
         self.pending.push_back(self.t.slots, s.0)
     }
 
     /// Puts a slot back at the head of the flush queue (after a failed program).
     pub(crate) fn pending_push_front(&mut self, s: Slot) -> Result<(), Error> {
+        if self.ps.lidf_on {
+            return self.lidf_push(s);
+        }
         self.pending.push_front(self.t.slots, s.0)
     }
 
-    /// Takes the oldest live unit of the flush queue, freeing trimmed ones on the way.
+    /// LIDF: files a buffered write under the translation page of its
+    /// mapping entry.
+    fn lidf_push(&mut self, s: Slot) -> Result<(), Error> {
+        let tp = self.ps.tp_of(crate::addr::Lpn(self.slot(s)?.lpn));
+        let head = self
+            .ps
+            .tp_heads
+            .get_mut(tp.0 as usize)
+            .ok_or(Error::Corrupt("lidf list"))?;
+        let next = *head;
+        *head = s.0;
+        self.slot_mut(s)?.next = next;
+        self.ps.lidf.buffered_write(tp)?;
+        self.ps.lidf_len = self.ps.lidf_len.saturating_add(1);
+        Ok(())
+    }
+
+    /// LIDF: the next buffered write of the translation page LIDF picks
+    /// (one already dirty, else the one covering the most buffered writes).
+    fn lidf_pop(&mut self) -> Result<Option<u16>, Error> {
+        let Some(tp) = self.ps.lidf.next() else {
+            return Ok(None);
+        };
+        let head = self
+            .ps
+            .tp_heads
+            .get_mut(tp.0 as usize)
+            .ok_or(Error::Corrupt("lidf list"))?;
+        let s = *head;
+        if s == NIL16 {
+            return Err(Error::Corrupt("LIDF counts a write its list lacks"));
+        }
+        let next = self.slot(Slot(s))?.next;
+        if let Some(h) = self.ps.tp_heads.get_mut(tp.0 as usize) {
+            *h = next;
+        }
+        self.ps.lidf.flushed(tp, 1)?;
+        // Its program will dirty the page: from now on the rest of its
+        // writes are free, so they go next instead of another page's.
+        self.ps.lidf.set_dirty(tp, true)?;
+        self.ps.lidf_len = self.ps.lidf_len.saturating_sub(1);
+        Ok(Some(s))
+    }
+
+    /// Takes the next live unit of the flush queue (oldest first, or in LIDF
+    /// order), freeing trimmed ones on the way.
     pub(crate) fn pending_pop_live(&mut self) -> Result<Option<Slot>, Error> {
-        while let Some(i) = self.pending.pop(self.t.slots)? {
+        loop {
+            let next = if self.ps.lidf_on {
+                self.lidf_pop()?
+            } else {
+                self.pending.pop(self.t.slots)?
+            };
+            let Some(i) = next else { break };
             let s = Slot(i);
             match self.slot(s)?.state {
                 SlotState::WbPending => return Ok(Some(s)),
@@ -156,6 +213,11 @@ impl Ftl<'_> {
     /// Live units waiting in the flush queue.
     #[inline]
     pub(crate) fn pending_live(&self) -> u32 {
-        u32::from(self.pending.len).saturating_sub(self.pending_dead)
+        let queued = if self.ps.lidf_on {
+            self.ps.lidf_len
+        } else {
+            u32::from(self.pending.len)
+        };
+        queued.saturating_sub(self.pending_dead)
     }
 }

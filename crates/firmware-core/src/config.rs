@@ -105,8 +105,9 @@ pub struct PersistConfig {
     pub protect_permille: u32,
     /// Write-buffer flush order.
     pub flush_policy: FlushPolicy,
-    /// With [`FlushPolicy::Lidf`] and dirty-page protection, flushing starts
-    /// when this share (thousandths) of the write buffer is occupied.
+    /// With mapping persistence, flushing starts when this share
+    /// (thousandths) of the write buffer is occupied; 0 flushes every full
+    /// page at once.
     pub flush_start_permille: u32,
     /// Written metadata-region blocks per plane above which the region is
     /// cleaned (0: sized automatically, about twice the translation pages).

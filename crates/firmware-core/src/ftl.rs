@@ -821,6 +821,18 @@ impl<'a> Ftl<'a> {
             if live == 0 || (live < upp && !self.force_flush) {
                 return Ok(());
             }
+            // With the mapping persisted, flushing may wait until the buffer
+            // is filled to its start share (Dawid: half), so LIDF has writes
+            // to choose from.
+            let start = self.cfg.persist.flush_start_permille;
+            if self.ps.on && start > 0 && !self.force_flush {
+                let need = u64::from(self.cfg.write_buffer_units)
+                    .saturating_mul(u64::from(start.min(1000)))
+                    / 1000;
+                if u64::from(live) < need.max(u64::from(upp)) {
+                    return Ok(());
+                }
+            }
             if self.ops_available() <= host_ops_floor {
                 return Ok(());
             }

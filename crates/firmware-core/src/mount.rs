@@ -75,6 +75,8 @@ pub(crate) struct MountState {
     n_erase: u32,
     n_regions: u32,
     n_free: u32,
+    /// Erased blocks the record does not name wore less than this.
+    pe_below: u32,
     /// The replayed blocks, kept until the core settles: a cut before then
     /// writes them into its record again instead of the translation pages
     /// the replay dirtied (see [`Ftl::power_fail`]).
@@ -236,6 +238,8 @@ impl Ftl<'_> {
                             }
                         }
                     }
+                    self.mnt.pe_below =
+                        self.record_entry(base.saturating_add(self.mnt.n_free.saturating_mul(2)));
                     if let Some(buf) = self.mnt.record.take() {
                         self.ps.buf_release(buf);
                     }
@@ -449,6 +453,11 @@ impl Ftl<'_> {
             }
         }
         let mean = u32::try_from(sum.checked_div(n).unwrap_or(0)).unwrap_or(0);
+        let mean = if self.mnt.pe_below > 0 && self.mnt.pe_below != u32::MAX {
+            mean.min(self.mnt.pe_below.saturating_sub(1))
+        } else {
+            mean
+        };
         for b in 0..total {
             let m = self.blk_mut(BlockId(b))?;
             if m.pe == PE_UNKNOWN {

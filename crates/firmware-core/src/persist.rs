@@ -68,6 +68,15 @@ pub struct PersistTables<'a> {
     pub tp_links: &'a mut [DirtyLink],
     /// `META_BUFS` metadata page buffers, back to back.
     pub meta: &'a mut [u8],
+    /// LIDF scheduler state per TP ([`TableSizes::lidf_tps`](crate::TableSizes)).
+    pub lidf: &'a mut [crate::lidf::TpEntry],
+    /// LIDF heap, one slot per TP.
+    pub lidf_heap: &'a mut [u32],
+    /// Head of each TP's list of buffered write slots (LIDF).
+    pub tp_heads: &'a mut [u16],
+    /// Data programs in flight per TP (one TP of budget is reserved while
+    /// any is); sized like `gtd`.
+    pub tp_inflight: &'a mut [u16],
 }
 
 impl PersistTables<'static> {
@@ -79,6 +88,10 @@ impl PersistTables<'static> {
             tp_flags: &mut [],
             tp_links: &mut [],
             meta: &mut [],
+            lidf: &mut [],
+            lidf_heap: &mut [],
+            tp_heads: &mut [],
+            tp_inflight: &mut [],
         }
     }
 }
@@ -90,6 +103,16 @@ pub(crate) fn sizes(p: &PersistConfig, logical_units: u32) -> (usize, usize) {
     }
     let n_tp = logical_units.div_ceil(p.map_entries_per_page) as usize;
     (n_tp, META_BUFS.saturating_mul(meta_page_bytes(p)))
+}
+
+/// Translation pages the LIDF flush order needs tables for: all of them
+/// when persistence is on and the flush policy is LIDF, else none.
+pub(crate) fn lidf_tps(p: &PersistConfig, logical_units: u32) -> usize {
+    if p.flush_policy == crate::config::FlushPolicy::Lidf {
+        sizes(p, logical_units).0
+    } else {
+        0
+    }
 }
 
 /// Bytes of one metadata page: header plus four bytes per entry.
@@ -130,6 +153,15 @@ pub(crate) struct Persist<'a> {
     pub(crate) waiting: bool,
     /// Erased region blocks that are not open.
     pub(crate) erased_blocks: u32,
+    /// LIDF flush order (seed 004 §3.2); `lidf_on` when it drives the flush.
+    pub(crate) lidf: crate::lidf::Lidf<'a>,
+    pub(crate) lidf_on: bool,
+    /// Per-TP lists of buffered write slots, linked through the slots.
+    pub(crate) tp_heads: &'a mut [u16],
+    /// Buffered writes (live or dead) in those lists.
+    pub(crate) lidf_len: u32,
+    /// Data programs in flight per TP.
+    pub(crate) inflight: &'a mut [u16],
 }
 
 impl<'a> Persist<'a> {
@@ -145,10 +177,23 @@ impl<'a> Persist<'a> {
             || t.tp_seq.len() < n_tp
             || t.tp_flags.len() < n_tp
             || t.tp_links.len() < n_tp
+            || t.tp_inflight.len() < n_tp
             || t.meta.len() < meta_len
         {
             return Err(Error::TableTooSmall("persist"));
         }
+        let n_lidf = lidf_tps(p, cfg.logical_units);
+        if t.lidf.len() < n_lidf || t.lidf_heap.len() < n_lidf || t.tp_heads.len() < n_lidf {
+            return Err(Error::TableTooSmall("lidf"));
+        }
+        let (lidf_e, _) = t.lidf.split_at_mut(n_lidf);
+        let (lidf_h, _) = t.lidf_heap.split_at_mut(n_lidf);
+        let (tp_heads, _) = t.tp_heads.split_at_mut(n_lidf);
+        tp_heads.fill(crate::tables::NIL16);
+        let lidf = crate::lidf::Lidf::new(crate::lidf::LidfTables {
+            entries: lidf_e,
+            heap: lidf_h,
+        })?;
         let n_tp32 = u32::try_from(n_tp).map_err(|_| Error::InvalidConfig("too many TPs"))?;
         let g = &cfg.geometry;
         let upp = u32::from(g.units_per_page);
@@ -218,6 +263,11 @@ impl<'a> Persist<'a> {
             cleaning: NIL,
             waiting: false,
             erased_blocks: 0,
+            lidf,
+            lidf_on: n_lidf > 0,
+            tp_heads,
+            lidf_len: 0,
+            inflight: t.tp_inflight,
         };
         ps.reset_tables(n_tp);
         if ps.on && ps.page_bytes > g.page_bytes as usize {
@@ -237,6 +287,9 @@ impl<'a> Persist<'a> {
             *e = 0;
         }
         for e in self.flags.iter_mut().take(n_tp) {
+            *e = 0;
+        }
+        for e in self.inflight.iter_mut().take(n_tp) {
             *e = 0;
         }
         self.reset_buffers();
@@ -363,6 +416,9 @@ impl Ftl<'_> {
         if self.ps.on {
             let tp = self.ps.tp_of(lpn);
             self.ps.dirty.update(tp)?;
+            if self.ps.lidf_on {
+                self.ps.lidf.set_dirty(tp, true)?;
+            }
         }
         Ok(())
     }
@@ -399,24 +455,22 @@ impl Ftl<'_> {
     }
 
     /// Reserves the TPs of the units of a data page about to be programmed
-    /// (after [`Self::map_room_for_page`] said yes).
+    /// (after [`Self::map_room_for_page`] said yes): a TP holds one unit of
+    /// budget while any program that will dirty it is in flight, however
+    /// many, so a run of pages of one TP (as LIDF flushes) costs one.
     pub(crate) fn map_reserve_page(&mut self, spare: &Spare) {
-        if self.ps.on {
-            let k = self.page_tps(spare);
-            self.ps.reserved = self.ps.reserved.saturating_add(k);
-        }
+        self.map_inflight(spare, true);
     }
 
     /// Releases what [`Self::map_reserve_page`] reserved.
     pub(crate) fn map_release_page(&mut self, spare: &Spare) {
-        if self.ps.on {
-            let k = self.page_tps(spare);
-            self.ps.reserved = self.ps.reserved.saturating_sub(k);
-        }
+        self.map_inflight(spare, false);
     }
 
-    /// Distinct TPs of the units a spare area names.
-    fn page_tps(&self, spare: &Spare) -> u32 {
+    fn map_inflight(&mut self, spare: &Spare, take: bool) {
+        if !self.ps.on {
+            return;
+        }
         let mut lpns = [Lpn(0); crate::addr::MAX_UNITS_PER_PAGE];
         let mut n = 0usize;
         for (i, l) in spare.lpns.iter().enumerate() {
@@ -427,7 +481,23 @@ impl Ftl<'_> {
                 }
             }
         }
-        self.tps_of(lpns.get(..n).unwrap_or(&[])).1 as u32
+        let (tps, k) = self.tps_of(lpns.get(..n).unwrap_or(&[]));
+        for tp in tps.iter().take(k) {
+            let Some(c) = self.ps.inflight.get_mut(tp.0 as usize) else {
+                continue;
+            };
+            if take {
+                if *c == 0 {
+                    self.ps.reserved = self.ps.reserved.saturating_add(1);
+                }
+                *c = c.saturating_add(1);
+            } else if *c > 0 {
+                *c = c.saturating_sub(1);
+                if *c == 0 {
+                    self.ps.reserved = self.ps.reserved.saturating_sub(1);
+                }
+            }
+        }
     }
 
     /// A trim or loss would dirty `lpn`'s TP: whether the budget allows it now.
@@ -467,6 +537,9 @@ impl Ftl<'_> {
             let Some(tp) = self.ps.dirty.pop_oldest()? else {
                 break;
             };
+            if self.ps.lidf_on {
+                self.ps.lidf.set_dirty(tp, false)?;
+            }
             self.ps.writing = self.ps.writing.saturating_add(1);
             self.ps.writes_add(tp, true);
             self.tp_emit(tp, page, OpKind::MapProgram)?;
@@ -596,6 +669,9 @@ impl Ftl<'_> {
             }
             // The DRAM copy is still the truth: the TP is dirty again.
             self.ps.dirty.update(tp)?;
+            if self.ps.lidf_on {
+                self.ps.lidf.set_dirty(tp, true)?;
+            }
         } else if spare.seq > self.ps.tp_seq.get(tp.0 as usize).copied().unwrap_or(0) {
             let old = self.ps.gtd.get(tp.0 as usize).copied().unwrap_or(NIL);
             if old != NIL {

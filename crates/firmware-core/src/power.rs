@@ -124,6 +124,7 @@ impl Ftl<'_> {
         }
         self.ps.reset_buffers();
         self.ps.reserved = 0;
+        self.ps.inflight.fill(0);
         self.ps.writing = 0;
         for tp in 0..self.ps.n_tp {
             let tp = crate::lidf::Tpn(tp);
@@ -267,7 +268,8 @@ impl Ftl<'_> {
     /// from entry `at` on, as many as fit: they carry no erase-count header,
     /// so this is how their wear survives the cut. Returns the pairs.
     fn record_free_counts(&mut self, buf: MetaBuf, at: usize) -> Result<u32, Error> {
-        let room = self.record_capacity().saturating_sub(at) / 2;
+        // One entry after the pairs holds the threshold below.
+        let room = self.record_capacity().saturating_sub(at).saturating_sub(1) / 2;
         let room = room.min(usize::from(u16::MAX));
         let mut n = 0usize;
         // First the blocks mount erases (again): their count after the erase.
@@ -300,18 +302,41 @@ impl Ftl<'_> {
             put_u32(b, off.saturating_add(4), pe);
             n = n.saturating_add(1);
         }
+        // If not every erased block fits, name the most worn: the smallest
+        // threshold whose blocks fit. Mount gives the others at most the
+        // threshold less one, so a worn block is never taken for a cool one.
+        let left = room.saturating_sub(n);
+        let (mut lo, mut hi) = (0u32, 0u32);
+        for blk in 0..self.g.total_blocks() {
+            if let Some(pe) = self.unwritten_pe(BlockId(blk))? {
+                hi = hi.max(pe.saturating_add(1));
+            }
+        }
+        while lo < hi {
+            let mid = lo.saturating_add(hi.saturating_sub(lo) / 2);
+            let mut count = 0usize;
+            for blk in 0..self.g.total_blocks() {
+                if self.unwritten_pe(BlockId(blk))?.is_some_and(|pe| pe >= mid) {
+                    count = count.saturating_add(1);
+                }
+            }
+            if count <= left {
+                hi = mid;
+            } else {
+                lo = mid.saturating_add(1);
+            }
+        }
+        let threshold = lo;
         for blk in 0..self.g.total_blocks() {
             if n >= room {
                 break;
             }
-            // Free blocks, and erased region or open blocks not written yet.
-            let m = self.blk(BlockId(blk))?;
-            let unwritten = m.state == BlockState::Free
-                || (m.next_page == 0 && matches!(m.state, BlockState::Meta | BlockState::Open));
-            if !unwritten {
+            let Some(pe) = self.unwritten_pe(BlockId(blk))? else {
+                continue;
+            };
+            if pe < threshold {
                 continue;
             }
-            let pe = m.pe;
             let off = META_HEADER
                 .saturating_add(at.saturating_add(n.saturating_mul(2)).saturating_mul(4));
             let Some(b) = self.ps.buf_mut(buf) else {
@@ -321,7 +346,21 @@ impl Ftl<'_> {
             put_u32(b, off.saturating_add(4), pe);
             n = n.saturating_add(1);
         }
+        let off =
+            META_HEADER.saturating_add(at.saturating_add(n.saturating_mul(2)).saturating_mul(4));
+        if let Some(b) = self.ps.buf_mut(buf) {
+            put_u32(b, off, threshold);
+        }
         Ok(n as u32)
+    }
+
+    /// Erase count of a block with no written first page (free, or an
+    /// erased region or open block), `None` for any other.
+    fn unwritten_pe(&self, b: BlockId) -> Result<Option<u32>, Error> {
+        let m = self.blk(b)?;
+        let unwritten = m.state == BlockState::Free
+            || (m.next_page == 0 && matches!(m.state, BlockState::Meta | BlockState::Open));
+        Ok(unwritten.then_some(m.pe))
     }
 
     fn cut_count(&mut self) {

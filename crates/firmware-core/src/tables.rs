@@ -411,6 +411,9 @@ pub struct TableSizes {
     pub tps: usize,
     /// Bytes of metadata page buffers; 0 with persistence off.
     pub meta_bytes: usize,
+    /// Translation pages the LIDF flush order tracks (scheduler entry, heap
+    /// slot and buffered-slot list head each); 0 unless the flush is LIDF.
+    pub lidf_tps: usize,
     /// Reference count words (`u32` each); 0 unless copies remap.
     pub cc_counts: usize,
     /// Shadow OOB bucket heads (`u32` each); 0 unless copies remap.
@@ -441,6 +444,7 @@ impl TableSizes {
             },
             tps: crate::persist::sizes(&cfg.persist, cfg.logical_units).0,
             meta_bytes: crate::persist::sizes(&cfg.persist, cfg.logical_units).1,
+            lidf_tps: crate::persist::lidf_tps(&cfg.persist, cfg.logical_units),
             cc_counts: if cfg.copy.remap() {
                 crate::copyless::RefCounts::words_for(g.total_units(), cfg.copy.refcount_bits)?
             } else {
@@ -473,8 +477,10 @@ impl TableSizes {
             self.ops.saturating_mul(size_of::<OpEntry>()),
             self.page_cb,
             self.tps
-                .saturating_mul(size_of::<crate::map_dirty::DirtyLink>().saturating_add(13)),
+                .saturating_mul(size_of::<crate::map_dirty::DirtyLink>().saturating_add(15)),
             self.meta_bytes,
+            self.lidf_tps
+                .saturating_mul(size_of::<crate::lidf::TpEntry>().saturating_add(6)),
             self.cc_counts.saturating_mul(4),
             self.cc_heads.saturating_mul(4),
             self.cc_shadow

@@ -115,7 +115,7 @@ pub fn json_report(o: &Outcome, extra: Value) -> Value {
             "erases": f.nand_erases,
             "copybacks": f.nand_copybacks,
             "offchip_copies": f.offchip_copy_pages,
-            "map_programs": 0,
+            "map_programs": f.map_programs,
             "model": {
                 "reads": o.nand.reads,
                 "programs": o.nand.programs,
@@ -124,6 +124,9 @@ pub fn json_report(o: &Outcome, extra: Value) -> Value {
             },
         },
         "waf": waf,
+        "buffer": {
+            "map_flushes": f.map_flushes,
+        },
         "ftl": {
             "host_program_units": f.host_program_units,
             "gc_program_units": f.gc_program_units,

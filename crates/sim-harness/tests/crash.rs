@@ -86,6 +86,16 @@ fn torn_first_pages_and_over_budget_mounts_recover() {
 }
 
 #[test]
+fn lidf_flush_order_survives_cuts() {
+    let r = crash(&small("0.05", &["buffer.flush_policy=lidf"]), 200, 5);
+    assert_eq!(r.lost_acknowledged, 0, "{r:?}");
+    assert_eq!(r.invalid_reads, 0, "{r:?}");
+    assert_eq!(r.mapping_mismatches, 0, "{r:?}");
+    assert_eq!(r.capacitor_overruns, 0, "{r:?}");
+    assert!(r.map_programs > 0 && r.gc_victims > 0, "{r:?}");
+}
+
+#[test]
 fn a_short_capacitor_loses_data_and_the_check_sees_it() {
     let plan = small("0.05", &[]);
     let spec = CrashSpec {

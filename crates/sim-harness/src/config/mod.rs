@@ -239,6 +239,9 @@ pub struct BufferSection {
     pub flush_policy: FlushPolicyKey,
     /// Share (0-1] of translation pages the capacitor protects when dirty.
     pub map_protect_ratio: f64,
+    /// With mapping persistence, flushing starts once this share [0-1) of
+    /// the write buffer is occupied (Dawid: 0.5); 0 flushes each full page.
+    pub flush_start_ratio: f64,
 }
 
 impl Default for BufferSection {
@@ -247,6 +250,7 @@ impl Default for BufferSection {
             write_buffer_bytes: 4 * 1024 * 1024,
             flush_policy: FlushPolicyKey::Fifo,
             map_protect_ratio: 1.0,
+            flush_start_ratio: 0.0,
         }
     }
 }
@@ -616,6 +620,13 @@ impl SimConfig {
         core.wl_threshold = f.wl_threshold;
         core.wl_check_interval = f.wl_check_interval;
         core.max_inflight = f.max_inflight;
+        let start = self.buffer.flush_start_ratio;
+        if !(0.0..1.0).contains(&start) {
+            return Err(ConfigError::check(
+                "buffer.flush_start_ratio",
+                "must be in [0, 1)",
+            ));
+        }
         let ratio = self.buffer.map_protect_ratio;
         if !(ratio > 0.0 && ratio <= 1.0) {
             return Err(ConfigError::check(
@@ -630,7 +641,7 @@ impl SimConfig {
                 FlushPolicyKey::Fifo => firmware_core::FlushPolicy::Fifo,
                 FlushPolicyKey::Lidf => firmware_core::FlushPolicy::Lidf,
             },
-            flush_start_permille: 500,
+            flush_start_permille: (self.buffer.flush_start_ratio * 1000.0).round() as u32,
             meta_blocks_per_plane: 0,
         };
         // One average block-write time (seed 000 §4.2).

@@ -10,6 +10,7 @@ const EXPECTED_KEYS: &[&str] = &[
     "reparo.p2l",
     "buffer.flush_policy",
     "buffer.map_protect_ratio",
+    "buffer.flush_start_ratio",
     "buffer.write_buffer_bytes",
     "ftl.map_entries_per_page",
     "ftl.gc_reserve_blocks",
