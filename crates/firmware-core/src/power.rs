@@ -293,13 +293,7 @@ impl Ftl<'_> {
             } else {
                 pe.saturating_add(1)
             };
-            let off = META_HEADER
-                .saturating_add(at.saturating_add(n.saturating_mul(2)).saturating_mul(4));
-            let Some(b) = self.ps.buf_mut(buf) else {
-                return Err(Error::Corrupt("cut record buffer"));
-            };
-            put_u32(b, off, blk);
-            put_u32(b, off.saturating_add(4), pe);
+            self.record_pair(buf, at.saturating_add(n.saturating_mul(2)), blk, pe)?;
             n = n.saturating_add(1);
         }
         // If not every erased block fits, name the most worn: the smallest
@@ -337,13 +331,7 @@ impl Ftl<'_> {
             if pe < threshold {
                 continue;
             }
-            let off = META_HEADER
-                .saturating_add(at.saturating_add(n.saturating_mul(2)).saturating_mul(4));
-            let Some(b) = self.ps.buf_mut(buf) else {
-                return Err(Error::Corrupt("cut record buffer"));
-            };
-            put_u32(b, off, blk);
-            put_u32(b, off.saturating_add(4), pe);
+            self.record_pair(buf, at.saturating_add(n.saturating_mul(2)), blk, pe)?;
             n = n.saturating_add(1);
         }
         let off =
@@ -352,6 +340,17 @@ impl Ftl<'_> {
             put_u32(b, off, threshold);
         }
         Ok(n as u32)
+    }
+
+    /// Writes the (block, erase count) pair at entry `i` of the record.
+    fn record_pair(&mut self, buf: MetaBuf, i: usize, blk: u32, pe: u32) -> Result<(), Error> {
+        let off = META_HEADER.saturating_add(i.saturating_mul(4));
+        let Some(b) = self.ps.buf_mut(buf) else {
+            return Err(Error::Corrupt("cut record buffer"));
+        };
+        put_u32(b, off, blk);
+        put_u32(b, off.saturating_add(4), pe);
+        Ok(())
     }
 
     /// Erase count of a block with no written first page (free, or an
@@ -416,17 +415,26 @@ impl Ftl<'_> {
         Ok(true)
     }
 
+    /// Takes the next page of block `b` (`NIL`: none) the flush is filling,
+    /// if it has one left.
+    fn cut_next_in(&mut self, b: u32) -> Result<Option<Ppn>, Error> {
+        if b == NIL {
+            return Ok(None);
+        }
+        let ppb = self.g.pages_per_block;
+        let m = self.blk_mut(BlockId(b))?;
+        if u32::from(m.next_page) >= ppb {
+            return Ok(None);
+        }
+        let page = u32::from(m.next_page);
+        m.next_page = m.next_page.saturating_add(1);
+        Ok(Some(self.g.ppn(BlockId(b), page)))
+    }
+
     /// Next page of a fresh block for buffered data.
     fn cut_data_target(&mut self) -> Result<Ppn, Error> {
-        let ppb = self.g.pages_per_block;
-        if self.cut.data_block != NIL {
-            let b = BlockId(self.cut.data_block);
-            let m = self.blk_mut(b)?;
-            if u32::from(m.next_page) < ppb {
-                let page = u32::from(m.next_page);
-                m.next_page = m.next_page.saturating_add(1);
-                return Ok(self.g.ppn(b, page));
-            }
+        if let Some(page) = self.cut_next_in(self.cut.data_block)? {
+            return Ok(page);
         }
         let planes = self.g.planes();
         let mut found = None;
@@ -468,15 +476,8 @@ impl Ftl<'_> {
 
     /// Next erased region page for the power-cut flush.
     fn cut_meta_page(&mut self) -> Result<Ppn, Error> {
-        let ppb = self.g.pages_per_block;
-        if self.cut.meta_block != NIL {
-            let b = BlockId(self.cut.meta_block);
-            let m = self.blk_mut(b)?;
-            if u32::from(m.next_page) < ppb {
-                let page = u32::from(m.next_page);
-                m.next_page = m.next_page.saturating_add(1);
-                return Ok(self.g.ppn(b, page));
-            }
+        if let Some(page) = self.cut_next_in(self.cut.meta_block)? {
+            return Ok(page);
         }
         let b = self.cut_erased_region()?;
         self.ps.erased_blocks = self.ps.erased_blocks.saturating_sub(1);
