@@ -58,4 +58,4 @@ pub use medium::SimMedium;
 pub use medium::{BlockQuality, BlockStatus, LentMedium, Medium, QualityClass, Stats, TornProgram};
 #[cfg(feature = "std")]
 pub use storage::VecStorage;
-pub use storage::{BlockRec, LentStorage, PageRec, Storage, StorageSizes, UnitRec};
+pub use storage::{BlockRec, LentMeta, LentStorage, PageRec, Storage, StorageSizes, UnitRec};

@@ -331,7 +331,10 @@ impl Medium<crate::storage::VecStorage> {
 
 impl<'a> Medium<LentStorage<'a>> {
     /// Builds a medium over lent arrays sized by [`StorageSizes::for_geometry`]
-    /// (their contents need not be initialised to anything in particular).
+    /// (their contents need not be initialised to anything in particular),
+    /// with no room for metadata pages; for those, build a
+    /// [`LentStorage`] with [`LentStorage::with_meta`] and pass it to
+    /// [`Medium::with_storage`].
     pub fn from_slices(
         geo: Geometry,
         rel: ReliabilityConfig,
@@ -732,7 +735,7 @@ impl<S: Storage> Medium<S> {
         spare: &Spare,
         outcome: TornProgram,
     ) -> Result<(), NandError> {
-        if bytes.len() > self.store.meta_capacity() {
+        if !self.store.meta_room(page.0, bytes.len()) {
             return Err(NandError::BadAddress);
         }
         self.begin_op();
@@ -786,6 +789,8 @@ impl<S: Storage> Medium<S> {
         }
         blk.flags |= F_ERASE_TORN;
         blk.pe = blk.pe.saturating_add(1);
+        // No page of the block reads back any more.
+        self.store.forget_meta(b.0 * ppb, ppb);
         Ok(())
     }
 
@@ -929,6 +934,8 @@ impl<S: Storage> Medium<S> {
         blk.pe = blk.pe.saturating_add(1);
         blk.next_page = 0;
         blk.flags &= !F_ERASE_TORN;
+        let ppb = m.ppb;
+        self.store.forget_meta(b.0 * ppb, ppb);
         Ok(ReadReport::default())
     }
 
@@ -1090,9 +1097,10 @@ impl<S: Storage> Nand for Medium<S> {
     }
 
     /// Programs a metadata page: like `program` with no units, plus `bytes`
-    /// (`BadAddress` if the storage keeps fewer bytes per page).
+    /// (`BadAddress` if the storage keeps fewer bytes per page, or has no
+    /// room left for another metadata page).
     fn program_meta(&mut self, page: Ppn, bytes: &[u8], spare: &Spare) -> NandResult {
-        if bytes.len() > self.store.meta_capacity() {
+        if !self.store.meta_room(page.0, bytes.len()) {
             return Err(NandError::BadAddress);
         }
         self.begin_op();

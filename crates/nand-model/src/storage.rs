@@ -6,8 +6,13 @@
 //! unit: 12 bytes). A page of one unit therefore costs 23 bytes. The arrays come
 //! from a [`Storage`]: [`VecStorage`] allocates them (feature `std`),
 //! [`LentStorage`] borrows caller-provided slices (bare metal).
+//!
+//! Metadata pages (translation pages, power-cut records) carry bytes rather
+//! than unit stamps. [`VecStorage`] keeps them in a map; [`LentStorage`] keeps
+//! them in an optional [`LentMeta`]: a fixed number of page-sized slots lent by
+//! the caller, a slot freed when its block is erased.
 
-use firmware_core::Geometry;
+use firmware_core::{Error, Geometry};
 
 /// State of one erase block. Opaque; [`BlockRec::INIT`] fills lent arrays.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -129,6 +134,139 @@ pub trait Storage {
         let _ = page;
         None
     }
+    /// Whether [`Storage::put_meta`] can keep `len` bytes for `page` now. The
+    /// medium asks before programming, so a full store refuses the program
+    /// instead of losing the bytes of a page it reports written.
+    fn meta_room(&self, page: u32, len: usize) -> bool {
+        let _ = page;
+        len <= self.meta_capacity()
+    }
+    /// Pages `first..first + count` (one block) were erased: their metadata
+    /// bytes can go. Stores with room to spare may keep them (nothing reads
+    /// the bytes of a page that is not a programmed metadata page).
+    fn forget_meta(&mut self, first: u32, count: u32) {
+        let _ = (first, count);
+    }
+}
+
+/// Slot value of [`LentMeta`] for "holds no page".
+const NO_PAGE: u32 = u32::MAX;
+
+/// Caller-lent room for metadata pages: `slots` page buffers of `page_bytes`
+/// each, and the page number each holds. A program takes the slot its page
+/// already has, else a free one; an erase frees the slots of its block. Size
+/// it for the most metadata pages the FTL keeps written at once (its
+/// metadata region at its largest); a program finding no slot fails with
+/// `BadAddress`.
+pub struct LentMeta<'a> {
+    bytes: &'a mut [u8],
+    pages: &'a mut [u32],
+    page_bytes: usize,
+    used: usize,
+    peak: usize,
+}
+
+impl<'a> LentMeta<'a> {
+    /// Wraps `pages.len()` slots over `bytes` (at least [`LentMeta::bytes_for`]
+    /// long); every slot starts free, whatever the slices held.
+    pub fn new(
+        bytes: &'a mut [u8],
+        pages: &'a mut [u32],
+        page_bytes: usize,
+    ) -> Result<Self, Error> {
+        if bytes.len() < Self::bytes_for(pages.len(), page_bytes) {
+            return Err(Error::TableTooSmall("nand-model metadata page bytes"));
+        }
+        pages.fill(NO_PAGE);
+        Ok(LentMeta {
+            bytes,
+            pages,
+            page_bytes,
+            used: 0,
+            peak: 0,
+        })
+    }
+
+    /// No metadata room (the medium then refuses metadata programs).
+    pub fn none() -> LentMeta<'static> {
+        LentMeta {
+            bytes: &mut [],
+            pages: &mut [],
+            page_bytes: 0,
+            used: 0,
+            peak: 0,
+        }
+    }
+
+    /// Bytes `slots` slots of `page_bytes` need.
+    pub const fn bytes_for(slots: usize, page_bytes: usize) -> usize {
+        slots.saturating_mul(page_bytes)
+    }
+
+    /// Number of slots.
+    pub fn slots(&self) -> usize {
+        self.pages.len()
+    }
+
+    /// Slots holding a page now.
+    pub fn used(&self) -> usize {
+        self.used
+    }
+
+    /// Most slots held at once so far: how close the lent room came to full.
+    pub fn peak(&self) -> usize {
+        self.peak
+    }
+
+    fn find(&self, page: u32) -> Option<usize> {
+        self.pages.iter().position(|&p| p == page)
+    }
+
+    fn slot_for(&self, page: u32) -> Option<usize> {
+        self.find(page).or_else(|| self.find(NO_PAGE))
+    }
+
+    fn capacity(&self) -> usize {
+        if self.pages.is_empty() {
+            0
+        } else {
+            self.page_bytes
+        }
+    }
+
+    fn put(&mut self, page: u32, data: &[u8]) {
+        let Some(i) = self.slot_for(page) else {
+            return;
+        };
+        let pb = self.page_bytes;
+        let Some(dst) = self.bytes.get_mut(i * pb..(i + 1) * pb) else {
+            return;
+        };
+        let n = data.len().min(pb);
+        dst[..n].copy_from_slice(&data[..n]);
+        dst[n..].fill(0);
+        if self.pages[i] == NO_PAGE {
+            self.pages[i] = page;
+            self.used += 1;
+            self.peak = self.peak.max(self.used);
+        }
+    }
+
+    fn get(&self, page: u32) -> Option<&[u8]> {
+        let i = self.find(page)?;
+        self.bytes
+            .get(i * self.page_bytes..(i + 1) * self.page_bytes)
+    }
+
+    fn forget(&mut self, first: u32, count: u32) {
+        let end = first.saturating_add(count);
+        for p in self.pages.iter_mut() {
+            if *p != NO_PAGE && (first..end).contains(p) {
+                *p = NO_PAGE;
+                self.used -= 1;
+            }
+        }
+    }
 }
 
 /// Arrays lent by the caller, for a medium without a heap.
@@ -138,10 +276,12 @@ pub struct LentStorage<'a> {
     blocks: &'a mut [BlockRec],
     pages: &'a mut [PageRec],
     units: &'a mut [UnitRec],
+    meta: LentMeta<'a>,
 }
 
 impl<'a> LentStorage<'a> {
-    /// Wraps the three lent arrays (lengths are checked when the medium is built).
+    /// Wraps the three lent arrays (lengths are checked when the medium is
+    /// built), with no room for metadata pages.
     pub fn new(
         blocks: &'a mut [BlockRec],
         pages: &'a mut [PageRec],
@@ -151,7 +291,19 @@ impl<'a> LentStorage<'a> {
             blocks,
             pages,
             units,
+            meta: LentMeta::none(),
         }
+    }
+
+    /// Adds lent room for metadata pages, which mapping persistence needs.
+    pub fn with_meta(mut self, meta: LentMeta<'a>) -> Self {
+        self.meta = meta;
+        self
+    }
+
+    /// The metadata room (for its fill level).
+    pub fn meta_store(&self) -> &LentMeta<'a> {
+        &self.meta
     }
 }
 
@@ -163,6 +315,21 @@ impl Storage for LentStorage<'_> {
     #[inline]
     fn split_mut(&mut self) -> (&mut [BlockRec], &mut [PageRec], &mut [UnitRec]) {
         (self.blocks, self.pages, self.units)
+    }
+    fn meta_capacity(&self) -> usize {
+        self.meta.capacity()
+    }
+    fn put_meta(&mut self, page: u32, bytes: &[u8]) {
+        self.meta.put(page, bytes);
+    }
+    fn meta(&self, page: u32) -> Option<&[u8]> {
+        self.meta.get(page)
+    }
+    fn meta_room(&self, page: u32, len: usize) -> bool {
+        len <= self.meta.capacity() && self.meta.slot_for(page).is_some()
+    }
+    fn forget_meta(&mut self, first: u32, count: u32) {
+        self.meta.forget(first, count);
     }
 }
 

@@ -5,8 +5,9 @@ mod common;
 use common::{small_geo, spare};
 use firmware_core::{BlockId, DieId, Geometry, Nand, NandError, Ppn, Spare, UnitMask};
 use nand_model::{
-    BlockRec, DieFailure, DieFailureAt, FaultConfig, Medium, PageRec, QualityClass,
-    ReliabilityConfig, SimMedium, StorageSizes, TornProgram, UnitRec, MAX_DIE_FAILURES,
+    BlockRec, DieFailure, DieFailureAt, FaultConfig, LentMeta, LentStorage, Medium, PageRec,
+    QualityClass, ReliabilityConfig, SimMedium, StorageSizes, TornProgram, UnitRec,
+    MAX_DIE_FAILURES,
 };
 
 fn medium() -> SimMedium {
@@ -694,6 +695,88 @@ fn lent_slices_too_small_rejected() {
         &mut units,
     );
     assert!(matches!(r, Err(firmware_core::Error::TableTooSmall(_))));
+}
+
+/// A metadata page's spare area.
+fn meta_spare(seq: u64) -> Spare {
+    Spare {
+        seq,
+        kind: firmware_core::PageKind::Map,
+        ..Spare::default()
+    }
+}
+
+/// Programs two metadata pages of block 0 and reads the second back.
+fn meta_round_trip<N: Nand>(m: &mut N, page: impl Fn(u32, u32) -> Ppn) -> [u8; 16] {
+    m.program_meta(page(0, 0), &[1; 64], &meta_spare(1))
+        .unwrap();
+    m.program_meta(page(0, 1), &[2; 10], &meta_spare(2))
+        .unwrap();
+    let mut out = [9u8; 16];
+    m.read_meta(page(0, 1), &mut out).unwrap();
+    out
+}
+
+#[test]
+fn lent_metadata_pages_round_trip_and_free_on_erase() {
+    let geo = small_geo();
+    let sz = StorageSizes::for_geometry(&geo);
+    let mut blocks = vec![BlockRec::INIT; sz.blocks];
+    let mut pages = vec![PageRec::INIT; sz.pages];
+    let mut units = vec![UnitRec::INIT; sz.units];
+    // Two slots of 64 bytes, whatever the slot table held before.
+    let mut bytes = vec![0xAA; LentMeta::bytes_for(2, 64)];
+    let mut slots = vec![7u32; 2];
+    let meta = LentMeta::new(&mut bytes, &mut slots, 64).unwrap();
+    let store = LentStorage::new(&mut blocks, &mut pages, &mut units).with_meta(meta);
+    let rel = ReliabilityConfig::default();
+    let mut m = Medium::with_storage(geo, rel, FaultConfig::default(), store).unwrap();
+    let mut heap = medium();
+    let page = |b: u32, p: u32| Ppn(b * geo.pages_per_block + p);
+    // Within the lent room the lent medium answers like the heap one.
+    assert_eq!(
+        meta_round_trip(&mut m, page),
+        meta_round_trip(&mut heap, page)
+    );
+    // Larger than a slot: refused (the heap medium keeps whole pages).
+    assert_eq!(
+        m.program_meta(page(1, 0), &[3; 65], &meta_spare(3)),
+        Err(NandError::BadAddress)
+    );
+    assert!(heap
+        .program_meta(page(1, 0), &[3; 65], &meta_spare(3))
+        .is_ok());
+    // Both slots taken: a third page is refused and left unprogrammed.
+    assert_eq!(
+        m.program_meta(page(2, 0), &[4; 8], &meta_spare(4)),
+        Err(NandError::BadAddress)
+    );
+    assert_eq!(m.read_meta(page(2, 0), &mut []), Err(NandError::Erased));
+    assert_eq!(m.storage().meta_store().used(), 2);
+    // The erase frees the block's slots; its page rewritten takes one again.
+    m.erase(BlockId(0)).unwrap();
+    assert_eq!(m.storage().meta_store().used(), 0);
+    m.program_meta(page(2, 0), &[4; 8], &meta_spare(4)).unwrap();
+    m.program_meta(page(0, 0), &[5; 8], &meta_spare(5)).unwrap();
+    let mut out = [0u8; 8];
+    m.read_meta(page(0, 0), &mut out).unwrap();
+    assert_eq!(out, [5; 8]);
+    m.read_meta(page(2, 0), &mut out).unwrap();
+    assert_eq!(out, [4; 8]);
+    assert_eq!(m.storage().meta_store().peak(), 2);
+    // A torn erase frees them too.
+    m.tear_erase(BlockId(2)).unwrap();
+    assert_eq!(m.storage().meta_store().used(), 1);
+}
+
+#[test]
+fn lent_metadata_room_too_small_rejected() {
+    let mut bytes = vec![0u8; 100];
+    let mut slots = vec![0u32; 2];
+    assert!(matches!(
+        LentMeta::new(&mut bytes, &mut slots, 64),
+        Err(firmware_core::Error::TableTooSmall(_))
+    ));
 }
 
 fn drive_16g() -> Geometry {
