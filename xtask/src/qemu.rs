@@ -1,7 +1,8 @@
 //! `cargo xtask qemu`: boots the bare-metal firmware (`firmware/qemu-m4`) on
 //! QEMU's Cortex-M4 board twice. The clean build must exit 0 and end with
-//! `N passed, 0 failed`; the build with feature `corrupt` (one block of the
-//! medium damaged after the workload) must exit non-zero.
+//! `N passed, 0 failed`, and its power-cut figures must show cuts, remounts
+//! and nothing lost (see [`check_cuts`]); the build with feature `corrupt`
+//! (one block of the medium damaged after the workload) must exit non-zero.
 //!
 //! Installs what is missing first: the thumbv7em target (rustup) and
 //! `qemu-system-arm` (apt-get).
@@ -242,11 +243,40 @@ pub fn check_clean(b: Boot) -> Result<Boot, String> {
     }
 }
 
+/// Passes a clean run only if it printed at least one power cut, a remount
+/// from flash after each plus the final one, and no acknowledged write lost
+/// or invalid read after a cut. Returns (cuts, remounts).
+pub fn check_cuts(b: &Boot) -> Result<(u64, u64), String> {
+    let want = |label: &str| {
+        b.figure(label)
+            .ok_or_else(|| format!("clean firmware printed no `{label}: N` line"))
+    };
+    let cuts = want("power cuts")?;
+    let remounts = want("remounts")?;
+    let lost = want("lost acknowledged")?;
+    let invalid = want("invalid reads")?;
+    if cuts == 0 {
+        return Err("clean firmware made no power cut".to_string());
+    }
+    if remounts != cuts + 1 {
+        return Err(format!(
+            "clean firmware remounted {remounts} times for {cuts} power cuts (want one per cut plus the final remount)"
+        ));
+    }
+    if lost != 0 || invalid != 0 {
+        return Err(format!(
+            "clean firmware lost {lost} acknowledged writes and read {invalid} invalid units after power cuts"
+        ));
+    }
+    Ok((cuts, remounts))
+}
+
 /// `cargo xtask qemu`.
 pub fn run() -> Result<(), String> {
     prepare()?;
     let elf = build(false)?;
     let clean = check_clean(boot(&elf, "m4")?)?;
+    let (cuts, remounts) = check_cuts(&clean)?;
     let (checks, _) = clean.tally.unwrap_or_default();
     lint()?;
     let elf = build(true)?;
@@ -265,7 +295,8 @@ pub fn run() -> Result<(), String> {
         Some(_) => {}
     }
     eprintln!(
-        "xtask qemu: OK. Clean firmware: all {checks} checks good, exit 0. \
+        "xtask qemu: OK. Clean firmware: all {checks} checks good through {cuts} power cuts \
+         and {remounts} remounts from flash, nothing acknowledged lost, exit 0. \
          Corrupted firmware: {failed} checks caught the damage, exit {:?} as required.",
         bad.status.unwrap_or_default()
     );

@@ -1,9 +1,11 @@
-//! The shared scenario on the host, over Vec-backed memory: it must pass clean,
-//! and it must catch an injected corruption.
+//! The shared scenario on the host, over Vec-backed memory: it must pass clean
+//! through its power cuts and remounts, and it must catch an injected corruption.
 
+use firmware_core::map_dirty::DirtyLink;
+use firmware_core::mount::MountStep;
 use firmware_core::tables::{BlockMeta, OpEntry, PlaneState, SlotMeta};
-use firmware_core::{ReadValue, Tables};
-use ftl_scenario::{sizes, Corruption, Failure, Memory, Options, Report};
+use firmware_core::{PersistTables, ReadValue, Tables};
+use ftl_scenario::{sizes, Corruption, CutKind, Failure, Memory, Options, Report, CUT_PLAN};
 use nand_model::{BlockRec, PageRec, UnitRec};
 
 /// Heap-backed stand-in for the firmware's static arrays.
@@ -16,10 +18,18 @@ struct HostMemory {
     slots: Vec<SlotMeta>,
     ops: Vec<OpEntry>,
     page_cb: Vec<u8>,
+    gtd: Vec<u32>,
+    tp_seq: Vec<u64>,
+    tp_flags: Vec<u8>,
+    tp_links: Vec<DirtyLink>,
+    meta: Vec<u8>,
+    tp_inflight: Vec<u16>,
     data: Vec<u64>,
     medium_blocks: Vec<BlockRec>,
     medium_pages: Vec<PageRec>,
     medium_units: Vec<UnitRec>,
+    medium_meta: Vec<u8>,
+    medium_meta_pages: Vec<u32>,
     oracle: Vec<u32>,
 }
 
@@ -34,10 +44,18 @@ impl HostMemory {
             slots: vec![SlotMeta::default(); sizes::SLOTS],
             ops: vec![OpEntry::default(); sizes::OPS],
             page_cb: vec![0; sizes::PAGE_CB],
+            gtd: vec![0; sizes::TPS],
+            tp_seq: vec![0; sizes::TPS],
+            tp_flags: vec![0; sizes::TPS],
+            tp_links: vec![DirtyLink::default(); sizes::TPS],
+            meta: vec![0; sizes::META_BUFS_BYTES],
+            tp_inflight: vec![0; sizes::TPS],
             data: vec![0; sizes::DATA],
             medium_blocks: vec![BlockRec::INIT; sizes::MEDIUM_BLOCKS],
             medium_pages: vec![PageRec::INIT; sizes::MEDIUM_PAGES],
             medium_units: vec![UnitRec::INIT; sizes::MEDIUM_UNITS],
+            medium_meta: vec![0; sizes::MEDIUM_META_BYTES],
+            medium_meta_pages: vec![0; sizes::MEDIUM_META_SLOTS],
             oracle: vec![0; sizes::ORACLE],
         }
     }
@@ -53,13 +71,25 @@ impl HostMemory {
                 slots: &mut self.slots,
                 ops: &mut self.ops,
                 page_cb: &mut self.page_cb,
-                persist: firmware_core::PersistTables::none(),
+                persist: PersistTables {
+                    gtd: &mut self.gtd,
+                    tp_seq: &mut self.tp_seq,
+                    tp_flags: &mut self.tp_flags,
+                    tp_links: &mut self.tp_links,
+                    meta: &mut self.meta,
+                    lidf: &mut [],
+                    lidf_heap: &mut [],
+                    tp_heads: &mut [],
+                    tp_inflight: &mut self.tp_inflight,
+                },
                 copyless: firmware_core::copyless::CopylessTables::none(),
             },
             data: &mut self.data,
             medium_blocks: &mut self.medium_blocks,
             medium_pages: &mut self.medium_pages,
             medium_units: &mut self.medium_units,
+            medium_meta: &mut self.medium_meta,
+            medium_meta_pages: &mut self.medium_meta_pages,
             oracle: &mut self.oracle,
         }
     }
@@ -75,7 +105,8 @@ fn size_constants_match_the_core_and_the_medium() {
     ftl_scenario::check_sizes().unwrap();
     let lent = ftl_scenario::lent_bytes().unwrap();
     // Comfortably inside the 16 MiB PSRAM the firmware lends from.
-    let total = lent.core_tables + lent.data_pool + lent.medium + lent.oracle;
+    let total = lent.core_tables + lent.data_pool + lent.medium + lent.medium_meta + lent.oracle;
+    assert_eq!(total, lent.total());
     assert!(total < 4 << 20, "{lent:?}");
 }
 
@@ -85,8 +116,11 @@ fn clean_run_passes_every_check() {
     let n = u64::from(r.logical_units);
     assert_eq!(r.checks_failed, 0, "{r:?}");
     assert_eq!(r.first_failure, None);
-    // Every unit read back, plus the audit, plus the churn's checks.
-    assert_eq!(r.checks(), n + 1 + r.churn_checks);
+    // Every unit read back after each cut and at the end, an audit after
+    // each mount, plus the churn's checks.
+    let mounts = u64::from(r.mounts);
+    assert_eq!(r.cut_checks, n * u64::from(r.cuts));
+    assert_eq!(r.checks(), n * mounts + mounts + r.churn_checks);
     assert!(r.host_writes >= 5 * n, "{r:?}");
     assert!(r.trims > 0 && r.flushes > 0 && r.churn_checks > 0, "{r:?}");
     // The workload went round the drive many times: GC and WL did real work.
@@ -97,6 +131,48 @@ fn clean_run_passes_every_check() {
     assert_eq!(r.core.host_read_errors, 0);
     assert!(r.medium.erases > 200, "{:?}", r.medium);
     assert!(r.ok());
+}
+
+#[test]
+fn power_cuts_lose_nothing_acknowledged() {
+    let r = run(Options::DEFAULT);
+    assert!(r.cuts > 0, "{r:?}");
+    assert_eq!(
+        r.cuts as usize,
+        CUT_PLAN.len(),
+        "every planned cut hit: {r:?}"
+    );
+    assert_eq!(r.mounts, r.cuts + 1);
+    assert_eq!(r.lost_acknowledged, 0, "{r:?}");
+    assert_eq!(r.invalid_reads, 0, "{r:?}");
+    assert_eq!(r.checks_failed, 0, "{r:?}");
+    assert!(r.mount_ops > 0 && r.mount_ops == r.core.mount_ops, "{r:?}");
+    assert!(r.cut_capacity > 0 && r.cut_programs_max <= r.cut_capacity);
+    assert!(r.meta_slots_peak > 0 && r.meta_slots_peak as usize <= sizes::MEDIUM_META_SLOTS);
+    // Translation pages were written while running, so a cut could tear one.
+    assert!(r.core.map_programs > 0, "{:?}", r.core);
+    for (c, plan) in r.cut_reports().zip(CUT_PLAN) {
+        assert_eq!(c.plan, plan);
+        assert!(c.torn, "{c:?}");
+        assert!(c.mount_ops > 0, "{c:?}");
+        assert!(c.mount_steps.contains(MountStep::Heads), "{c:?}");
+        assert!(c.mount_steps.contains(MountStep::Region), "{c:?}");
+        // The torn erase is done again by the mount.
+        if plan.kind == CutKind::Erase {
+            assert!(c.mount_steps.contains(MountStep::Erase), "{c:?}");
+        }
+    }
+}
+
+#[test]
+fn no_cuts_still_passes() {
+    let r = run(Options {
+        cuts: &[],
+        ..Options::DEFAULT
+    });
+    assert_eq!(r.cuts, 0);
+    assert_eq!(r.mounts, 1);
+    assert!(r.ok(), "{r:?}");
 }
 
 #[test]

@@ -4,10 +4,13 @@
 //!
 //! Boot: cortex-m-rt starts `main` with the stack at the top of the 4 MiB data
 //! RAM. `main` paints the unused stack, lends the scenario every array it needs
-//! from `static`s placed in the 16 MiB PSRAM (`.lent`, see `memory.x`), runs the
-//! scenario, measures the stack high-water mark, prints the report and exits
-//! through semihosting: status 0 when every check passed, 1 otherwise. Panics
-//! and hard faults print what happened and exit with status 1 too.
+//! from `static`s placed in the 16 MiB PSRAM (`.lent`, see `memory.x`): the
+//! core's tables with its mapping-persistence tables, the medium's records and
+//! its metadata-page slots, the data pool and the oracle. It runs the scenario
+//! (power cuts and remounts from flash included), measures the stack
+//! high-water mark, prints the report and exits through semihosting: status 0
+//! when every check passed, 1 otherwise. Panics and hard faults print what
+//! happened and exit with status 1 too.
 //!
 //! Feature `corrupt` asks the scenario to damage one block of the medium after
 //! the workload; that build must fail.
@@ -21,10 +24,11 @@ use core::sync::atomic::{AtomicBool, Ordering};
 use cortex_m_rt::{entry, exception, ExceptionFrame};
 use cortex_m_semihosting::debug::{self, EXIT_FAILURE, EXIT_SUCCESS};
 use cortex_m_semihosting::hprintln;
+use firmware_core::map_dirty::DirtyLink;
 use firmware_core::tables::{BlockMeta, OpEntry, PlaneState, SlotMeta};
-use firmware_core::{Ftl, ReadValue, Tables};
-use ftl_scenario::{sizes, Corruption, Failure, Memory, Options, Report, GEOMETRY};
-use nand_model::{BlockRec, PageRec, UnitRec};
+use firmware_core::{Ftl, PersistTables, ReadValue, Tables};
+use ftl_scenario::{sizes, Corruption, CutKind, Failure, Memory, Options, Report, GEOMETRY};
+use nand_model::{BlockRec, PageRec, TornProgram, UnitRec};
 
 /// Corruption requested at build time (feature `corrupt`).
 const CORRUPTION: Corruption = if cfg!(feature = "corrupt") {
@@ -126,13 +130,26 @@ fn take_memory() -> Memory<'static> {
             slots: lend!(SlotMeta, sizes::SLOTS, SlotMeta::default()),
             ops: lend!(OpEntry, sizes::OPS, OpEntry::default()),
             page_cb: lend!(u8, sizes::PAGE_CB, 0),
-            persist: firmware_core::PersistTables::none(),
+            persist: PersistTables {
+                gtd: lend!(u32, sizes::TPS, 0),
+                tp_seq: lend!(u64, sizes::TPS, 0),
+                tp_flags: lend!(u8, sizes::TPS, 0),
+                tp_links: lend!(DirtyLink, sizes::TPS, DirtyLink::default()),
+                meta: lend!(u8, sizes::META_BUFS_BYTES, 0),
+                // FIFO flush order: no LIDF tables.
+                lidf: &mut [],
+                lidf_heap: &mut [],
+                tp_heads: &mut [],
+                tp_inflight: lend!(u16, sizes::TPS, 0),
+            },
             copyless: firmware_core::copyless::CopylessTables::none(),
         },
         data: lend!(u64, sizes::DATA, 0),
         medium_blocks: lend!(BlockRec, sizes::MEDIUM_BLOCKS, BlockRec::INIT),
         medium_pages: lend!(PageRec, sizes::MEDIUM_PAGES, PageRec::INIT),
         medium_units: lend!(UnitRec, sizes::MEDIUM_UNITS, UnitRec::INIT),
+        medium_meta: lend!(u8, sizes::MEDIUM_META_BYTES, 0),
+        medium_meta_pages: lend!(u32, sizes::MEDIUM_META_SLOTS, 0),
         oracle: lend!(u32, sizes::ORACLE, 0),
     }
 }
@@ -163,11 +180,13 @@ fn run() -> bool {
     hprintln!("corruption: {:?}", opts.corruption);
     match ftl_scenario::lent_bytes() {
         Ok(b) => hprintln!(
-            "lent memory (PSRAM): core tables {} B, data pool {} B, medium {} B, oracle {} B",
+            "lent memory (PSRAM): core tables {} B, data pool {} B, medium {} B, medium metadata pages {} B, oracle {} B; {} B in all",
             b.core_tables,
             b.data_pool,
             b.medium,
-            b.oracle
+            b.medium_meta,
+            b.oracle,
+            b.total()
         ),
         Err(e) => hprintln!("lent memory: {}", e),
     }
@@ -264,8 +283,9 @@ fn print_report(r: &Report) {
             d.live_units
         );
     }
+    print_cuts(r);
     hprintln!(
-        "remount: {:?} (mount-from-flash is not in the core yet)",
+        "remount: {:?} (orderly power-off, then the core rebuilt and mounted from the medium)",
         r.remount
     );
     match r.first_failure {
@@ -278,6 +298,59 @@ fn print_report(r: &Report) {
         ),
         Some(Failure::Audit(e)) => hprintln!("first failure: audit: {}", e),
     }
+}
+
+/// The power cuts and the mounts after them. The `label: N` lines are
+/// checked by `cargo xtask qemu`.
+fn print_cuts(r: &Report) {
+    hprintln!(
+        "power cuts: {} (an operation torn on the medium each time, then the capacitor flush and a mount from flash)",
+        r.cuts
+    );
+    for (i, c) in r.cut_reports().enumerate() {
+        hprintln!(
+            "  cut {}: torn {:?} ({}) at host write {}; capacitor flush {} programs; mount {} ops, steps {}; write in flight read back {}",
+            i + 1,
+            c.plan.kind,
+            if c.plan.kind == CutKind::Erase {
+                "half erased"
+            } else {
+                match c.plan.outcome {
+                    TornProgram::Unprogrammed => "left unprogrammed",
+                    TornProgram::Uncorrectable => "left unreadable",
+                    TornProgram::Intact => "left intact",
+                }
+            },
+            c.at_host_writes,
+            c.flush_programs,
+            c.mount_ops,
+            c.mount_steps,
+            if c.in_flight_new { "new" } else { "old" }
+        );
+    }
+    hprintln!(
+        "remounts: {} from flash, {} mount ops in all",
+        r.mounts,
+        r.mount_ops
+    );
+    hprintln!(
+        "capacitor: {} programs at most per flush, {} paid for",
+        r.cut_programs_max,
+        r.cut_capacity
+    );
+    hprintln!(
+        "translation pages: {} written while running, {} power-cut flush programs",
+        r.core.map_programs,
+        r.core.cut_programs
+    );
+    hprintln!(
+        "metadata pages held: {} at most, of {} lent slots",
+        r.meta_slots_peak,
+        sizes::MEDIUM_META_SLOTS
+    );
+    hprintln!("checks after cuts: {}", r.cut_checks);
+    hprintln!("lost acknowledged: {}", r.lost_acknowledged);
+    hprintln!("invalid reads: {}", r.invalid_reads);
 }
 
 #[panic_handler]
