@@ -20,6 +20,9 @@ pub enum PatternArg {
     Sequential,
     /// Skewed: `--hot-access-pct` of requests to `--hot-space-pct` of the footprint.
     Hotcold,
+    /// JESD219 enterprise skew: 50 % of requests to the first 5 % of the
+    /// footprint, 30 % to the next 15 %, 20 % to the remaining 80 %.
+    Jesd219,
 }
 
 /// Options of `ftl synth`.
@@ -116,6 +119,7 @@ impl SynthArgs {
             Some(PatternArg::Random) => Pattern::Random,
             Some(PatternArg::Sequential) => Pattern::Sequential,
             Some(PatternArg::Hotcold) => hot,
+            Some(PatternArg::Jesd219) => Pattern::Jesd219,
             None if matches!(params.pattern, Pattern::HotCold { .. }) => hot,
             None => params.pattern,
         };
@@ -215,6 +219,7 @@ pub fn execute_outcome(
     let (pattern, hot) = match p.pattern {
         Pattern::Random => ("random", Value::Null),
         Pattern::Sequential => ("sequential", Value::Null),
+        Pattern::Jesd219 => ("jesd219", Value::Null),
         Pattern::HotCold {
             hot_access_pct,
             hot_space_pct,
