@@ -97,6 +97,21 @@ pub struct SynthJob {
     pub lifetime: bool,
 }
 
+impl SynthJob {
+    /// A run of `params` alone: no profile, the configured queue depth, a
+    /// fresh drive, no read-back and no lifetime run.
+    pub fn of(params: WorkloadParams) -> SynthJob {
+        SynthJob {
+            profile: None,
+            params,
+            qd: None,
+            precondition: false,
+            verify: false,
+            lifetime: false,
+        }
+    }
+}
+
 impl SynthArgs {
     /// Resolves the options: profile defaults first, explicit options on top.
     pub fn job(&self) -> Result<SynthJob, CliError> {
