@@ -166,6 +166,37 @@ pub fn lines(axes: &Axes<'_>, series: &[XySeries]) -> Result<String, String> {
     )
 }
 
+/// Line chart over a logarithmic x axis (positive x only; values spanning
+/// orders of magnitude, such as ratios from 1 % to 100 %).
+pub fn lines_log_x(axes: &Axes<'_>, series: &[XySeries]) -> Result<String, String> {
+    let all = || series.iter().flat_map(|s| s.points.iter());
+    let xs = || all().map(|p| p.0).filter(|x| *x > 0.0);
+    let lo = xs().fold(f64::INFINITY, f64::min);
+    let hi = xs().fold(0.0f64, f64::max);
+    let (lo, hi) = if lo.is_finite() && hi > lo {
+        (lo / 1.2, hi * 1.2)
+    } else {
+        (1.0, 10.0)
+    };
+    let ymax = all().map(|p| p.1).fold(0.0f64, f64::max);
+    let ymin = all().map(|p| p.1).fold(0.0f64, f64::min);
+    let positive: Vec<XySeries> = series
+        .iter()
+        .map(|s| XySeries {
+            name: s.name.clone(),
+            points: s.points.iter().copied().filter(|p| p.0 > 0.0).collect(),
+        })
+        .collect();
+    xy_chart(
+        axes,
+        &positive,
+        (lo..hi).log_scale(),
+        (ymin, top(ymax)),
+        true,
+        SeriesLabelPosition::UpperRight,
+    )
+}
+
 /// CDF chart: each series is (value, cumulative fraction) points, drawn as a
 /// line on a logarithmic value axis (latencies span orders of magnitude)
 /// and a 0..1 fraction axis. Values below `MIN_LOG` are drawn at it.
@@ -435,6 +466,12 @@ mod tests {
         well_formed(&c);
         assert!(c.contains("Latency CDF") && c.contains("latency (us)"));
         assert_eq!(drawn(&c, "<polyline", 0), 2);
+        let l = lines_log_x(&axes, &series).unwrap();
+        well_formed(&l);
+        for s in 0..2 {
+            assert_eq!(drawn(&l, "<polyline", s), 2);
+            assert_eq!(drawn(&l, "<circle", s), 3);
+        }
     }
 
     #[test]
@@ -446,5 +483,6 @@ mod tests {
         };
         assert!(grouped_bars(&axes, &[], &[]).unwrap().contains("x (u)"));
         assert!(lines(&axes, &[]).unwrap().contains("y (u)"));
+        assert!(lines_log_x(&axes, &[]).unwrap().contains("y (u)"));
     }
 }

@@ -20,6 +20,9 @@ pub enum PatternArg {
     Sequential,
     /// Skewed: `--hot-access-pct` of requests to `--hot-space-pct` of the footprint.
     Hotcold,
+    /// JESD219 enterprise skew: 50 % of requests to the first 5 % of the
+    /// footprint, 30 % to the next 15 %, 20 % to the remaining 80 %.
+    Jesd219,
 }
 
 /// Options of `ftl synth`.
@@ -94,6 +97,21 @@ pub struct SynthJob {
     pub lifetime: bool,
 }
 
+impl SynthJob {
+    /// A run of `params` alone: no profile, the configured queue depth, a
+    /// fresh drive, no read-back and no lifetime run.
+    pub fn of(params: WorkloadParams) -> SynthJob {
+        SynthJob {
+            profile: None,
+            params,
+            qd: None,
+            precondition: false,
+            verify: false,
+            lifetime: false,
+        }
+    }
+}
+
 impl SynthArgs {
     /// Resolves the options: profile defaults first, explicit options on top.
     pub fn job(&self) -> Result<SynthJob, CliError> {
@@ -116,6 +134,7 @@ impl SynthArgs {
             Some(PatternArg::Random) => Pattern::Random,
             Some(PatternArg::Sequential) => Pattern::Sequential,
             Some(PatternArg::Hotcold) => hot,
+            Some(PatternArg::Jesd219) => Pattern::Jesd219,
             None if matches!(params.pattern, Pattern::HotCold { .. }) => hot,
             None => params.pattern,
         };
@@ -215,6 +234,7 @@ pub fn execute_outcome(
     let (pattern, hot) = match p.pattern {
         Pattern::Random => ("random", Value::Null),
         Pattern::Sequential => ("sequential", Value::Null),
+        Pattern::Jesd219 => ("jesd219", Value::Null),
         Pattern::HotCold {
             hot_access_pct,
             hot_space_pct,

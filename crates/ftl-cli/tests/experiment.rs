@@ -33,20 +33,20 @@ fn read(dir: &Path, file: &str) -> String {
     std::fs::read_to_string(dir.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"))
 }
 
+/// Runs `ftl experiment NAME ARGS... --out DIR` into a fresh directory
+/// named after `dir_name`; returns the directory and stdout.
+fn experiment(name: &str, dir_name: &str, args: &[&str]) -> (PathBuf, String) {
+    let dir = temp(dir_name);
+    let mut all = vec!["experiment", name];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--out", dir.to_str().unwrap()]);
+    let stdout = ok(&ftl(&all));
+    (dir, stdout)
+}
+
 /// Runs the quick profiles experiment into a fresh directory.
 fn quick_profiles(name: &str, jobs: &str) -> (PathBuf, String) {
-    let dir = temp(name);
-    let out = ftl(&[
-        "experiment",
-        "profiles",
-        "--quick",
-        "--jobs",
-        jobs,
-        "--out",
-        dir.to_str().unwrap(),
-    ]);
-    let stdout = ok(&out);
-    (dir, stdout)
+    experiment("profiles", name, &["--quick", "--jobs", jobs])
 }
 
 #[test]
@@ -189,15 +189,7 @@ fn synth_profile_sets_the_read_ratio_and_flags_override_it() {
 
 #[test]
 fn dgcb_experiment_shows_dgcb_at_least_as_fast_as_gcb_with_half_the_channel() {
-    let dir = temp("dgcb");
-    let stdout = ok(&ftl(&[
-        "experiment",
-        "dgcb",
-        "--only",
-        "GCB",
-        "--out",
-        dir.to_str().unwrap(),
-    ]));
+    let (dir, stdout) = experiment("dgcb", "dgcb", &["--only", "GCB"]);
     assert!(stdout.contains("| 1-plane DGCB cache N=8 |"), "{stdout}");
     for chart in ["throughput_1plane.svg", "utilisation_2plane.svg"] {
         assert!(read(&dir, chart).contains("DGCB cache"), "{chart}");
@@ -231,4 +223,69 @@ fn dgcb_experiment_shows_dgcb_at_least_as_fast_as_gcb_with_half_the_channel() {
     let util = "channel.utilisation_gc";
     let ratio = value("1-plane DGCB cache N=128", util) / value("1-plane GCB cache N=128", util);
     assert!(ratio <= 0.55, "{ratio}");
+}
+
+#[test]
+fn dawid_experiment_compares_fifo_and_lidf_at_every_ratio() {
+    let (dir, stdout) = experiment("dawid", "dawid", &["--quick", "--quiet", "--jobs", "2"]);
+    let summary = read(&dir, "summary.md");
+    assert!(stdout.ends_with(&summary), "the summary is printed last");
+    for w in ["seq-write", "rand-write", "jesd219"] {
+        assert!(summary.contains(&format!("(`{w}`)")), "{w} table");
+        for chart in ["iops", "map_programs", "writes"] {
+            let svg = read(&dir, &format!("{chart}_{w}.svg"));
+            assert!(svg.contains("FIFO") && svg.contains("LIDF"), "{chart}_{w}");
+        }
+    }
+    let csv = read(&dir, "results.csv");
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| {
+        header
+            .iter()
+            .position(|c| *c == name)
+            .unwrap_or_else(|| panic!("column {name}"))
+    };
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 3 * 2 * 7);
+    let num = |r: &[&str], key: &str| -> f64 {
+        r[col(key)]
+            .parse()
+            .unwrap_or_else(|_| panic!("{key} of {}", r[0]))
+    };
+    let tp = |workload: &str, policy: &str, pct: &str| -> f64 {
+        let r = rows
+            .iter()
+            .find(|r| {
+                r[col("workload")] == workload
+                    && r[col("policy")] == policy
+                    && r[col("protected_pct")] == pct
+            })
+            .unwrap_or_else(|| panic!("{workload} {policy} {pct}"));
+        num(r, "nand.map_programs")
+    };
+    for r in &rows {
+        assert!(num(r, "perf.iops") > 0.0, "{}", r[0]);
+        assert!(num(r, "ftl.host_program_units") > 0.0, "{}", r[0]);
+        if r[col("protected_pct")] == "100" {
+            // Everything protected: translation pages are written only at
+            // the end of the run, if at all.
+            assert!(
+                num(r, "nand.map_programs") <= 0.01 * num(r, "ftl.host_program_units"),
+                "{}",
+                r[0]
+            );
+        }
+    }
+    let mut fewer = 0;
+    for pct in ["1", "2", "5", "10", "25", "50"] {
+        let (fifo, lidf) = (tp("rand-write", "FIFO", pct), tp("rand-write", "LIDF", pct));
+        assert!(
+            lidf <= fifo,
+            "random writes at {pct}%: LIDF {lidf} > FIFO {fifo}"
+        );
+        fewer += usize::from(lidf < fifo);
+    }
+    assert!(fewer >= 3, "LIDF saves translation pages on random writes");
+    let _ = std::fs::remove_dir_all(&dir);
 }

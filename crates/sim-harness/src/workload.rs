@@ -87,6 +87,38 @@ pub enum Pattern {
         /// Size of the hot region, in percent of the footprint.
         hot_space_pct: u32,
     },
+    /// The JESD219 enterprise skew over the footprint, uniform inside each
+    /// zone: see [`JESD219_ZONES`].
+    Jesd219,
+}
+
+/// Zones of the JESD219 enterprise workload's address skew, as
+/// (percent of requests, percent of the footprint), from the start of the
+/// footprint: 50 % of the accesses go to the first 5 %, 30 % to the next
+/// 15 % and 20 % to the remaining 80 %.
+pub const JESD219_ZONES: [(u64, u64); 3] = [(50, 5), (30, 15), (20, 80)];
+
+/// JESD219 enterprise transfer sizes on a 4 KiB mapping unit, as (KiB,
+/// percent of requests): 4 KiB 67 %, 8 KiB 10 %, 16 KiB 7 %, 32 KiB 3 %,
+/// 64 KiB 3 %; the 10 % of transfers from 512 B to 3.5 KiB are counted as
+/// whole 4 KiB units (a sub-unit write costs a whole unit program).
+pub const JESD219_SIZES_KIB: [(u32, u32); 5] = [(4, 77), (8, 10), (16, 7), (32, 3), (64, 3)];
+
+/// A slot in `0..slots` drawn with the JESD219 zone skew.
+fn jesd219_slot(slots: u64, rng: &mut Rng) -> u64 {
+    let mut x = rng.below(100);
+    let mut start = 0;
+    for (access, space) in JESD219_ZONES {
+        let end = (start + space).min(100);
+        if x < access {
+            let lo = slots * start / 100;
+            let hi = (slots * end / 100).clamp(lo + 1, slots.max(lo + 1));
+            return (lo + rng.below(hi - lo)).min(slots.saturating_sub(1));
+        }
+        x -= access;
+        start = end;
+    }
+    rng.below(slots)
 }
 
 /// Parameters of a synthetic workload.
@@ -130,7 +162,7 @@ impl Default for SynthSpec {
 }
 
 /// Most distinct request sizes a [`SizeMix`] holds.
-pub const MAX_SIZES: usize = 4;
+pub const MAX_SIZES: usize = 5;
 
 /// A discrete request-size distribution: sizes in mapping units with integer
 /// weights. Fixed-size, so a [`SynthSpec`] stays `Copy`.
@@ -323,6 +355,7 @@ impl RequestSource for Synth {
                     self.rng.below(slots)
                 }
             }
+            Pattern::Jesd219 => jesd219_slot(slots, &mut self.rng),
         };
         let op = if self.rng.below(100) < u64::from(s.read_pct) {
             HostOp::Read
@@ -392,6 +425,27 @@ mod tests {
             hot += u32::from(h.next_request().unwrap().lpn < 200);
         }
         assert!((7600..8400).contains(&hot), "{hot}");
+    }
+
+    #[test]
+    fn jesd219_skews_into_three_zones() {
+        let mut s = Synth::new(SynthSpec {
+            units: 1,
+            read_pct: 0,
+            ..spec(Pattern::Jesd219)
+        });
+        let mut zones = [0u32; 3];
+        for _ in 0..10_000 {
+            let lpn = s.next_request().unwrap().lpn;
+            assert!(lpn < 1000);
+            zones[usize::from(lpn >= 50) + usize::from(lpn >= 200)] += 1;
+        }
+        assert!((4700..5300).contains(&zones[0]), "{zones:?}");
+        assert!((2700..3300).contains(&zones[1]), "{zones:?}");
+        assert!((1700..2300).contains(&zones[2]), "{zones:?}");
+        let mix = JESD219_SIZES_KIB.iter().map(|s| s.1).sum::<u32>();
+        assert_eq!(mix, 100);
+        assert!(SizeMix::new(&JESD219_SIZES_KIB).is_some());
     }
 
     #[test]

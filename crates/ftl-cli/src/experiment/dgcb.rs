@@ -90,14 +90,7 @@ pub fn cells() -> Result<Vec<Cell>, String> {
                             format!("geometry.planes_per_die={planes}"),
                         ],
                         workload: "gc-merge".to_string(),
-                        job: SynthJob {
-                            profile: None,
-                            params: Default::default(),
-                            qd: None,
-                            precondition: false,
-                            verify: false,
-                            lifetime: false,
-                        },
+                        job: SynthJob::of(Default::default()),
                         attrs: vec![
                             ("planes".into(), planes.to_string()),
                             ("pages".into(), n.to_string()),

@@ -6,6 +6,7 @@
 //! results do not depend on `--jobs`.
 
 pub mod cc;
+pub mod dawid;
 pub mod dgcb;
 pub mod output;
 pub mod registry;
@@ -35,11 +36,13 @@ pub struct ExperimentArgs {
     #[arg(long)]
     pub list: bool,
     /// Output directory (required; created if missing): results.csv,
-    /// table.md, report.json and SVG charts.
+    /// table.md, report.json, SVG charts and, for `dawid`, summary.md.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Smoke run: at most 2 channels of one single-plane die, 128 blocks of
-    /// at most 96 pages per plane, and at most 2000 requests per cell.
+    /// at most 96 pages per plane, at most 2000 requests per cell, and the
+    /// experiment's own quick settings (`dawid`: 1 MiB write buffer,
+    /// translation pages of 64 entries).
     #[arg(long)]
     pub quick: bool,
     /// Override one configuration key in every cell, on top of the cell's own (repeatable).
@@ -103,7 +106,7 @@ pub fn run(a: ExperimentArgs) -> Result<(), CliError> {
     let model = exp.evaluate.is_some();
     let opts = cells
         .iter_mut()
-        .map(|c| cell_opts(c, &a, model))
+        .map(|c| cell_opts(c, &a, exp, model))
         .collect::<Result<Vec<_>, _>>()?;
     let reports = match exp.evaluate {
         Some(eval) => evaluate_cells(eval, &cells, &opts)?,
@@ -138,10 +141,16 @@ fn evaluate_cells(
 }
 
 /// The run options of one cell: preset, the cell's `--set`s, the `--quick`
-/// shrink (not for `model` experiments, which run no workload), then the
-/// command line's `--set`s. The configuration is checked here, so a bad key
-/// fails before any cell runs.
-fn cell_opts(c: &mut Cell, a: &ExperimentArgs, model: bool) -> Result<CommonOpts, CliError> {
+/// shrink and the experiment's own quick `--set`s (not for `model`
+/// experiments, which run no workload), then the command line's `--set`s.
+/// The configuration is checked here, so a bad key fails before any cell
+/// runs.
+fn cell_opts(
+    c: &mut Cell,
+    a: &ExperimentArgs,
+    exp: &registry::Experiment,
+    model: bool,
+) -> Result<CommonOpts, CliError> {
     let located = |e: CliError| match e {
         CliError::Input(m) => CliError::Input(format!("cell `{}`: {m}", c.label)),
         other => other,
@@ -155,6 +164,8 @@ fn cell_opts(c: &mut Cell, a: &ExperimentArgs, model: bool) -> Result<CommonOpts
     if a.quick && !model {
         let cfg = opts.load_config().map_err(located)?;
         opts.set.extend(quick_sets(&cfg));
+        opts.set
+            .extend(exp.quick_sets.iter().map(|s| s.to_string()));
         let r = c.job.params.requests.unwrap_or(QUICK_REQUESTS);
         c.job.params.requests = Some(r.min(QUICK_REQUESTS));
     }

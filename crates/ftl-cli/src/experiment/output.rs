@@ -254,8 +254,9 @@ pub fn draw(
     }
 }
 
-/// Writes `results.csv`, `table.md`, `report.json` and the charts into `dir`
-/// (created if missing); returns the markdown table.
+/// Writes `results.csv`, `table.md`, `report.json`, the charts and the
+/// experiment's own summary files into `dir` (created if missing); returns
+/// the markdown table followed by the summary's markdown, and the report.
 pub fn write_all(
     dir: &Path,
     exp: &Experiment,
@@ -277,6 +278,11 @@ pub fn write_all(
     for def in exp.charts {
         let svg = draw(def, cells, reports, &t).map_err(CliError::Run)?;
         write(def.file, &svg)?;
+    }
+    let mut md = md;
+    if let Some(summary) = exp.summary {
+        md.push('\n');
+        md.push_str(&summary(dir, cells, reports).map_err(CliError::Run)?);
     }
     Ok((md, json))
 }

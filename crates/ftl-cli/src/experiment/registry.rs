@@ -87,7 +87,18 @@ pub struct Experiment {
     /// Computes a cell's report from its configuration instead of running
     /// its workload (model experiments); `None` runs the simulation.
     pub evaluate: Option<Evaluate>,
+    /// Writes experiment-specific files beside the common ones (e.g. tables
+    /// that put cells side by side) and returns markdown printed after the
+    /// results table; `None` writes nothing more.
+    pub summary: Option<Summary>,
+    /// `--set`s added to every cell by `--quick`, after the drive shrink
+    /// (e.g. a write buffer that fits the shrunk drive).
+    pub quick_sets: &'static [&'static str],
 }
+
+/// Writes an experiment's extra files into the output directory from its
+/// cells and their reports; returns markdown.
+pub type Summary = fn(&std::path::Path, &[Cell], &[serde_json::Value]) -> Result<String, String>;
 
 /// Computes one cell's report from its configuration.
 pub type Evaluate = fn(&SimConfig, &Cell) -> Result<serde_json::Value, String>;
@@ -108,7 +119,7 @@ pub fn experiment(name: &str) -> Result<&'static Experiment, String> {
     })
 }
 
-static EXPERIMENTS: [Experiment; 6] = [
+static EXPERIMENTS: [Experiment; 7] = [
     Experiment {
         name: "profiles",
         description: "Baseline (off-chip copy, greedy GC) WAF and IOPS of every workload profile \
@@ -152,6 +163,8 @@ static EXPERIMENTS: [Experiment; 6] = [
         ],
         cells: profile_cells,
         evaluate: None,
+        summary: None,
+        quick_sets: &[],
     },
     Experiment {
         name: "rcftl",
@@ -183,6 +196,8 @@ static EXPERIMENTS: [Experiment; 6] = [
         ],
         cells: rcftl_cells,
         evaluate: None,
+        summary: None,
+        quick_sets: &[],
     },
     Experiment {
         name: "dgcb",
@@ -244,6 +259,8 @@ static EXPERIMENTS: [Experiment; 6] = [
         ],
         cells: super::dgcb::cells,
         evaluate: Some(super::dgcb::evaluate),
+        summary: None,
+        quick_sets: &[],
     },
     Experiment {
         name: "reparo",
@@ -334,6 +351,8 @@ static EXPERIMENTS: [Experiment; 6] = [
         ],
         cells: super::reparo::cells,
         evaluate: Some(super::reparo::evaluate),
+        summary: None,
+        quick_sets: &[],
     },
     Experiment {
         name: "longftl",
@@ -403,6 +422,8 @@ static EXPERIMENTS: [Experiment; 6] = [
         ],
         cells: longftl_cells,
         evaluate: None,
+        summary: None,
+        quick_sets: &[],
     },
     Experiment {
         name: "cc",
@@ -464,6 +485,23 @@ static EXPERIMENTS: [Experiment; 6] = [
         ],
         cells: super::cc::cells,
         evaluate: None,
+        summary: None,
+        quick_sets: &[],
+    },
+    Experiment {
+        name: "dawid",
+        description: "Dawid (seed 004 Sec. 5.1): IOPS and write traffic (user and translation \
+                      pages) of FIFO vs LIDF write-buffer flushing at protected ratios 1-100 %, \
+                      for 4 KiB sequential writes, 4 KiB random writes and a JESD219-like mix, \
+                      writing 3x the working area on dawid-femu",
+        keys: super::dawid::KEYS,
+        normalise: &[],
+        // Per-workload charts over a log ratio axis come with the summary.
+        charts: &[],
+        cells: super::dawid::cells,
+        evaluate: None,
+        summary: Some(super::dawid::summary),
+        quick_sets: super::dawid::QUICK_SETS,
     },
 ];
 

@@ -70,14 +70,7 @@ fn geometry_sets(dies_per_channel: u32) -> Vec<String> {
 }
 
 fn job() -> SynthJob {
-    SynthJob {
-        profile: None,
-        params: Default::default(),
-        qd: None,
-        precondition: false,
-        verify: false,
-        lifetime: false,
-    }
+    SynthJob::of(Default::default())
 }
 
 /// The cells: every mode at every class, then CDR* with page-level
