@@ -159,12 +159,16 @@ impl Ftl<'_> {
     }
 
     /// The greedy victim of a plane: the full block with the fewest valid units,
-    /// provided moving it gains space.
+    /// provided moving it gains space. GC pads the last page it writes for a
+    /// victim, so a victim must hold at most a page's worth of units fewer
+    /// than a block: one more and moving it takes a whole block of pages
+    /// and GC would erase forever without gaining any.
     pub(crate) fn greedy_victim(&mut self, p: PlaneId) -> Result<Option<BlockId>, Error> {
         let ub = u16::try_from(self.g.units_per_block())
             .map_err(|_| Error::Corrupt("units per block"))?;
+        let limit = ub.saturating_sub(u16::from(self.g.units_per_page));
         let mut v = self.pl(p)?.min_bucket_hint;
-        while v < ub {
+        while v <= limit {
             let h = self.bucket_head(p, v)?;
             if h != NIL {
                 self.pl_mut(p)?.min_bucket_hint = v;

@@ -44,7 +44,11 @@ pub(crate) const MAGIC_CUT: u32 = 0x3154_5543; // "CUT1"
 /// `MetaBuf` of a read that only wants the spare area.
 pub(crate) const NO_BUF: MetaBuf = MetaBuf(u16::MAX);
 /// TP flags, low bits: write-backs of this TP in flight (counted in the budget).
-pub(crate) const F_WRITING: u8 = 0x7f;
+pub(crate) const F_WRITING: u8 = 0x3f;
+/// TP flag: holds a unit of budget (in `reserved`) for the data programs in
+/// flight that will dirty it; set only while the TP is not dirty, since a
+/// dirty TP already holds its unit.
+pub(crate) const F_RESERVED: u8 = 0x40;
 /// TP flag: written back during region cleaning (not counted in the budget).
 pub(crate) const F_MOVING: u8 = 0x80;
 /// Block `stream` value of metadata-region blocks.
@@ -137,7 +141,8 @@ pub(crate) struct Persist<'a> {
     pub(crate) buf_free: u64,
     /// Write-backs in flight counted in the budget.
     pub(crate) writing: u32,
-    /// TPs in-flight data programs may still dirty.
+    /// TPs in-flight data programs may still dirty (flag [`F_RESERVED`]),
+    /// plus the extra TPs copyless copy reserves.
     pub(crate) reserved: u32,
     /// Written region pages above which cleaning starts.
     pub(crate) written_limit_pages: u32,
@@ -361,6 +366,40 @@ impl<'a> Persist<'a> {
         }
     }
 
+    /// Makes `tp` dirty (most recently updated). A unit its in-flight
+    /// programs reserved passes to the dirty set.
+    pub(crate) fn mark_dirty(&mut self, tp: Tpn) -> Result<(), Error> {
+        self.dirty.update(tp)?;
+        if self.lidf_on {
+            self.lidf.set_dirty(tp, true)?;
+        }
+        if self.flag(tp) & F_RESERVED != 0 {
+            self.set_flag(tp, F_RESERVED, false);
+            self.reserved = self.reserved.saturating_sub(1);
+        }
+        Ok(())
+    }
+
+    /// Takes the least recently updated dirty TP for a write-back: it stays
+    /// in the budget as being written, and again as reserved if data
+    /// programs that will dirty it are still in flight.
+    pub(crate) fn take_for_write_back(&mut self) -> Result<Option<Tpn>, Error> {
+        let Some(tp) = self.dirty.pop_oldest()? else {
+            return Ok(None);
+        };
+        if self.lidf_on {
+            self.lidf.set_dirty(tp, false)?;
+        }
+        self.writing = self.writing.saturating_add(1);
+        self.writes_add(tp, true);
+        let busy = self.inflight.get(tp.0 as usize).is_some_and(|c| *c > 0);
+        if busy && self.flag(tp) & F_RESERVED == 0 {
+            self.set_flag(tp, F_RESERVED, true);
+            self.reserved = self.reserved.saturating_add(1);
+        }
+        Ok(Some(tp))
+    }
+
     /// Budget in use: dirty, being written back, reserved.
     pub(crate) fn used(&self) -> u32 {
         self.dirty
@@ -415,10 +454,7 @@ impl Ftl<'_> {
     pub(crate) fn map_touch(&mut self, lpn: Lpn) -> Result<(), Error> {
         if self.ps.on {
             let tp = self.ps.tp_of(lpn);
-            self.ps.dirty.update(tp)?;
-            if self.ps.lidf_on {
-                self.ps.lidf.set_dirty(tp, true)?;
-            }
+            self.ps.mark_dirty(tp)?;
         }
         Ok(())
     }
@@ -483,19 +519,26 @@ impl Ftl<'_> {
         }
         let (tps, k) = self.tps_of(lpns.get(..n).unwrap_or(&[]));
         for tp in tps.iter().take(k) {
+            let dirty = self.ps.dirty.is_dirty(*tp);
             let Some(c) = self.ps.inflight.get_mut(tp.0 as usize) else {
                 continue;
             };
-            if take {
-                if *c == 0 {
-                    self.ps.reserved = self.ps.reserved.saturating_add(1);
-                }
-                *c = c.saturating_add(1);
-            } else if *c > 0 {
-                *c = c.saturating_sub(1);
-                if *c == 0 {
-                    self.ps.reserved = self.ps.reserved.saturating_sub(1);
-                }
+            let (was, now) = (
+                *c,
+                if take {
+                    c.saturating_add(1)
+                } else {
+                    c.saturating_sub(1)
+                },
+            );
+            *c = now;
+            let flagged = self.ps.flag(*tp) & F_RESERVED != 0;
+            if was == 0 && now > 0 && !dirty && !flagged {
+                self.ps.set_flag(*tp, F_RESERVED, true);
+                self.ps.reserved = self.ps.reserved.saturating_add(1);
+            } else if was > 0 && now == 0 && flagged {
+                self.ps.set_flag(*tp, F_RESERVED, false);
+                self.ps.reserved = self.ps.reserved.saturating_sub(1);
             }
         }
     }
@@ -519,14 +562,16 @@ impl Ftl<'_> {
         if !self.ps.on || !self.ready {
             return Ok(());
         }
+        // The budget is short of one page's worth of room: write back a
+        // batch as wide as the dies, so the write-backs program in parallel
+        // and the next ones wait a whole batch of data pages.
+        let room = u32::from(self.g.units_per_page);
+        if self.ps.used().saturating_add(room) <= self.ps.budget {
+            return Ok(());
+        }
         let batch = self.g.dies().max(1);
         let mut issued = 0u32;
-        // Write back while the budget is short of one page's worth of room.
-        let room = u32::from(self.g.units_per_page);
-        while issued < batch
-            && self.ps.used().saturating_add(room) > self.ps.budget
-            && self.ps.dirty.count() > 0
-        {
+        while issued < batch && self.ps.dirty.count() > 0 {
             if self.ps.buf_free == 0 || self.ops_available() == 0 {
                 break;
             }
@@ -534,14 +579,9 @@ impl Ftl<'_> {
                 self.region_maintain()?;
                 break;
             };
-            let Some(tp) = self.ps.dirty.pop_oldest()? else {
+            let Some(tp) = self.ps.take_for_write_back()? else {
                 break;
             };
-            if self.ps.lidf_on {
-                self.ps.lidf.set_dirty(tp, false)?;
-            }
-            self.ps.writing = self.ps.writing.saturating_add(1);
-            self.ps.writes_add(tp, true);
             self.tp_emit(tp, page, OpKind::MapProgram)?;
             issued = issued.saturating_add(1);
         }
@@ -668,10 +708,7 @@ impl Ftl<'_> {
                 self.pl_mut(p)?.meta_active = NIL;
             }
             // The DRAM copy is still the truth: the TP is dirty again.
-            self.ps.dirty.update(tp)?;
-            if self.ps.lidf_on {
-                self.ps.lidf.set_dirty(tp, true)?;
-            }
+            self.ps.mark_dirty(tp)?;
         } else if spare.seq > self.ps.tp_seq.get(tp.0 as usize).copied().unwrap_or(0) {
             let old = self.ps.gtd.get(tp.0 as usize).copied().unwrap_or(NIL);
             if old != NIL {

@@ -32,7 +32,9 @@ use crate::error::Error;
 use crate::ftl::Ftl;
 use crate::mapping::Loc;
 use crate::nand::{MetaBuf, NandCmd, NandResult, Origin, PageKind, Slot, Spare};
-use crate::persist::{get_u32, put_u32, seal, F_MOVING, F_WRITING, MAGIC_CUT, META_HEADER};
+use crate::persist::{
+    get_u32, put_u32, seal, F_MOVING, F_RESERVED, F_WRITING, MAGIC_CUT, META_HEADER,
+};
 use crate::tables::{BlockState, OpKind, SlotState, NIL};
 
 /// Flag on a record's erase entry: erase the block only if its first page
@@ -70,7 +72,6 @@ pub(crate) struct CutState {
     n_erase: u32,
     pub(crate) emitted: u32,
     pub(crate) outstanding: u32,
-    plane_cursor: u32,
     /// Cut while settling after a mount: no translation pages, the
     /// replayed blocks go into the record again.
     settling: bool,
@@ -132,7 +133,8 @@ impl Ftl<'_> {
             if f & F_WRITING != 0 {
                 self.ps.dirty.update(tp)?;
             }
-            self.ps.set_flag(tp, F_WRITING | F_MOVING, false);
+            self.ps
+                .set_flag(tp, F_WRITING | F_MOVING | F_RESERVED, false);
         }
         let Some(record) = self.ps.buf_alloc() else {
             return Err(Error::Corrupt("no metadata buffer for the cut record"));
@@ -436,21 +438,26 @@ impl Ftl<'_> {
         if let Some(page) = self.cut_next_in(self.cut.data_block)? {
             return Ok(page);
         }
-        let planes = self.g.planes();
-        let mut found = None;
-        for _ in 0..planes {
-            let p = PlaneId(self.cut.plane_cursor);
-            self.cut.plane_cursor = self
-                .cut
-                .plane_cursor
-                .wrapping_add(1)
-                .checked_rem(planes)
-                .unwrap_or(0);
-            if let Some(b) = self.free_pop_coolest(p, 0, None)? {
-                found = Some(b);
-                break;
+        // The plane with the most room left takes the block: cut after cut,
+        // the flush would otherwise fill the same planes with valid data
+        // (GC never moves data across planes).
+        let mut best: Option<(PlaneId, u64)> = None;
+        for p in 0..self.g.planes() {
+            let p = PlaneId(p);
+            if self.pl(p)?.free_count == 0 {
+                continue;
+            }
+            let room = self
+                .room_units(p)?
+                .saturating_sub(u64::from(self.pl(p)?.valid_units));
+            if best.is_none_or(|(_, r)| room > r) {
+                best = Some((p, room));
             }
         }
+        let found = match best {
+            Some((p, _)) => self.free_pop_coolest(p, 0, None)?,
+            None => None,
+        };
         let b = match found {
             Some(b) => b,
             // No free data block anywhere: an erased region block (the cut
