@@ -209,10 +209,16 @@ impl<'n, N: Nand> SyncDriver<'n, N> {
         self.run(ftl)
     }
 
-    /// Trims one unit.
+    /// Trims one unit, waiting while the trim is refused for now (with
+    /// partial mapping protection a trim waits for translation-page room).
     pub fn trim(&mut self, ftl: &mut Ftl<'_>, lpn: Lpn) -> Result<(), Error> {
-        ftl.trim(lpn, self.now)?;
-        self.run(ftl)
+        loop {
+            match ftl.trim(lpn, self.now) {
+                Ok(()) => return self.run(ftl),
+                Err(Error::Busy) if ftl.ops_queued() > 0 => self.run(ftl)?,
+                Err(e) => return Err(e),
+            }
+        }
     }
 
     /// Flushes the write buffer to flash and waits for it. `Err(OutOfSpace)`

@@ -8,10 +8,13 @@
 //! valid unit it is erased and returns to the free list.
 //!
 //! Forward progress: hosts may not take a plane's last free block nor dip
-//! below `gc_reserve_blocks` of GC space (`Ftl::gc_free`), a victim always has fewer valid units than a block holds, GC
-//! slots are reserved per plane, so GC never waits for the host, and a plane
-//! never fills with valid data (`Ftl::has_room`), so a victim (or an open
-//! copyback level block to empty) exists whenever GC needs one.
+//! below `gc_reserve_blocks` of GC space (`Ftl::gc_free`); GC slots are
+//! reserved per plane, so GC never waits for the host; a plane never fills
+//! with valid data (`Ftl::has_room`). A victim holds at least a page's worth
+//! of dead units: GC pads the last page it writes for a victim, so a fuller
+//! block would cost a whole block of pages and GC would erase without
+//! gaining. When no block qualifies, GC waits and host writes go to planes
+//! that can take them until overwrites free units here.
 
 use crate::addr::{BlockId, Lpn, PlaneId, Pun, UnitMask, MAX_UNITS_PER_PAGE};
 use crate::copyback::CopybackStep;
