@@ -176,11 +176,30 @@ impl Ftl<'_> {
             *h = next;
         }
         self.ps.lidf.flushed(tp, 1)?;
-        // Its program will dirty the page: from now on the rest of its
-        // writes are free, so they go next instead of another page's.
-        self.ps.lidf.set_dirty(tp, true)?;
         self.ps.lidf_len = self.ps.lidf_len.saturating_sub(1);
         Ok(Some(s))
+    }
+
+    /// Puts units taken by [`Self::pending_pop_live`] for a page that is not
+    /// programmed after all back where they were (`units` in the order they
+    /// were taken).
+    pub(crate) fn pending_unpop(&mut self, units: &[Slot]) -> Result<(), Error> {
+        for s in units.iter().rev() {
+            self.slot_mut(*s)?.state = SlotState::WbPending;
+            if self.ps.lidf_on {
+                let tp = self.ps.tp_of(crate::addr::Lpn(self.slot(*s)?.lpn));
+                self.lidf_push(*s)?;
+                // Taken, it counted as dirty for LIDF; back, it is dirty
+                // only if its mapping page is.
+                if !self.ps.dirty.is_dirty(tp) && self.ps.flag(tp) & crate::persist::F_RESERVED == 0
+                {
+                    self.ps.lidf.set_dirty(tp, false)?;
+                }
+            } else {
+                self.pending.push_front(self.t.slots, s.0)?;
+            }
+        }
+        Ok(())
     }
 
     /// Takes the next live unit of the flush queue (oldest first, or in LIDF
@@ -195,7 +214,16 @@ impl Ftl<'_> {
             let Some(i) = next else { break };
             let s = Slot(i);
             match self.slot(s)?.state {
-                SlotState::WbPending => return Ok(Some(s)),
+                SlotState::WbPending => {
+                    if self.ps.lidf_on {
+                        // Its program will dirty the page: from now on the
+                        // rest of its writes are free, so they go next
+                        // instead of another page's.
+                        let tp = self.ps.tp_of(crate::addr::Lpn(self.slot(s)?.lpn));
+                        self.ps.lidf.set_dirty(tp, true)?;
+                    }
+                    return Ok(Some(s));
+                }
                 SlotState::WbDead => {
                     self.pending_dead = self.pending_dead.saturating_sub(1);
                     self.wb_release(s)?;

@@ -833,15 +833,9 @@ impl<'a> Ftl<'a> {
                     return Ok(());
                 }
             }
-            if self.ops_available() <= host_ops_floor {
+            if self.ops_available() <= host_ops_floor || self.ready_planes == 0 {
                 return Ok(());
             }
-            if !self.map_room_for_page()? {
-                return Ok(());
-            }
-            let Some(b) = self.host_target()? else {
-                return Ok(());
-            };
             let mut src = [Slot(0); MAX_UNITS_PER_PAGE];
             let mut spare = Spare {
                 kind: PageKind::Data,
@@ -866,6 +860,18 @@ impl<'a> Ftl<'a> {
             if n == 0 {
                 return Ok(());
             }
+            // The page's translation pages must fit the budget; a page whose
+            // TPs are all dirty or reserved already costs nothing and goes
+            // even when the budget is full.
+            let units = src.get(..usize::from(n)).unwrap_or(&[]);
+            if !self.map_room_for(&spare)? {
+                self.pending_unpop(units)?;
+                return Ok(());
+            }
+            let Some(b) = self.host_target()? else {
+                self.pending_unpop(units)?;
+                return Ok(());
+            };
             self.stats.pad_units = self
                 .stats
                 .pad_units

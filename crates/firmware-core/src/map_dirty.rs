@@ -142,6 +142,34 @@ impl<'a> MapDirty<'a> {
         Ok(Some(Tpn(tp)))
     }
 
+    /// The least recently updated page for which `ok` holds.
+    pub fn oldest_where(&self, mut ok: impl FnMut(Tpn) -> bool) -> Result<Option<Tpn>, Error> {
+        let mut tp = self.head;
+        while tp != NONE {
+            if ok(Tpn(tp)) {
+                return Ok(Some(Tpn(tp)));
+            }
+            tp = self
+                .l
+                .get(tp as usize)
+                .ok_or(Error::AddressOutOfRange)?
+                .next;
+        }
+        Ok(None)
+    }
+
+    /// Takes `tp` out of the dirty set (if it is in it): it counts as clean
+    /// from now (the caller writes it). Returns whether it was dirty.
+    pub fn take(&mut self, tp: Tpn) -> Result<bool, Error> {
+        if !self.is_dirty(tp) {
+            return Ok(false);
+        }
+        self.unlink(tp.0)?;
+        self.link(tp.0)?.dirty = false;
+        self.count = self.count.saturating_sub(1);
+        Ok(true)
+    }
+
     /// Takes up to `out.len()` least recently updated pages while the set
     /// is over budget; they count as clean from now (the caller writes
     /// them). Returns how many.
@@ -180,6 +208,12 @@ mod tests {
         assert_eq!(d.evict(&mut out).unwrap(), 1);
         assert_eq!(out[0], Tpn(3));
         assert!(!d.over_budget());
+        let not_1 = |t: Tpn| t != Tpn(1);
+        assert_eq!(d.oldest_where(not_1).unwrap(), Some(Tpn(4)));
+        assert!(d.take(Tpn(4)).unwrap() && !d.take(Tpn(4)).unwrap());
+        assert_eq!(d.oldest_where(not_1).unwrap(), None);
+        assert_eq!(d.count(), 1);
+        d.update(Tpn(4)).unwrap();
         assert!(d.is_dirty(Tpn(1)) && d.is_dirty(Tpn(4)) && !d.is_dirty(Tpn(2)));
         assert!(d.update(Tpn(9)).is_err());
         assert_eq!(MapDirty::budget_for(1000, 10), 10);

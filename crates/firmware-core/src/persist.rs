@@ -11,9 +11,11 @@
 //! dirty TPs + TPs being written back + TPs in-flight programs may dirty <= B
 //! ```
 //!
-//! Before a data program is emitted it reserves the TPs its units belong to;
-//! when the sum would pass `B`, the least recently updated dirty TPs are
-//! written back (in batches as wide as the dies) and the program waits. With
+//! Before a data program is emitted it reserves the TPs its units belong to
+//! (a TP already dirty or reserved costs nothing more); when the sum would
+//! pass `B`, the least recently updated dirty TPs that no program in flight
+//! will dirty again are written back (up to a batch as wide as the dies,
+//! spread over the planes' open region blocks) and the program waits. With
 //! `B` = every TP nothing is written while running (full protection).
 //!
 //! TPs and recovery records go to a **metadata region**: a few blocks per
@@ -380,13 +382,24 @@ impl<'a> Persist<'a> {
         Ok(())
     }
 
-    /// Takes the least recently updated dirty TP for a write-back: it stays
-    /// in the budget as being written, and again as reserved if data
-    /// programs that will dirty it are still in flight.
-    pub(crate) fn take_for_write_back(&mut self) -> Result<Option<Tpn>, Error> {
-        let Some(tp) = self.dirty.pop_oldest()? else {
-            return Ok(None);
-        };
+    /// The least recently updated dirty TP that no data program in flight
+    /// will dirty again: the one to write back next. A TP with programs in
+    /// flight is left dirty: writing it back would free no budget (it would
+    /// hold a unit as being written and another as reserved) and its
+    /// programs would dirty it again, so it would be written twice.
+    pub(crate) fn oldest_idle_dirty(&self) -> Result<Option<Tpn>, Error> {
+        let inflight = &*self.inflight;
+        self.dirty
+            .oldest_where(|tp| inflight.get(tp.0 as usize).copied().unwrap_or(0) == 0)
+    }
+
+    /// Takes dirty TP `tp` for a write-back: it stays in the budget as
+    /// being written, and again as reserved if data programs that will
+    /// dirty it are still in flight.
+    pub(crate) fn take_for_write_back(&mut self, tp: Tpn) -> Result<(), Error> {
+        if !self.dirty.take(tp)? {
+            return Err(Error::Corrupt("writing back a clean translation page"));
+        }
         if self.lidf_on {
             self.lidf.set_dirty(tp, false)?;
         }
@@ -397,7 +410,7 @@ impl<'a> Persist<'a> {
             self.set_flag(tp, F_RESERVED, true);
             self.reserved = self.reserved.saturating_add(1);
         }
-        Ok(Some(tp))
+        Ok(())
     }
 
     /// Budget in use: dirty, being written back, reserved.
@@ -490,8 +503,46 @@ impl Ftl<'_> {
         Ok(false)
     }
 
+    /// Whether the data page described by `spare` (its units filled in)
+    /// fits in the budget now: each of its TPs that is neither dirty nor
+    /// reserved by programs in flight costs one unit. If not, write-backs
+    /// start and the caller waits.
+    pub(crate) fn map_room_for(&mut self, spare: &Spare) -> Result<bool, Error> {
+        if !self.ps.on {
+            return Ok(true);
+        }
+        let (tps, k) = self.tps_of_page(spare);
+        let cost = tps
+            .iter()
+            .take(k)
+            .filter(|tp| !self.ps.dirty.is_dirty(**tp) && self.ps.flag(**tp) & F_RESERVED == 0)
+            .count();
+        let cost = u32::try_from(cost).unwrap_or(u32::MAX);
+        if cost == 0 || self.ps.used().saturating_add(cost) <= self.ps.budget {
+            return Ok(true);
+        }
+        self.ps.waiting = true;
+        self.map_write_back()?;
+        Ok(false)
+    }
+
+    /// Distinct TPs of the units a data page carries.
+    fn tps_of_page(&self, spare: &Spare) -> ([Tpn; crate::addr::MAX_UNITS_PER_PAGE], usize) {
+        let mut lpns = [Lpn(0); crate::addr::MAX_UNITS_PER_PAGE];
+        let mut n = 0usize;
+        for (i, l) in spare.lpns.iter().enumerate() {
+            if u8::try_from(i).is_ok_and(|i| spare.units.contains(i)) {
+                if let Some(d) = lpns.get_mut(n) {
+                    *d = *l;
+                    n = n.saturating_add(1);
+                }
+            }
+        }
+        self.tps_of(lpns.get(..n).unwrap_or(&[]))
+    }
+
     /// Reserves the TPs of the units of a data page about to be programmed
-    /// (after [`Self::map_room_for_page`] said yes): a TP holds one unit of
+    /// (after [`Self::map_room_for_page`] or [`Self::map_room_for`] said yes): a TP holds one unit of
     /// budget while any program that will dirty it is in flight, however
     /// many, so a run of pages of one TP (as LIDF flushes) costs one.
     pub(crate) fn map_reserve_page(&mut self, spare: &Spare) {
@@ -507,17 +558,7 @@ impl Ftl<'_> {
         if !self.ps.on {
             return;
         }
-        let mut lpns = [Lpn(0); crate::addr::MAX_UNITS_PER_PAGE];
-        let mut n = 0usize;
-        for (i, l) in spare.lpns.iter().enumerate() {
-            if u8::try_from(i).is_ok_and(|i| spare.units.contains(i)) {
-                if let Some(d) = lpns.get_mut(n) {
-                    *d = *l;
-                    n = n.saturating_add(1);
-                }
-            }
-        }
-        let (tps, k) = self.tps_of(lpns.get(..n).unwrap_or(&[]));
+        let (tps, k) = self.tps_of_page(spare);
         for tp in tps.iter().take(k) {
             let dirty = self.ps.dirty.is_dirty(*tp);
             let Some(c) = self.ps.inflight.get_mut(tp.0 as usize) else {
@@ -557,7 +598,9 @@ impl Ftl<'_> {
     }
 
     /// Writes back least recently updated dirty TPs while the budget is
-    /// tight, a batch as wide as the dies program in parallel.
+    /// tight, up to a batch as wide as the dies program in parallel; only
+    /// TPs no data program in flight will dirty again (see
+    /// [`Persist::oldest_idle_dirty`]).
     pub(crate) fn map_write_back(&mut self) -> Result<(), Error> {
         if !self.ps.on || !self.ready {
             return Ok(());
@@ -571,17 +614,18 @@ impl Ftl<'_> {
         }
         let batch = self.g.dies().max(1);
         let mut issued = 0u32;
-        while issued < batch && self.ps.dirty.count() > 0 {
+        while issued < batch {
             if self.ps.buf_free == 0 || self.ops_available() == 0 {
                 break;
             }
+            let Some(tp) = self.ps.oldest_idle_dirty()? else {
+                break;
+            };
             let Some(page) = self.region_page_avoiding(self.ps.cleaning)? else {
                 self.region_maintain()?;
                 break;
             };
-            let Some(tp) = self.ps.take_for_write_back()? else {
-                break;
-            };
+            self.ps.take_for_write_back(tp)?;
             self.tp_emit(tp, page, OpKind::MapProgram)?;
             issued = issued.saturating_add(1);
         }
@@ -790,7 +834,10 @@ impl Ftl<'_> {
     }
 
     /// The next region page for a TP write (write-back or move), never in
-    /// `avoid` (the block being cleaned).
+    /// `avoid` (the block being cleaned). The planes take turns, each with
+    /// its own open region block (opened while the cut reserve allows), so
+    /// a batch of write-backs spreads over the dies instead of queueing on
+    /// the one die of a single open block.
     pub(crate) fn region_page_avoiding(&mut self, avoid: u32) -> Result<Option<Ppn>, Error> {
         let planes = self.g.planes();
         let ppb = self.g.pages_per_block;
@@ -804,20 +851,15 @@ impl Ftl<'_> {
                 }
                 self.pl_mut(p)?.meta_active = NIL;
             }
-        }
-        if self.may_open_region()? {
-            for _ in 0..planes {
-                let p = self.next_region_plane();
-                if self.pl(p)?.meta_active != NIL {
-                    continue;
-                }
-                let found = self.region_blocks(p).find(|b| self.is_erased_region(*b, p));
-                if let Some(b) = found {
-                    self.pl_mut(p)?.meta_active = b.0;
-                    let page = self.region_take(b)?;
-                    self.region_fill()?;
-                    return Ok(Some(page));
-                }
+            if self.pl(p)?.meta_active != NIL || !self.may_open_region()? {
+                continue;
+            }
+            let found = self.region_blocks(p).find(|b| self.is_erased_region(*b, p));
+            if let Some(b) = found {
+                self.pl_mut(p)?.meta_active = b.0;
+                let page = self.region_take(b)?;
+                self.region_fill()?;
+                return Ok(Some(page));
             }
         }
         self.region_fill()?;
