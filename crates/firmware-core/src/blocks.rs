@@ -323,7 +323,9 @@ impl Ftl<'_> {
         let p = self.g.plane_of(b);
         let state = self.blk(b)?.state;
         match state {
-            BlockState::Retiring | BlockState::Bad | BlockState::Meta => return Ok(()),
+            BlockState::Retiring | BlockState::Bad | BlockState::Meta | BlockState::Anchor => {
+                return Ok(())
+            }
             BlockState::Full => {
                 self.bucket_remove(b)?;
                 self.guard_forget(b)?;

@@ -86,7 +86,10 @@ impl Ftl<'_> {
                 let id = BlockId(b);
                 let state = self.blk(id)?.state;
                 let lost = match state {
-                    BlockState::Bad | BlockState::Retiring | BlockState::Meta => false,
+                    BlockState::Bad
+                    | BlockState::Retiring
+                    | BlockState::Meta
+                    | BlockState::Anchor => false,
                     BlockState::Full => {
                         self.bucket_remove(id)?;
                         true

@@ -238,4 +238,18 @@ impl<'n, N: Nand> SyncDriver<'n, N> {
         }
         Err(Error::Corrupt("flush did not complete"))
     }
+
+    /// Flushes, then shuts down cleanly ([`Ftl::shutdown`]) and waits until
+    /// the checkpoint is on flash.
+    pub fn shutdown(&mut self, ftl: &mut Ftl<'_>) -> Result<(), Error> {
+        self.flush(ftl)?;
+        self.run(ftl)?;
+        ftl.shutdown(self.now)?;
+        self.run(ftl)?;
+        if ftl.cut_finished() {
+            Ok(())
+        } else {
+            Err(Error::Corrupt("shutdown did not finish"))
+        }
+    }
 }

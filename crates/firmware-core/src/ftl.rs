@@ -90,6 +90,14 @@ pub struct Stats {
     pub cut_programs: u64,
     /// Operations mount emitted.
     pub mount_ops: u64,
+    /// Mount reads of blocks' first pages (every block, when no checkpoint
+    /// describes the drive).
+    pub mount_head_reads: u64,
+    /// Mount reads of the pages the last power-cut flush wrote (the data
+    /// written since the checkpoint).
+    pub mount_replay_reads: u64,
+    /// Mounts that took the block table from a checkpoint.
+    pub checkpoint_mounts: u64,
     /// Wordlines erased in low-stress mode (GuardedErase).
     pub low_stress_wls: u64,
     /// Erases done with a gErase mode.
@@ -142,6 +150,7 @@ pub struct Ftl<'a> {
     pub(crate) settling: bool,
     pub(crate) cut: crate::power::CutState,
     pub(crate) mnt: crate::mount::MountState,
+    pub(crate) anc: crate::checkpoint::AnchorState,
     pub(crate) guard: Option<crate::gerase::Guard<'a>>,
     /// Copyless-copy bookkeeping (`None` unless copies remap).
     pub(crate) cc: Option<crate::copyless::CopylessMap<'a>>,
@@ -214,6 +223,7 @@ impl<'a> Ftl<'a> {
             settling: false,
             cut: crate::power::CutState::default(),
             mnt: crate::mount::MountState::default(),
+            anc: crate::checkpoint::AnchorState::default(),
             guard: None,
             cc,
         };
@@ -255,6 +265,7 @@ impl<'a> Ftl<'a> {
         self.ready = false;
         self.format_cursor = 0;
         self.format_pending = 0;
+        self.anc = crate::checkpoint::AnchorState::default();
         self.pump()
     }
 
@@ -480,7 +491,11 @@ impl<'a> Ftl<'a> {
             | OpKind::MountRegion
             | OpKind::MountRecord
             | OpKind::MountReplay
-            | OpKind::MountErase => self.mount_done(e.kind, &e.cmd, e.tag, result)?,
+            | OpKind::MountErase
+            | OpKind::MountAnchor
+            | OpKind::MountTable
+            | OpKind::MountSeal
+            | OpKind::MountSealErase => self.mount_done(e.kind, &e.cmd, e.tag, result)?,
             OpKind::HostRead => self.host_read_done(&e.cmd, result)?,
             OpKind::HostProgram => self.host_program_done(&e.cmd, e.count, result)?,
             OpKind::GcRead => self.gc_read_done(&e.cmd, result)?,
@@ -573,8 +588,21 @@ impl<'a> Ftl<'a> {
             let base = self.format_pe;
             let m = self.blk_mut(*block)?;
             m.pe = m.pe.max(base).saturating_add(1);
-            self.free_push(*block)?;
+            if self.anchor_index(*block).is_some() {
+                // Kept for the checkpoint's anchor pages.
+                self.blk_mut(*block)?.state = BlockState::Anchor;
+                let p = self.g.plane_of(*block);
+                let pl = self.pl_mut(p)?;
+                pl.lost_blocks = pl.lost_blocks.saturating_add(1);
+            } else {
+                self.free_push(*block)?;
+            }
         } else {
+            if let Some(i) = self.anchor_index(*block) {
+                if let Some(b) = self.anc.bad.get_mut(usize::from(i)) {
+                    *b = true;
+                }
+            }
             self.blk_mut(*block)?.state = BlockState::Bad;
             self.stats.bad_blocks = self.stats.bad_blocks.saturating_add(1);
             let p = self.g.plane_of(*block);
@@ -1014,7 +1042,7 @@ impl<'a> Ftl<'a> {
                 }
                 if matches!(
                     m.state,
-                    BlockState::Bad | BlockState::Retiring | BlockState::Meta
+                    BlockState::Bad | BlockState::Retiring | BlockState::Meta | BlockState::Anchor
                 ) {
                     lost = lost.saturating_add(1);
                 }

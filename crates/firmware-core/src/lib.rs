@@ -24,6 +24,7 @@
 pub mod addr;
 mod blocks;
 mod buffer;
+mod checkpoint;
 pub mod config;
 pub mod controller;
 mod copy;

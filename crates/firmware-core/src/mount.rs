@@ -50,7 +50,11 @@ pub enum MountStep {
     /// Not mounting.
     #[default]
     Idle,
-    /// Reading every block's first page.
+    /// Reading the anchor blocks for the newest checkpoint.
+    Anchor,
+    /// Reading the checkpoint's block table.
+    Table,
+    /// Reading every block's first page (no usable checkpoint).
     Heads,
     /// Reading the metadata region.
     Region,
@@ -60,15 +64,17 @@ pub enum MountStep {
     Replay,
     /// Erasing blocks whose erase was torn.
     Erase,
+    /// Marking the checkpoint stale before anything else is written.
+    Seal,
 }
 
 /// Progress of a mount.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct MountState {
     pub(crate) step: MountStep,
-    cursor: u32,
+    pub(crate) cursor: u32,
     inflight: u32,
-    max_seq: u64,
+    pub(crate) max_seq: u64,
     best_cut: u32,
     best_cut_seq: u64,
     record: Option<MetaBuf>,
@@ -81,6 +87,8 @@ pub(crate) struct MountState {
     /// writes them into its record again instead of the translation pages
     /// the replay dirtied (see [`Ftl::power_fail`]).
     pub(crate) carried: heapless::Vec<u32, MAX_CUT_BLOCKS>,
+    /// The seal's dirty marker is on flash.
+    sealed: bool,
 }
 
 impl Ftl<'_> {
@@ -95,10 +103,15 @@ impl Ftl<'_> {
         self.ready = false;
         self.format_cursor = self.g.total_blocks();
         self.mnt = MountState {
-            step: MountStep::Heads,
+            step: if self.anchors_on() {
+                MountStep::Anchor
+            } else {
+                MountStep::Heads
+            },
             best_cut: NIL,
             ..MountState::default()
         };
+        self.anc = crate::checkpoint::AnchorState::default();
         self.pump()
     }
 
@@ -107,10 +120,19 @@ impl Ftl<'_> {
         self.mnt.step
     }
 
-    fn mount_emit(&mut self, kind: OpKind, cmd: NandCmd, tag: u32) -> Result<(), Error> {
+    pub(crate) fn mount_emit(&mut self, kind: OpKind, cmd: NandCmd, tag: u32) -> Result<(), Error> {
         self.emit(kind, cmd, Origin::Meta, 0, tag)?;
         self.mnt.inflight = self.mnt.inflight.saturating_add(1);
         self.stats.mount_ops = self.stats.mount_ops.saturating_add(1);
+        match kind {
+            OpKind::MountHead => {
+                self.stats.mount_head_reads = self.stats.mount_head_reads.saturating_add(1)
+            }
+            OpKind::MountReplay => {
+                self.stats.mount_replay_reads = self.stats.mount_replay_reads.saturating_add(1)
+            }
+            _ => {}
+        }
         Ok(())
     }
 
@@ -119,11 +141,86 @@ impl Ftl<'_> {
         loop {
             match self.mnt.step {
                 MountStep::Idle => return Ok(()),
+                MountStep::Anchor => {
+                    if self.mnt.cursor == 0 {
+                        self.mnt.cursor = 1;
+                        for i in 0..2u8 {
+                            self.anchor_read(i, 0)?;
+                        }
+                    }
+                    if self.mnt.inflight > 0 {
+                        return Ok(());
+                    }
+                    self.anchor_scanned()?;
+                }
+                MountStep::Table => {
+                    let n = self.table_pages();
+                    while self.mnt.cursor < n && self.ops_available() > 0 && self.ps.buf_free != 0 {
+                        let i = self.mnt.cursor;
+                        self.mnt.cursor = self.mnt.cursor.saturating_add(1);
+                        let at = self.anc.newest_buf.and_then(|b| self.ps.buf(b)).map_or(
+                            u32::MAX,
+                            |d| {
+                                get_u32(
+                                    d,
+                                    META_HEADER.saturating_add((i as usize).saturating_mul(4)),
+                                )
+                            },
+                        );
+                        if at >= self.g.total_pages() {
+                            self.anc.table_failed = true;
+                            continue;
+                        }
+                        let Some(buf) = self.ps.buf_alloc() else {
+                            break;
+                        };
+                        let page = Ppn(at);
+                        self.mount_emit(OpKind::MountTable, NandCmd::ReadMeta { page, buf }, i)?;
+                    }
+                    if self.mnt.cursor < n || self.mnt.inflight > 0 {
+                        return Ok(());
+                    }
+                    if let Some(b) = self.anc.newest_buf.take() {
+                        self.ps.buf_release(b);
+                    }
+                    self.mnt.cursor = 0;
+                    if self.anc.table_failed {
+                        self.mnt.step = MountStep::Heads;
+                    } else {
+                        self.stats.checkpoint_mounts =
+                            self.stats.checkpoint_mounts.saturating_add(1);
+                        self.mnt.step = MountStep::Region;
+                    }
+                }
+                MountStep::Seal => {
+                    if self.mnt.inflight > 0 {
+                        return Ok(());
+                    }
+                    if self.mnt.sealed {
+                        self.mnt.step = MountStep::Idle;
+                        return self.rebuild();
+                    }
+                    if self.ops_available() == 0 {
+                        return Ok(());
+                    }
+                    self.seal_emit()?;
+                    return Ok(());
+                }
                 MountStep::Heads => {
                     let total = self.g.total_blocks();
                     while self.mnt.cursor < total && self.ops_available() > 0 {
                         let b = BlockId(self.mnt.cursor);
                         self.mnt.cursor = self.mnt.cursor.saturating_add(1);
+                        if let Some(i) = self.anchor_index(b) {
+                            let bad = self.anc.bad.get(usize::from(i)).copied().unwrap_or(true);
+                            let m = self.blk_mut(b)?;
+                            m.state = if bad {
+                                BlockState::Bad
+                            } else {
+                                BlockState::Anchor
+                            };
+                            continue;
+                        }
                         let page = self.g.ppn(b, 0);
                         self.mount_emit(
                             OpKind::MountHead,
@@ -243,6 +340,12 @@ impl Ftl<'_> {
                     if let Some(buf) = self.mnt.record.take() {
                         self.ps.buf_release(buf);
                     }
+                    if self.anc.newest_kind == crate::checkpoint::KIND_CHECKPOINT {
+                        // The checkpoint stops describing the drive as soon
+                        // as anything is written: mark it stale first.
+                        self.mnt.step = MountStep::Seal;
+                        continue;
+                    }
                     self.mnt.step = MountStep::Idle;
                     return self.rebuild();
                 }
@@ -260,7 +363,7 @@ impl Ftl<'_> {
         }
     }
 
-    fn note_seq(&mut self, s: u64) {
+    pub(crate) fn note_seq(&mut self, s: u64) {
         self.mnt.max_seq = self.mnt.max_seq.max(s);
     }
 
@@ -380,6 +483,27 @@ impl Ftl<'_> {
                     BlockState::Bad
                 };
             }
+            OpKind::MountAnchor => self.anchor_read_done(cmd, tag, result)?,
+            OpKind::MountTable => {
+                let NandCmd::ReadMeta { buf, .. } = *cmd else {
+                    return Err(Error::Corrupt("mount table op"));
+                };
+                if result.is_err() || !self.table_apply(buf, tag)? {
+                    self.anc.table_failed = true;
+                }
+                self.ps.buf_release(buf);
+            }
+            OpKind::MountSeal => {
+                if let NandCmd::ProgramMeta { buf, .. } = *cmd {
+                    self.ps.buf_release(buf);
+                }
+                if result.is_ok() {
+                    self.mnt.sealed = true;
+                } else {
+                    self.anc.seal_failed = true;
+                }
+            }
+            OpKind::MountSealErase => self.seal_erase_done(tag, result.is_ok())?,
             _ => return Err(Error::Corrupt("not a mount op")),
         }
         Ok(())
@@ -492,7 +616,22 @@ impl Ftl<'_> {
         for l in 0..self.cfg.logical_units {
             if let Loc::Flash(p) = self.loc(Lpn(l))? {
                 let b = self.g.block_of(self.g.page_of_unit(p));
-                if self.blk(b)?.state == BlockState::Open {
+                let claimed = self.cc.is_none() && self.p2l(p)?.is_some();
+                if claimed {
+                    // Two logical units name one physical unit: only a
+                    // power-cut flush cut short between translation pages
+                    // (a capacitor short of its budget) leaves that. Which
+                    // one is current is unknown, so both are lost rather
+                    // than one reading the other's data.
+                    if let Some(first) = self.p2l(p)? {
+                        self.invalidate_unit(p)?;
+                        for lpn in [first, Lpn(l)] {
+                            self.set_loc(lpn, Loc::Lost)?;
+                            self.map_touch(lpn)?;
+                        }
+                        self.stats.lost_units = self.stats.lost_units.saturating_add(2);
+                    }
+                } else if self.blk(b)?.state == BlockState::Open {
                     self.mount_tag(p, Lpn(l))?;
                 } else {
                     self.set_loc(Lpn(l), Loc::Lost)?;
@@ -517,6 +656,10 @@ impl Ftl<'_> {
                 }
                 BlockState::Bad => {
                     self.stats.bad_blocks = self.stats.bad_blocks.saturating_add(1);
+                    let pl = self.pl_mut(p)?;
+                    pl.lost_blocks = pl.lost_blocks.saturating_add(1);
+                }
+                BlockState::Anchor => {
                     let pl = self.pl_mut(p)?;
                     pl.lost_blocks = pl.lost_blocks.saturating_add(1);
                 }

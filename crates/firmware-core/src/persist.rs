@@ -211,7 +211,15 @@ impl<'a> Persist<'a> {
             .max(upp.saturating_mul(2).saturating_add(1))
             .min(n_tp32.max(1));
         let ppb = g.pages_per_block.max(1);
-        let cut_reserve_pages = budget.saturating_add(1).saturating_add(write_buffer_pages);
+        let table_pages = if p.enabled() {
+            crate::checkpoint::table_pages_for(meta_page_bytes(p), g)
+        } else {
+            0
+        };
+        let cut_reserve_pages = budget
+            .saturating_add(1)
+            .saturating_add(write_buffer_pages)
+            .saturating_add(table_pages);
         let written_limit_pages = if p.meta_blocks_per_plane > 0 {
             p.meta_blocks_per_plane
                 .saturating_mul(g.planes())

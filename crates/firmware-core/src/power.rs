@@ -56,6 +56,10 @@ pub(crate) enum CutPhase {
     Tps,
     /// Writing the record.
     Record,
+    /// Writing the block table (`checkpoint.rs`).
+    Table,
+    /// Writing the anchor page once everything else has completed.
+    Anchor,
     /// Everything emitted.
     Done,
 }
@@ -75,7 +79,15 @@ pub(crate) struct CutState {
     /// Cut while settling after a mount: no translation pages, the
     /// replayed blocks go into the record again.
     settling: bool,
+    /// Pages of the block table, all taken before the first is encoded
+    /// (so the table describes the blocks its own pages went to).
+    table: heapless::Vec<u32, MAX_TABLE_PAGES>,
+    /// Block-table pages emitted so far.
+    table_emitted: u32,
 }
+
+/// Most block-table pages a checkpoint names (one anchor page lists them).
+pub(crate) const MAX_TABLE_PAGES: usize = 256;
 
 impl Ftl<'_> {
     /// The supply failed at `now`. Operations handed out before are
@@ -157,6 +169,21 @@ impl Ftl<'_> {
         self.pump_dying()
     }
 
+    /// Clean shutdown at `now`: with no operation in flight and the write
+    /// buffer flushed (`Error::Busy` otherwise), writes what a power cut
+    /// would (dirty translation pages, record) and the checkpoint (block
+    /// table, anchor). Drive it until [`Ftl::cut_finished`]; the next mount
+    /// reads only the checkpoint.
+    pub fn shutdown(&mut self, now: u64) -> Result<(), Error> {
+        if !self.ps.on {
+            return Err(Error::InvalidConfig("shutdown needs mapping persistence"));
+        }
+        if !self.is_ready() || self.inflight() > 0 || self.buffered_units() > 0 {
+            return Err(Error::Busy);
+        }
+        self.power_fail(now)
+    }
+
     /// Whether the power-cut flush has been emitted and has completed.
     pub fn cut_finished(&self) -> bool {
         self.cut.phase == CutPhase::Done && self.cut.outstanding == 0
@@ -179,6 +206,8 @@ impl Ftl<'_> {
             .div_ceil(upp)
             .saturating_add(self.ps.budget)
             .saturating_add(1)
+            .saturating_add(self.table_pages())
+            .saturating_add(u32::from(self.table_pages() > 0))
     }
 
     fn record_capacity(&self) -> usize {
@@ -260,7 +289,64 @@ impl Ftl<'_> {
                         0,
                     )?;
                     self.cut_count();
+                    self.cut.phase = CutPhase::Table;
+                }
+                CutPhase::Table => {
+                    let n = self.table_pages();
+                    if self.cut.table.is_empty() {
+                        for _ in 0..n {
+                            let page = self.cut_meta_page()?;
+                            self.cut
+                                .table
+                                .push(page.0)
+                                .map_err(|_| Error::Corrupt("block table too large"))?;
+                        }
+                    }
+                    let i = self.cut.table_emitted;
+                    if i >= n {
+                        self.cut.phase = CutPhase::Anchor;
+                        continue;
+                    }
+                    let Some(buf) = self.ps.buf_alloc() else {
+                        return Ok(());
+                    };
+                    let page = Ppn(self.cut.table.get(i as usize).copied().unwrap_or(NIL));
+                    self.cut.table_emitted = i.saturating_add(1);
+                    self.table_encode(buf, i)?;
+                    let spare = Spare {
+                        kind: PageKind::Meta,
+                        seq: self.next_seq(),
+                        ..Spare::default()
+                    };
+                    self.emit(
+                        OpKind::Cut,
+                        NandCmd::ProgramMeta { page, buf, spare },
+                        Origin::Meta,
+                        0,
+                        0,
+                    )?;
+                    self.cut_count();
+                }
+                CutPhase::Anchor => {
+                    if self.table_pages() == 0 {
+                        self.cut.phase = CutPhase::Done;
+                        continue;
+                    }
+                    // Last, once everything it names is on flash.
+                    if self.cut.outstanding > 0 {
+                        return Ok(());
+                    }
+                    let Some(buf) = self.ps.buf_alloc() else {
+                        return Ok(());
+                    };
                     self.cut.phase = CutPhase::Done;
+                    let Some(page) = self.anchor_cut_page() else {
+                        self.ps.buf_release(buf);
+                        continue;
+                    };
+                    let table = self.cut.table.clone();
+                    self.anchor_cut_emit(page, buf, &table)?;
+                    self.cut_count();
                 }
             }
         }

@@ -30,6 +30,8 @@ pub enum BlockState {
     Bad,
     /// In the metadata region (translation pages, recovery records).
     Meta,
+    /// An anchor block of the checkpoint (see `checkpoint.rs`).
+    Anchor,
 }
 
 /// Per-block metadata (one entry per physical block, lent by the caller).
@@ -351,6 +353,14 @@ pub enum OpKind {
     MountReplay,
     /// Mount: erase of a block whose erase the power cut tore.
     MountErase,
+    /// Mount: read of an anchor page.
+    MountAnchor,
+    /// Mount: read of a block-table page.
+    MountTable,
+    /// Mount: program of the dirty marker after the checkpoint.
+    MountSeal,
+    /// Mount: erase of the other anchor block before the seal moves there.
+    MountSealErase,
 }
 
 /// One entry of the in-flight operation table (lent by the caller).

@@ -46,6 +46,10 @@ pub struct CrashArgs {
     /// (without the fill, small runs may never reach GC).
     #[arg(long)]
     pub no_fill: bool,
+    /// Probability [0, 1) that an epoch ends in a clean shutdown (flush,
+    /// then checkpoint) instead of a cut; such epochs come on top of `--cuts`.
+    #[arg(long, default_value_t = 0.0)]
+    pub shutdown_prob: f64,
 }
 
 /// Translation-page size `ftl crash` turns on when the configuration has
@@ -62,6 +66,9 @@ pub fn run(a: CrashArgs) -> Result<(), CliError> {
     }
     if !(0.0..=1.0).contains(&a.mount_cut_prob) {
         return Err(CliError::Input("--mount-cut-prob must be in [0, 1]".into()));
+    }
+    if !(0.0..1.0).contains(&a.shutdown_prob) {
+        return Err(CliError::Input("--shutdown-prob must be in [0, 1)".into()));
     }
     if !(0.0..=1.0).contains(&a.copy_share) {
         return Err(CliError::Input("--copy-share must be in [0, 1]".into()));
@@ -89,6 +96,7 @@ pub fn run(a: CrashArgs) -> Result<(), CliError> {
         timing: Some(plan.engine.timing),
         prefill: !a.no_fill,
         copy_share: a.copy_share,
+        shutdown_prob: a.shutdown_prob,
     };
     let medium = plan.medium().map_err(|e| CliError::Input(e.to_string()))?;
     let mut progress = Progress::new(Some(u64::from(a.cuts)), a.common.quiet);
@@ -107,6 +115,7 @@ pub fn run(a: CrashArgs) -> Result<(), CliError> {
                 "mount_cut_prob": a.mount_cut_prob,
                 "capacitor_scale": a.capacitor_scale,
                 "prefill": !a.no_fill,
+                "shutdown_prob": a.shutdown_prob,
             }),
         );
         m.insert("config".into(), crate::common::config_json(&cfg));
@@ -153,6 +162,7 @@ pub fn report_json(r: &CrashReport) -> Value {
             "host_commands": r.host_commands,
             "max_pe": r.max_pe,
             "pe_drift_max": r.pe_drift_max,
+            "shutdowns": r.shutdowns,
         },
         "recovery": {
             "mounts": r.mounts,
@@ -160,6 +170,10 @@ pub fn report_json(r: &CrashReport) -> Value {
             "mount_ops_max": r.mount_ops_max,
             "mount_sim_seconds": r.mount_sim_seconds_mean,
             "mount_sim_seconds_max": r.mount_sim_seconds_max,
+            "checkpoint_mounts": r.checkpoint_mounts,
+            "mount_head_reads": r.mount_head_reads,
+            "mount_replay_reads": r.mount_replay_reads,
+            "clean_mount_data_reads": r.clean_mount_data_reads,
         },
         "nand": { "map_programs": r.map_programs },
         "buffer": { "map_flushes": r.map_flushes },
@@ -178,6 +192,7 @@ fn summary(preset: &str, r: &CrashReport) -> String {
          units checked          {}\n\
          host commands          {}\n\
          mount                  {:.0} NAND operations on average ({} at most), {:.3} ms ({:.3} ms at most)\n\
+         checkpoint             {} of {} mounts took it; {} first-page reads, {} replayed pages; {} clean shutdowns, {} reads outside the checkpoint after them\n\
          translation pages      {} written, {} budget write-back batches\n\
          GC victims             {}\n\
          highest P/E count      {}\n",
@@ -197,6 +212,12 @@ fn summary(preset: &str, r: &CrashReport) -> String {
         r.mount_ops_max,
         r.mount_sim_seconds_mean * 1e3,
         r.mount_sim_seconds_max * 1e3,
+        r.checkpoint_mounts,
+        r.mounts,
+        r.mount_head_reads,
+        r.mount_replay_reads,
+        r.shutdowns,
+        r.clean_mount_data_reads,
         r.map_programs,
         r.map_flushes,
         r.gc_victims,

@@ -470,12 +470,15 @@ pub struct Corrupted {
 pub struct MountSteps(u8);
 
 impl MountSteps {
-    const ALL: [(MountStep, &'static str); 5] = [
+    const ALL: [(MountStep, &'static str); 8] = [
+        (MountStep::Anchor, "anchor"),
+        (MountStep::Table, "table"),
         (MountStep::Heads, "heads"),
         (MountStep::Region, "region"),
         (MountStep::Record, "record"),
         (MountStep::Replay, "replay"),
         (MountStep::Erase, "erase"),
+        (MountStep::Seal, "seal"),
     ];
 
     fn bit(step: MountStep) -> u8 {
@@ -486,6 +489,9 @@ impl MountSteps {
             MountStep::Record => 4,
             MountStep::Replay => 8,
             MountStep::Erase => 16,
+            MountStep::Anchor => 32,
+            MountStep::Table => 64,
+            MountStep::Seal => 128,
         }
     }
 
@@ -681,6 +687,9 @@ fn add_stats(total: &mut Stats, s: &Stats) {
         map_flushes,
         cut_programs,
         mount_ops,
+        mount_head_reads,
+        mount_replay_reads,
+        checkpoint_mounts,
         low_stress_wls,
         guarded_erases,
         copy_remapped_units,
@@ -717,6 +726,9 @@ fn add_stats(total: &mut Stats, s: &Stats) {
     t.map_flushes = t.map_flushes.saturating_add(map_flushes);
     t.cut_programs = t.cut_programs.saturating_add(cut_programs);
     t.mount_ops = t.mount_ops.saturating_add(mount_ops);
+    t.mount_head_reads = t.mount_head_reads.saturating_add(mount_head_reads);
+    t.mount_replay_reads = t.mount_replay_reads.saturating_add(mount_replay_reads);
+    t.checkpoint_mounts = t.checkpoint_mounts.saturating_add(checkpoint_mounts);
     t.low_stress_wls = t.low_stress_wls.saturating_add(low_stress_wls);
     t.guarded_erases = t.guarded_erases.saturating_add(guarded_erases);
     t.copy_remapped_units = t.copy_remapped_units.saturating_add(copy_remapped_units);

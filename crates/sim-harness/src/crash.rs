@@ -61,6 +61,9 @@ pub struct CrashSpec {
     /// Share (0-1) of host commands that are copies of 1-4 units (0: none,
     /// and the workload is the same as without copy support).
     pub copy_share: f64,
+    /// Probability that an epoch ends in a clean shutdown
+    /// ([`firmware_core::Ftl::shutdown`]) instead of a power cut.
+    pub shutdown_prob: f64,
 }
 
 impl Default for CrashSpec {
@@ -76,6 +79,7 @@ impl Default for CrashSpec {
             timing: None,
             prefill: false,
             copy_share: 0.0,
+            shutdown_prob: 0.0,
         }
     }
 }
@@ -120,6 +124,19 @@ pub struct CrashReport {
     pub mount_sim_seconds_max: f64,
     /// Completed mounts.
     pub mounts: u64,
+    /// Clean shutdowns (epochs that ended without a cut).
+    pub shutdowns: u64,
+    /// Mounts that took the block table from a checkpoint instead of
+    /// reading every block's first page.
+    pub checkpoint_mounts: u64,
+    /// Reads of blocks' first pages over all mounts (a whole drive's worth
+    /// for a mount without a checkpoint).
+    pub mount_head_reads: u64,
+    /// Reads of the pages the power-cut flushes wrote, over all mounts.
+    pub mount_replay_reads: u64,
+    /// Reads outside the checkpoint (first pages and replayed pages) of
+    /// the mounts after a clean shutdown: 0 when they read only the checkpoint.
+    pub clean_mount_data_reads: u64,
     /// Translation pages written while running.
     pub map_programs: u64,
     /// Batches of translation-page write-backs the budget forced.
@@ -224,6 +241,8 @@ pub fn run_crash(
     let mut touched: Vec<u32> = Vec::new();
     // Where every unit was when the power last went (empty before the first cut).
     let mut at_cut: Vec<Loc> = Vec::new();
+    // Whether the last epoch ended in a clean shutdown.
+    let mut clean = false;
 
     // Format.
     {
@@ -281,6 +300,7 @@ pub fn run_crash(
                 }
                 if !ftl.is_ready() {
                     d.cut(&mut ftl, &mut medium, data, &mut rng, &mut rep);
+                    clean = false;
                     rep.mount_cuts += 1;
                     rep.cuts += 1;
                     cut_no += 1;
@@ -316,6 +336,15 @@ pub fn run_crash(
             }
             ftl.audit()?;
             let mount_ops = ftl.stats().mount_ops;
+            {
+                let s = ftl.stats();
+                rep.mount_head_reads += s.mount_head_reads;
+                rep.mount_replay_reads += s.mount_replay_reads;
+                rep.checkpoint_mounts += s.checkpoint_mounts;
+                if clean {
+                    rep.clean_mount_data_reads += s.mount_head_reads + s.mount_replay_reads;
+                }
+            }
             // Check the oracle.
             let full = rep.cuts == 0
                 || (spec.full_check_every > 0 && cut_no.is_multiple_of(spec.full_check_every))
@@ -443,44 +472,64 @@ pub fn run_crash(
                     }
                 }
             }
-            d.cut(&mut ftl, &mut medium, data, &mut rng, &mut rep);
-            at_cut = (0..logical)
-                .map(|l| ftl.location(Lpn(l)))
-                .collect::<Result<_, _>>()?;
-            ftl.power_fail(d.now)?;
-            let mut programs = 0u64;
-            let capacity = (f64::from(ftl.cut_capacity()) * spec.capacitor_scale) as u64;
-            while let Some(op) = ftl.poll_op() {
-                let is_program = matches!(
-                    op.cmd,
-                    NandCmd::Program { .. } | NandCmd::ProgramMeta { .. }
-                );
-                if is_program {
-                    programs += 1;
-                    if programs > capacity {
-                        rep.capacitor_overruns += 1;
-                        break;
+            if rng.chance(spec.shutdown_prob)
+                && d.shut_down(&mut ftl, &mut medium, data, &mut rng)?
+            {
+                at_cut = (0..logical)
+                    .map(|l| ftl.location(Lpn(l)))
+                    .collect::<Result<_, _>>()?;
+                rep.shutdowns += 1;
+                clean = true;
+                let s = ftl.stats();
+                rep.map_flushes += s.map_flushes;
+                (
+                    mount_ops,
+                    s.map_programs,
+                    s.gc_victims,
+                    mount_ns,
+                    s.copy_remapped_units,
+                )
+            } else {
+                clean = false;
+                d.cut(&mut ftl, &mut medium, data, &mut rng, &mut rep);
+                at_cut = (0..logical)
+                    .map(|l| ftl.location(Lpn(l)))
+                    .collect::<Result<_, _>>()?;
+                ftl.power_fail(d.now)?;
+                let mut programs = 0u64;
+                let capacity = (f64::from(ftl.cut_capacity()) * spec.capacitor_scale) as u64;
+                while let Some(op) = ftl.poll_op() {
+                    let is_program = matches!(
+                        op.cmd,
+                        NandCmd::Program { .. } | NandCmd::ProgramMeta { .. }
+                    );
+                    if is_program {
+                        programs += 1;
+                        if programs > capacity {
+                            rep.capacitor_overruns += 1;
+                            break;
+                        }
                     }
+                    let r = execute(&mut medium, data, ftl.meta_for(&op), &op);
+                    ftl.complete(op.id, r, d.now)?;
                 }
-                let r = execute(&mut medium, data, ftl.meta_for(&op), &op);
-                ftl.complete(op.id, r, d.now)?;
+                if !ftl.cut_finished() && programs <= capacity {
+                    return Err(Error::Corrupt("power-cut flush did not finish"));
+                }
+                rep.cut_programs_max = rep.cut_programs_max.max(programs);
+                rep.cuts += 1;
+                cut_no += 1;
+                progress(rep.cuts);
+                let s = ftl.stats();
+                rep.map_flushes += s.map_flushes;
+                (
+                    mount_ops,
+                    s.map_programs,
+                    s.gc_victims,
+                    mount_ns,
+                    s.copy_remapped_units,
+                )
             }
-            if !ftl.cut_finished() && programs <= capacity {
-                return Err(Error::Corrupt("power-cut flush did not finish"));
-            }
-            rep.cut_programs_max = rep.cut_programs_max.max(programs);
-            rep.cuts += 1;
-            cut_no += 1;
-            progress(rep.cuts);
-            let s = ftl.stats();
-            rep.map_flushes += s.map_flushes;
-            (
-                mount_ops,
-                s.map_programs,
-                s.gc_victims,
-                mount_ns,
-                s.copy_remapped_units,
-            )
         };
         mounts_done += 1;
         mount_ops_sum += mount_ops;
@@ -541,6 +590,51 @@ impl Drive {
             self.now = self.now.max(at);
             // Host completions (only reads here) are polled by `read`.
             ftl.complete(op.id, r, self.now)?;
+        }
+        Ok(true)
+    }
+
+    /// Clean shutdown: flushes the write buffer, lets everything finish,
+    /// and writes the checkpoint with no tearing. False (nothing done) when
+    /// the core cannot shut down now (still settling after a mount).
+    fn shut_down(
+        &mut self,
+        ftl: &mut Ftl<'_>,
+        medium: &mut SimMedium,
+        data: &mut [u64],
+        rng: &mut Rng,
+    ) -> Result<bool, Error> {
+        if !ftl.is_ready() {
+            return Ok(false);
+        }
+        loop {
+            match ftl.flush(firmware_core::host::Tag(u32::MAX - 1), self.now) {
+                Ok(()) => break,
+                Err(Error::Busy) => {
+                    if !self.step(ftl, medium, data, rng, true)? {
+                        return Ok(false);
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        self.settle_with(ftl, medium, data, rng)?;
+        match ftl.shutdown(self.now) {
+            Ok(()) => {}
+            Err(Error::Busy) => return Ok(false),
+            Err(e) => return Err(e),
+        }
+        self.settle_with(ftl, medium, data, rng)?;
+        if !ftl.cut_finished() {
+            return Err(Error::Corrupt("shutdown did not finish"));
+        }
+        self.queue.clear();
+        for q in &mut self.done {
+            q.clear();
+        }
+        self.now += 1_000_000;
+        if let Some(t) = &mut self.timing {
+            *t = Timing::new(self.cfg.geometry, *t.params());
         }
         Ok(true)
     }

@@ -108,6 +108,37 @@ fn a_short_capacitor_loses_data_and_the_check_sees_it() {
     let r = run_crash(plan.core, plan.medium().unwrap(), &spec, |_| {}).unwrap();
     assert!(r.capacitor_overruns > 0, "{r:?}");
     assert!(r.lost_acknowledged > 0, "{r:?}");
+    // A flush cut short never writes its anchor: the next mount finds the
+    // dirty marker newest and reads every block's first page instead.
+    assert!(r.mount_head_reads > 0, "{r:?}");
+}
+
+/// With the checkpoint, mount reads no block's first page: after a clean
+/// shutdown it reads only the checkpoint (anchor, block table, region),
+/// after a cut also the pages the flush wrote.
+#[test]
+fn mounts_read_the_checkpoint_not_the_drive() {
+    let plan = small("1.0", &[]);
+    let spec = CrashSpec {
+        cuts: 40,
+        seed: 5,
+        ops_per_cut: 600,
+        mount_cut_prob: 0.0,
+        shutdown_prob: 0.4,
+        // The fill ends in a cut, so even the first mount has a checkpoint
+        // (format writes none).
+        prefill: true,
+        ..CrashSpec::default()
+    };
+    let r = run_crash(plan.core, plan.medium().unwrap(), &spec, |_| {}).unwrap();
+    assert_eq!(r.lost_acknowledged, 0, "{r:?}");
+    assert_eq!(r.invalid_reads, 0, "{r:?}");
+    assert_eq!(r.mapping_mismatches, 0, "{r:?}");
+    assert!(r.shutdowns > 0, "{r:?}");
+    assert_eq!(r.checkpoint_mounts, r.mounts, "{r:?}");
+    assert_eq!(r.mount_head_reads, 0, "{r:?}");
+    assert_eq!(r.clean_mount_data_reads, 0, "{r:?}");
+    assert!(r.mount_replay_reads > 0, "cuts flush buffered data: {r:?}");
 }
 
 /// Long soak, e.g. `CUTS=10000 RATIO=0.05 cargo test --release -p sim-harness
@@ -133,4 +164,107 @@ fn soak() {
         0,
         "{r:?}"
     );
+}
+
+/// Runs every queued operation to completion (no tearing).
+fn drain(ftl: &mut firmware_core::Ftl<'_>, medium: &mut nand_model::SimMedium, data: &mut [u64]) {
+    while let Some(op) = ftl.poll_op() {
+        let r = firmware_core::driver::execute(medium, data, ftl.meta_for(&op), &op);
+        ftl.complete(op.id, r, 0).unwrap();
+    }
+}
+
+/// Writes units `lpns`, each with its own stamp, waiting for room.
+fn write_all(
+    ftl: &mut firmware_core::Ftl<'_>,
+    medium: &mut nand_model::SimMedium,
+    data: &mut [u64],
+    lpns: std::ops::Range<u32>,
+    version: u64,
+) {
+    for l in lpns {
+        let slot = loop {
+            match ftl.write(firmware_core::Lpn(l), 0) {
+                Ok(s) => break s,
+                Err(firmware_core::Error::Busy) => drain(ftl, medium, data),
+                Err(e) => panic!("{e:?}"),
+            }
+        };
+        data[usize::from(slot.0)] = u64::from(l) << 32 | version;
+    }
+}
+
+/// A mount marks the checkpoint it read stale before it writes anything:
+/// a cut whose flush cannot write a new checkpoint (no energy left) must
+/// send the next mount back to reading every block's first page, and the
+/// data written since the checkpoint must still be found.
+#[test]
+fn a_mount_stales_its_checkpoint_before_writing() {
+    use firmware_core::{Ftl, Lpn, ReadStart};
+    use sim_harness::engine::CoreStore;
+    let plan = small("1.0", &[]);
+    let cfg = plan.core;
+    let mut medium = plan.medium().unwrap();
+    let mut store: CoreStore<u64> = CoreStore::new(&cfg).unwrap();
+    {
+        let (t, data) = store.split();
+        let mut ftl = Ftl::new(cfg, t).unwrap();
+        ftl.format(0).unwrap();
+        drain(&mut ftl, &mut medium, data);
+        write_all(&mut ftl, &mut medium, data, 0..400, 1);
+        ftl.flush(firmware_core::Tag(0), 0).unwrap();
+        drain(&mut ftl, &mut medium, data);
+        ftl.shutdown(0).unwrap();
+        drain(&mut ftl, &mut medium, data);
+        assert!(ftl.cut_finished());
+    }
+    {
+        let (t, data) = store.split();
+        let mut ftl = Ftl::new(cfg, t).unwrap();
+        ftl.mount(0).unwrap();
+        drain(&mut ftl, &mut medium, data);
+        assert!(ftl.is_ready());
+        let s = ftl.stats();
+        assert_eq!(
+            (
+                s.checkpoint_mounts,
+                s.mount_head_reads,
+                s.mount_replay_reads
+            ),
+            (1, 0, 0)
+        );
+        // New data reaches flash, then the power goes with nothing left to
+        // write a checkpoint with.
+        write_all(&mut ftl, &mut medium, data, 0..400, 2);
+        ftl.flush(firmware_core::Tag(1), 0).unwrap();
+        drain(&mut ftl, &mut medium, data);
+        ftl.power_fail(0).unwrap();
+        while ftl.poll_op().is_some() {}
+    }
+    let (t, data) = store.split();
+    let mut ftl = Ftl::new(cfg, t).unwrap();
+    ftl.mount(0).unwrap();
+    drain(&mut ftl, &mut medium, data);
+    assert!(ftl.is_ready());
+    let s = ftl.stats();
+    assert_eq!(s.checkpoint_mounts, 0, "{s:?}");
+    assert!(s.mount_head_reads > 0, "{s:?}");
+    ftl.audit().unwrap();
+    // The translation pages of the second writes were never flushed (full
+    // protection writes them only at a cut), so those writes are gone; what
+    // must hold is that nothing reads another unit's data.
+    for l in 0..400u32 {
+        match ftl.read(firmware_core::Tag(7), Lpn(l), 0).unwrap() {
+            ReadStart::Issued => {
+                drain(&mut ftl, &mut medium, data);
+                while let Some(c) = ftl.poll_completion() {
+                    if let firmware_core::HostCompletion::Read { slot, .. } = c {
+                        let got = data[usize::from(slot.0)];
+                        assert_eq!(got >> 32, u64::from(l), "unit {l} read another unit's data");
+                    }
+                }
+            }
+            ReadStart::Buffered(_) | ReadStart::Unmapped | ReadStart::Lost => {}
+        }
+    }
 }
