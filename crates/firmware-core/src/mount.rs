@@ -1,12 +1,17 @@
 //! Recovery on mount: rebuilding the tables from flash after a power cut.
 //!
 //! Mount is a named sequence of steps. Every step only reads, except the
-//! last re-erase, which is idempotent; so a power cut during mount loses
-//! nothing and the next mount starts again from the first step.
+//! re-erase, which is idempotent, and the seal, after which mount no longer
+//! trusts the checkpoint; so a power cut during mount loses nothing and the
+//! next mount starts again from the first step.
 //!
-//! 1. [`MountStep::Heads`]: read the spare area of every block's first page:
-//!    erased, data, metadata region, or bad; and the block's erase count,
-//!    which every program writes into the spare area.
+//! 0. [`MountStep::Anchor`]: read the two anchor blocks for the newest
+//!    anchor page (`checkpoint.rs`); if it is a checkpoint,
+//!    [`MountStep::Table`] reads its block table: every block's class and
+//!    erase count, and step 1 is skipped.
+//! 1. [`MountStep::Heads`] (no usable checkpoint): read the spare area of
+//!    every block's first page: erased, data, metadata region, or bad; and
+//!    the block's erase count, which every program writes into the spare area.
 //! 2. [`MountStep::Region`]: read every page of the metadata-region blocks;
 //!    the newest intact copy (sequence number, CRC) of each translation page
 //!    fills its part of the L2P table; note the newest power-cut record.
@@ -17,6 +22,9 @@
 //! 5. [`MountStep::Erase`]: erase again the blocks whose erase the cut tore,
 //!    and the blocks whose first-page program it tore if that page reads
 //!    erased (such a page may refuse the next program).
+//! 5a. [`MountStep::Seal`] (after a checkpoint): program a dirty marker
+//!    after it, so a later mount does not take the table for the drive once
+//!    anything has been written.
 //! 6. Rebuild: P2L table, valid counts, free lists and GC lists follow from
 //!    the L2P table; the metadata region is topped up. With copyless copy
 //!    a physical unit may be named by several logical units: the first is
@@ -28,8 +36,11 @@
 //!    meanwhile, so a cut now only writes a record naming the replayed
 //!    blocks again. Then host commands are accepted.
 //!
-//! Mount costs one read per block, one per region page and one per replayed
-//! page; [`crate::Stats::mount_ops`] counts them.
+//! Mount costs the anchor pages and the table (or one read per block
+//! without a checkpoint), one read per region page and one per replayed
+//! page; [`crate::Stats::mount_ops`] counts them, and
+//! [`crate::Stats::mount_head_reads`] and
+//! [`crate::Stats::mount_replay_reads`] the reads outside the checkpoint.
 
 use crate::addr::{BlockId, Lpn, PlaneId, Ppn};
 use crate::error::Error;

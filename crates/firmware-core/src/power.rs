@@ -15,17 +15,21 @@
 //!    was being programmed (a torn first program can read as erased yet
 //!    refuse the next program, so recovery erases such a block when its
 //!    first page reads erased), and the erase counts of free blocks, which
-//!    have no first page to carry them.
+//!    have no first page to carry them;
+//! 4. the checkpoint (`checkpoint.rs`): the block table, then, once every
+//!    program before it has completed, the anchor page naming it.
 //!
 //! A cut while the core settles after a mount (see [`crate::mount`]) skips
 //! step 2: the mapping has not changed since the mount, so the record names
 //! the blocks that mount replayed again, and the next mount rebuilds the same
 //! table.
 //!
-//! Steps 2 and 3 go to erased metadata-region blocks, of which the core always
-//! keeps enough. [`Ftl::cut_capacity`] is the most this flush can program:
-//! write-buffer pages + `B` + 1. A harness gives the capacitor that much energy
-//! and checks the core never asks for more.
+//! Steps 2 to 4 go to erased metadata-region blocks (the anchor to its own
+//! block), of which the core always keeps enough. [`Ftl::cut_capacity`] is
+//! the most this flush can program: write-buffer pages + `B` + 1 + the
+//! table pages + 1. A harness gives the capacitor that much energy and
+//! checks the core never asks for more. [`Ftl::shutdown`] runs the same
+//! flush on an idle core with an empty buffer: a clean shutdown.
 
 use crate::addr::{BlockId, Lpn, PlaneId, Ppn, MAX_UNITS_PER_PAGE};
 use crate::error::Error;
