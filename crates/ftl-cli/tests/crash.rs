@@ -1,0 +1,59 @@
+//! `ftl crash` as scripts see it: the report keys the power-loss work names,
+//! a clean run exits 0, and mounts read the checkpoint, not every block.
+
+mod common;
+
+use common::{ftl, get, json_of};
+
+#[test]
+fn crash_reports_its_keys_and_mounts_from_the_checkpoint() {
+    let out = ftl(&[
+        "crash",
+        "--cuts",
+        "20",
+        "--ops-per-cut",
+        "200",
+        "--shutdown-prob",
+        "0.3",
+        "--mount-cut-prob",
+        "0",
+        "--json",
+    ]);
+    let v = json_of(&out);
+    for key in [
+        "crash.cuts",
+        "crash.lost_acknowledged",
+        "crash.invalid_reads",
+        "crash.shutdowns",
+        "recovery.mount_ops",
+        "recovery.mount_sim_seconds",
+        "recovery.checkpoint_mounts",
+        "recovery.mount_head_reads",
+        "recovery.mount_replay_reads",
+        "recovery.clean_mount_data_reads",
+        "nand.map_programs",
+        "buffer.map_flushes",
+    ] {
+        assert!(get(&v, key).is_number(), "{key}");
+    }
+    assert_eq!(get(&v, "crash.cuts"), 20);
+    assert_eq!(get(&v, "crash.lost_acknowledged"), 0);
+    assert_eq!(get(&v, "crash.invalid_reads"), 0);
+    assert!(get(&v, "crash.shutdowns").as_u64().unwrap() > 0);
+    // The fill ends in a cut and every later epoch in a cut or a shutdown,
+    // each writing a checkpoint (and no mount is cut after its seal): no
+    // mount reads every block's first page.
+    assert_eq!(get(&v, "recovery.mount_head_reads"), 0);
+    assert_eq!(get(&v, "recovery.clean_mount_data_reads"), 0);
+    assert_eq!(
+        get(&v, "recovery.checkpoint_mounts"),
+        get(&v, "recovery.mounts")
+    );
+}
+
+#[test]
+fn crash_rejects_a_shutdown_probability_of_one() {
+    let out = ftl(&["crash", "--cuts", "1", "--shutdown-prob", "1"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--shutdown-prob"));
+}
