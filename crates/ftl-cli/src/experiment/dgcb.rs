@@ -164,15 +164,7 @@ pub fn evaluate(cfg: &SimConfig, c: &Cell) -> Result<Value, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn cfg_of(c: &Cell) -> SimConfig {
-        let mut cfg = SimConfig::preset(&c.preset).unwrap();
-        for s in &c.sets {
-            cfg.apply_set(s).unwrap();
-        }
-        cfg.validate().unwrap();
-        cfg
-    }
+    use crate::experiment::registry::cell_config as cfg_of;
 
     #[test]
     fn grid_covers_figures_11_to_14() {

@@ -29,6 +29,17 @@ pub struct Cell {
     pub attrs: Vec<(String, String)>,
 }
 
+/// The validated configuration of cell `c`: its preset and sets.
+#[cfg(test)]
+pub(crate) fn cell_config(c: &Cell) -> SimConfig {
+    let mut cfg = SimConfig::preset(&c.preset).unwrap();
+    for s in &c.sets {
+        cfg.apply_set(s).unwrap();
+    }
+    cfg.validate().unwrap();
+    cfg
+}
+
 /// What a chart plots.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ChartKind {

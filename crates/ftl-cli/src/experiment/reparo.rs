@@ -13,6 +13,13 @@
 //! die size, and their ratios between modes and capacities are what the
 //! tables compare. Cells run the functional simulation of
 //! `sim_harness::raid` and its time model.
+//!
+//! Utilisation: the recovery and Figs. 38/39 cells fill 0.85 of the usable
+//! units (blocks minus the core's GC reserve and open-block margin, 19 of
+//! 24 per plane). Figs. 40/41 follow the thesis's definition, host LBAs
+//! over raw NAND, at 0.87-0.90: 24 blocks leave only 19/24 = 0.79 of raw
+//! NAND usable, so those cells keep the 32 TB class's 512 dies and four
+//! cores but give each die 192 blocks (reserve and margin 5/192 = 2.6 %).
 
 use serde_json::Value;
 use sim_harness::config::SimConfig;
@@ -54,13 +61,22 @@ const CLASSES: [(&str, u32, u32); 4] = [
     ("32TB", 32, 32),
 ];
 
-/// The drive of a TB class.
-fn geometry_sets(dies_per_channel: u32) -> Vec<String> {
+/// Blocks per plane of the scaled dies.
+const BLOCKS: u32 = 24;
+
+/// Blocks per plane of the Figs. 40/41 dies: enough that the GC reserve and
+/// open-block margin (5 blocks) leave room for 0.90 of raw NAND plus CDR's
+/// redirection space, and take a small share (2.6 %) of the spare space the
+/// utilisation leaves, as on a die of thousands of blocks.
+const BLOCKS_RAW_U: u32 = 192;
+
+/// The drive of a TB class with `blocks` blocks per plane.
+fn geometry_sets(dies_per_channel: u32, blocks: u32) -> Vec<String> {
     vec![
         "geometry.channels=16".into(),
         format!("geometry.dies_per_channel={dies_per_channel}"),
         "geometry.planes_per_die=1".into(),
-        "geometry.blocks_per_plane=24".into(),
+        format!("geometry.blocks_per_plane={blocks}"),
         "geometry.pages_per_block=64".into(),
         "geometry.page_bytes=16384".into(),
         "ftl.mapping_unit_bytes=4096".into(),
@@ -86,7 +102,7 @@ pub fn cells() -> Result<Vec<Cell>, String> {
             ("cdr-star page-P2L", "cdr-star", "page", 3),
         ];
         for (name, mode, p2l, ssds) in series {
-            let mut sets = geometry_sets(dpc);
+            let mut sets = geometry_sets(dpc, BLOCKS);
             sets.push(format!("reparo.mode={mode}"));
             sets.push(format!("reparo.p2l={p2l}"));
             out.push(Cell {
@@ -118,21 +134,22 @@ pub fn cells() -> Result<Vec<Cell>, String> {
                     dpc,
                     mode,
                     k,
-                    0.85,
+                    Utilisation::Usable(0.85),
                     &format!("{class} {mode}"),
                 ));
             }
         }
     }
-    // Figs. 40/41: CDR after k failures at several utilisations.
-    for u in [0.80, 0.82, 0.84, 0.86] {
+    // Figs. 40/41: CDR after k failures at the thesis's utilisations of
+    // raw NAND.
+    for u in RAW_UTILISATIONS {
         for k in [0u32, 1, 3, 5] {
             out.push(repaired_cell(
                 "32TB",
                 32,
                 "cdr",
                 k,
-                u,
+                Utilisation::Raw(u),
                 &format!("32TB cdr U={u:.2}"),
             ));
         }
@@ -140,10 +157,26 @@ pub fn cells() -> Result<Vec<Cell>, String> {
     Ok(out)
 }
 
+/// Space utilisation of the Figs. 40/41 cells (host LBAs over raw NAND).
+pub const RAW_UTILISATIONS: [f64; 4] = [0.87, 0.88, 0.89, 0.90];
+
+/// Space utilisation of a post-recovery cell: host LBAs over the usable
+/// units (blocks minus the GC reserve and open-block margin), or over the
+/// raw NAND as in the thesis (`U_i` of Sec. 5.4.2: logical over physical).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Utilisation {
+    Usable(f64),
+    Raw(f64),
+}
+
 /// A post-recovery cell: a drive repaired after `k` die failures on one
 /// core under `mode`, at space utilisation `u`.
-fn repaired_cell(class: &str, dpc: u32, mode: &str, k: u32, u: f64, group: &str) -> Cell {
-    let mut sets = geometry_sets(dpc);
+fn repaired_cell(class: &str, dpc: u32, mode: &str, k: u32, u: Utilisation, group: &str) -> Cell {
+    let (u, of, blocks) = match u {
+        Utilisation::Usable(u) => (u, "usable", BLOCKS),
+        Utilisation::Raw(u) => (u, "raw", BLOCKS_RAW_U),
+    };
+    let mut sets = geometry_sets(dpc, blocks);
     sets.push(format!("reparo.mode={mode}"));
     sets.push("reparo.p2l=none".into());
     Cell {
@@ -163,9 +196,33 @@ fn repaired_cell(class: &str, dpc: u32, mode: &str, k: u32, u: f64, group: &str)
             ("dies".into(), (16 * dpc).to_string()),
             ("failed_dies".into(), k.to_string()),
             ("utilisation".into(), format!("{u}")),
+            ("utilisation_of".into(), of.to_string()),
             ("class".into(), class.to_string()),
         ],
     }
+}
+
+/// The utilisation of the usable units that gives `raw` of the raw NAND
+/// (`DriveSpec::logical` counts usable units).
+fn usable_of_raw(d: &sim_harness::reparo::DriveSpec, raw: f64) -> f64 {
+    let g = d.core_geometry;
+    let raw_die = u64::from(g.blocks_per_plane)
+        * u64::from(g.planes_per_die)
+        * u64::from(g.units_per_block());
+    raw * raw_die as f64 / d.die_capacity().max(1) as f64
+}
+
+/// The utilisation of a post-recovery cell and its drive.
+fn repaired_spec(cfg: &SimConfig, c: &Cell) -> Result<(f64, sim_harness::raid::RaidSpec), String> {
+    let u: f64 = attr(c, "utilisation")
+        .unwrap_or("0.85")
+        .parse()
+        .map_err(|_| "utilisation")?;
+    let mut spec = crate::raid::spec_of(cfg, 3, u, 64)?;
+    if attr(c, "utilisation_of") == Some("raw") {
+        spec.drive.utilisation = usable_of_raw(&spec.drive, u);
+    }
+    Ok((u, spec))
 }
 
 fn attr<'a>(c: &'a Cell, name: &str) -> Option<&'a str> {
@@ -207,11 +264,7 @@ fn evaluate_repaired(cfg: &SimConfig, c: &Cell, k: &str) -> Result<Value, String
     use firmware_core::{Error, ReadValue};
     use sim_harness::reparo::{Drive, DriveStore};
     let k: u32 = k.parse().map_err(|_| "failed_dies")?;
-    let u: f64 = attr(c, "utilisation")
-        .unwrap_or("0.85")
-        .parse()
-        .map_err(|_| "utilisation")?;
-    let spec = crate::raid::spec_of(cfg, 3, u, 64)?;
+    let (u, spec) = repaired_spec(cfg, c)?;
     let d = spec.drive;
     let mut store = DriveStore::new(&d).map_err(|e| e.to_string())?;
     let mut drive = Drive::new(d, &mut store, cfg.reparo.mode(), cfg.reparo.p2l())
@@ -265,4 +318,37 @@ fn evaluate_repaired(cfg: &SimConfig, c: &Cell, k: &str) -> Result<Value, String
         },
         "integrity": { "mismatches": mismatches },
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment::registry::cell_config as cfg_of;
+
+    /// Figs. 40/41 run at 0.87-0.90 of raw NAND: host LBAs over every unit
+    /// of every die, within a unit per core of the target.
+    #[test]
+    fn utilisation_cells_fill_raw_nand() {
+        let cells = cells().unwrap();
+        for u in RAW_UTILISATIONS {
+            let group = format!("32TB cdr U={u:.2}");
+            let of_u: Vec<&Cell> = cells.iter().filter(|c| c.group == group).collect();
+            assert_eq!(of_u.len(), 4, "{group}");
+            for c in of_u {
+                let (got, spec) = repaired_spec(&cfg_of(c), c).unwrap();
+                assert_eq!(got, u);
+                let d = spec.drive;
+                assert_eq!(d.dies(), 512);
+                assert_eq!(d.cores, 4);
+                let raw = u64::from(d.core_geometry.total_units()) * u64::from(d.cores);
+                let want = raw as f64 * u;
+                let logical = d.logical() as f64;
+                assert!(
+                    logical <= want && logical > want - 2.0 * f64::from(d.cores),
+                    "{}: {logical} LBAs of {raw} units",
+                    c.label
+                );
+            }
+        }
+    }
 }
