@@ -230,7 +230,7 @@ fn dawid_experiment_compares_fifo_and_lidf_at_every_ratio() {
     let (dir, stdout) = experiment("dawid", "dawid", &["--quick", "--quiet", "--jobs", "2"]);
     let summary = read(&dir, "summary.md");
     assert!(stdout.ends_with(&summary), "the summary is printed last");
-    for w in ["seq-write", "rand-write", "jesd219"] {
+    for w in ["seq-write", "rand-write", "jesd219", "rand-write-wide"] {
         assert!(summary.contains(&format!("(`{w}`)")), "{w} table");
         for chart in ["iops", "map_programs", "writes"] {
             let svg = read(&dir, &format!("{chart}_{w}.svg"));
@@ -247,7 +247,7 @@ fn dawid_experiment_compares_fifo_and_lidf_at_every_ratio() {
             .unwrap_or_else(|| panic!("column {name}"))
     };
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
-    assert_eq!(rows.len(), 3 * 2 * 7);
+    assert_eq!(rows.len(), 3 * 2 * 7 + 2 * 3);
     let num = |r: &[&str], key: &str| -> f64 {
         r[col(key)]
             .parse()

@@ -14,7 +14,10 @@
 //! GiB of flash, so no garbage collection runs. The protected ratio is
 //! `buffer.map_protect_ratio`, a share of every translation page of the
 //! drive; the area's pages are 12.5 % of them, so from 12.5 % up every
-//! page the workloads dirty is protected.
+//! page the workloads dirty is protected. A fourth workload,
+//! `rand-write-wide`, writes 4 KiB at random over [`WIDE_AREA_PCT`] % of the
+//! exposed space at the 25, 50 and 100 % ratios only, where that area makes
+//! the budget bind (garbage collection runs there).
 
 use std::path::Path;
 
@@ -33,6 +36,13 @@ pub const PRESET: &str = "dawid-femu";
 
 /// Working area in percent of the exposed capacity.
 pub const AREA_PCT: f64 = 12.5;
+
+/// Working area of `rand-write-wide`, in percent of the exposed capacity:
+/// more than half, so the 50 % budget cannot cover every page it dirties.
+pub const WIDE_AREA_PCT: f64 = 60.0;
+
+/// Ratios `rand-write-wide` runs at (below, its FIFO cells take minutes).
+const WIDE_RATIOS_PCT: [u32; 3] = [25, 50, 100];
 
 /// Bytes written per byte of working area.
 pub const VOLUME: u64 = 3;
@@ -82,17 +92,23 @@ struct Workload {
     read_pct: u32,
     /// Request sizes (KiB, weight).
     sizes_kib: &'static [(u32, u32)],
+    /// Working area, percent of the exposed capacity.
+    area_pct: f64,
+    /// Protected ratios it runs at.
+    ratios: &'static [u32],
 }
 
 /// The three workloads of seed 004 Sec. 5.1. The JESD219-like mix follows
 /// `fio/dawid-jesd219.fio`: 40 % writes, JESD219 enterprise sizes and skew.
-const WORKLOADS: [Workload; 3] = [
+const WORKLOADS: [Workload; 4] = [
     Workload {
         name: "seq-write",
         title: "4 KiB sequential writes",
         pattern: Pattern::Sequential,
         read_pct: 0,
         sizes_kib: &[(4, 1)],
+        area_pct: AREA_PCT,
+        ratios: &RATIOS_PCT,
     },
     Workload {
         name: "rand-write",
@@ -100,6 +116,8 @@ const WORKLOADS: [Workload; 3] = [
         pattern: Pattern::Random,
         read_pct: 0,
         sizes_kib: &[(4, 1)],
+        area_pct: AREA_PCT,
+        ratios: &RATIOS_PCT,
     },
     Workload {
         name: "jesd219",
@@ -107,6 +125,17 @@ const WORKLOADS: [Workload; 3] = [
         pattern: Pattern::Jesd219,
         read_pct: 60,
         sizes_kib: &JESD219_SIZES_KIB,
+        area_pct: AREA_PCT,
+        ratios: &RATIOS_PCT,
+    },
+    Workload {
+        name: "rand-write-wide",
+        title: "4 KiB random writes over 60 % of the drive",
+        pattern: Pattern::Random,
+        read_pct: 0,
+        sizes_kib: &[(4, 1)],
+        area_pct: WIDE_AREA_PCT,
+        ratios: &WIDE_RATIOS_PCT,
     },
 ];
 
@@ -130,20 +159,20 @@ pub fn cells() -> Result<Vec<Cell>, String> {
         cfg.apply_set(s).map_err(|e| e.to_string())?;
     }
     let core = cfg.to_core_config().map_err(|e| e.to_string())?;
-    let area = (f64::from(core.logical_units) * AREA_PCT / 100.0) as u64;
     let unit_kib = u64::from(cfg.ftl.mapping_unit_bytes / 1024);
     let mut out = Vec::new();
     for w in &WORKLOADS {
+        let area = (f64::from(core.logical_units) * w.area_pct / 100.0) as u64;
         let params = WorkloadParams {
             pattern: w.pattern,
             read_pct: w.read_pct,
             sizes_kib: w.sizes_kib.to_vec(),
-            footprint_pct: AREA_PCT,
+            footprint_pct: w.area_pct,
             requests: Some(requests(w, area, unit_kib)),
             ..WorkloadParams::default()
         };
         for (series, policy) in POLICIES {
-            for pct in RATIOS_PCT {
+            for &pct in w.ratios {
                 let mut sets: Vec<String> = SETS.iter().map(|s| s.to_string()).collect();
                 sets.push(format!("buffer.flush_policy={policy}"));
                 sets.push(format!(
@@ -214,7 +243,8 @@ fn thousands(v: f64) -> String {
 /// LIDF wrote no more translation pages than FIFO below 100 %.
 fn workload_table(w: &Workload, cells: &[Cell], reports: &[Value]) -> Option<String> {
     let at = |series: &str, pct: u32| point(cells, reports, w.name, series, pct);
-    if !RATIOS_PCT
+    if !w
+        .ratios
         .iter()
         .any(|&p| at("FIFO", p).is_some() || at("LIDF", p).is_some())
     {
@@ -230,7 +260,7 @@ fn workload_table(w: &Workload, cells: &[Cell], reports: &[Value]) -> Option<Str
     );
     // Ratios below 100 % where LIDF wrote fewer, as many, or more translation pages.
     let mut verdict: [Vec<String>; 3] = Default::default();
-    for pct in RATIOS_PCT {
+    for &pct in w.ratios {
         let (f, l) = (at("FIFO", pct), at("LIDF", pct));
         let share = match (l, full) {
             (Some(l), Some(b)) if b > 0.0 => Some(l.iops / b * 100.0),
@@ -303,7 +333,8 @@ fn workload_charts(
 ) -> Result<(), String> {
     let line = |series: &str, name: String, value: Quantity| XySeries {
         name,
-        points: RATIOS_PCT
+        points: w
+            .ratios
             .iter()
             .filter_map(|&p| {
                 Some((
@@ -379,7 +410,7 @@ mod tests {
     #[test]
     fn grid_has_every_workload_policy_and_ratio() {
         let c = cells().unwrap();
-        assert_eq!(c.len(), 3 * 2 * 7);
+        assert_eq!(c.len(), 3 * 2 * 7 + 2 * 3);
         let mut labels: Vec<&str> = c.iter().map(|c| c.label.as_str()).collect();
         labels.sort_unstable();
         labels.dedup();
@@ -433,6 +464,8 @@ mod tests {
         let verdict = "LIDF writes fewer than FIFO at 1%, 2%, 5%, 10%, 25%, 50%; as many at none; \
                        more at none.";
         assert_eq!(md.matches(verdict).count(), 3, "{md}");
+        let wide = "LIDF writes fewer than FIFO at 25%, 50%; as many at none; more at none.";
+        assert_eq!(md.matches(wide).count(), 1, "{md}");
         for w in WORKLOADS {
             for chart in ["iops", "map_programs", "writes"] {
                 let file = dir.join(format!("{chart}_{}.svg", w.name));
