@@ -21,10 +21,10 @@
 //!    logical units (their translation pages become dirty).
 //! 5. [`MountStep::Erase`]: erase again the blocks whose erase the cut tore,
 //!    and the blocks whose first-page program it tore if that page reads
-//!    erased (such a page may refuse the next program).
-//! 5a. [`MountStep::Seal`] (after a checkpoint): program a dirty marker
-//!    after it, so a later mount does not take the table for the drive once
-//!    anything has been written.
+//!    erased (such a page may refuse the next program). After a
+//!    checkpoint, [`MountStep::Seal`] then programs a dirty marker after it,
+//!    so a later mount does not take the table for the drive once anything
+//!    has been written.
 //! 6. Rebuild: P2L table, valid counts, free lists and GC lists follow from
 //!    the L2P table; the metadata region is topped up. With copyless copy
 //!    a physical unit may be named by several logical units: the first is
