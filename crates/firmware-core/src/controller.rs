@@ -14,7 +14,8 @@
 //! id is [`PROBE_ID`]) and hands results back ([`FlashCore::complete`]).
 //! Failed program, erase and read results feed the detector; a failed die
 //! is retired from the FTL as soon as no operation is in flight
-//! ([`FlashCore::maintain`]) and reported through [`FlashCore::poll_event`].
+//! ([`FlashCore::maintain`], which returns the dies it retired, for the host
+//! to poll like SMART).
 
 use crate::addr::{DieId, Lpn, UnitMask, MAX_UNITS_PER_PAGE};
 use crate::die_detect::Detector;
