@@ -41,8 +41,6 @@ fn crash(ratio: &str, copy: CopyConfig, seed: u64) -> sim_harness::crash::CrashR
         seed,
         ops_per_cut: 600,
         copy_share: 0.25,
-        // A full drive, so GC relocates shared units from the first cut on.
-        prefill: true,
         ..CrashSpec::default()
     };
     run_crash(p.core, p.medium().unwrap(), &spec, |_| {}).unwrap()

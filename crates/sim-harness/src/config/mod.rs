@@ -250,7 +250,7 @@ impl Default for BufferSection {
             write_buffer_bytes: 4 * 1024 * 1024,
             flush_policy: FlushPolicyKey::Fifo,
             map_protect_ratio: 1.0,
-            flush_start_ratio: 0.5,
+            flush_start_ratio: 0.0,
         }
     }
 }
