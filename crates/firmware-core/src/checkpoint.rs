@@ -37,7 +37,7 @@ use crate::addr::{BlockId, PlaneId, Ppn};
 use crate::error::Error;
 use crate::ftl::Ftl;
 use crate::mount::MountStep;
-use crate::nand::{MetaBuf, NandCmd, NandError, NandResult, Origin, PageKind, Spare};
+use crate::nand::{MetaBuf, NandCmd, NandError, NandResult, PageKind, Spare};
 use crate::persist::{get_u32, put_u32, seal, unseal, META_HEADER, STREAM_META};
 use crate::tables::{BlockState, OpKind, NIL};
 
@@ -176,36 +176,17 @@ impl Ftl<'_> {
 
     /// Fills buffer `buf` with block-table page `i` and seals it.
     pub(crate) fn table_encode(&mut self, buf: MetaBuf, i: u32) -> Result<(), Error> {
+        const NO_BUF: Error = Error::Corrupt("block table buffer");
         let per = self.table_entries();
         let first = i.saturating_mul(per);
         let n = per.min(self.g.total_blocks().saturating_sub(first));
-        let mut entries = [0u32; 64];
-        let mut done = 0u32;
-        while done < n {
-            let k = (n.saturating_sub(done)).min(64);
-            for j in 0..k {
-                let e = self.table_entry(BlockId(first.saturating_add(done).saturating_add(j)))?;
-                if let Some(x) = entries.get_mut(j as usize) {
-                    *x = e;
-                }
-            }
-            let Some(b) = self.ps.buf_mut(buf) else {
-                return Err(Error::Corrupt("block table buffer"));
-            };
-            if done == 0 {
-                b.fill(0xff);
-            }
-            for j in 0..k {
-                let at =
-                    META_HEADER.saturating_add((done.saturating_add(j) as usize).saturating_mul(4));
-                put_u32(b, at, entries.get(j as usize).copied().unwrap_or(0));
-            }
-            done = done.saturating_add(k);
+        self.ps.buf_mut(buf).ok_or(NO_BUF)?.fill(0xff);
+        for j in 0..n {
+            let e = self.table_entry(BlockId(first.saturating_add(j)))?;
+            let at = META_HEADER.saturating_add((j as usize).saturating_mul(4));
+            put_u32(self.ps.buf_mut(buf).ok_or(NO_BUF)?, at, e);
         }
-        let Some(b) = self.ps.buf_mut(buf) else {
-            return Err(Error::Corrupt("block table buffer"));
-        };
-        seal(b, MAGIC_TABLE, i, n);
+        seal(self.ps.buf_mut(buf).ok_or(NO_BUF)?, MAGIC_TABLE, i, n);
         Ok(())
     }
 
@@ -304,13 +285,7 @@ impl Ftl<'_> {
     ) -> Result<(), Error> {
         self.anchor_encode(buf, Some(table))?;
         let spare = self.anchor_spare();
-        self.emit(
-            OpKind::Cut,
-            NandCmd::ProgramMeta { page, buf, spare },
-            Origin::Meta,
-            0,
-            0,
-        )
+        self.cut_emit_meta(page, buf, spare)
     }
 
     /// Mount: emits the next seal operation: an erase of the other anchor

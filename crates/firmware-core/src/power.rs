@@ -285,14 +285,7 @@ impl Ftl<'_> {
                         seq: self.next_seq(),
                         ..Spare::default()
                     };
-                    self.emit(
-                        OpKind::Cut,
-                        NandCmd::ProgramMeta { page, buf, spare },
-                        Origin::Meta,
-                        0,
-                        0,
-                    )?;
-                    self.cut_count();
+                    self.cut_emit_meta(page, buf, spare)?;
                     self.cut.phase = CutPhase::Table;
                 }
                 CutPhase::Table => {
@@ -322,14 +315,7 @@ impl Ftl<'_> {
                         seq: self.next_seq(),
                         ..Spare::default()
                     };
-                    self.emit(
-                        OpKind::Cut,
-                        NandCmd::ProgramMeta { page, buf, spare },
-                        Origin::Meta,
-                        0,
-                        0,
-                    )?;
-                    self.cut_count();
+                    self.cut_emit_meta(page, buf, spare)?;
                 }
                 CutPhase::Anchor => {
                     if self.table_pages() == 0 {
@@ -350,7 +336,6 @@ impl Ftl<'_> {
                     };
                     let table = self.cut.table.clone();
                     self.anchor_cut_emit(page, buf, &table)?;
-                    self.cut_count();
                 }
             }
         }
@@ -452,6 +437,25 @@ impl Ftl<'_> {
         let unwritten = m.state == BlockState::Free
             || (m.next_page == 0 && matches!(m.state, BlockState::Meta | BlockState::Open));
         Ok(unwritten.then_some(m.pe))
+    }
+
+    /// Emits one metadata page of the flush (record, table, anchor) and
+    /// counts it against the capacitor.
+    pub(crate) fn cut_emit_meta(
+        &mut self,
+        page: Ppn,
+        buf: MetaBuf,
+        spare: Spare,
+    ) -> Result<(), Error> {
+        self.emit(
+            OpKind::Cut,
+            NandCmd::ProgramMeta { page, buf, spare },
+            Origin::Meta,
+            0,
+            0,
+        )?;
+        self.cut_count();
+        Ok(())
     }
 
     fn cut_count(&mut self) {

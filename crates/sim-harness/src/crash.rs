@@ -628,14 +628,7 @@ impl Drive {
         if !ftl.cut_finished() {
             return Err(Error::Corrupt("shutdown did not finish"));
         }
-        self.queue.clear();
-        for q in &mut self.done {
-            q.clear();
-        }
-        self.now += 1_000_000;
-        if let Some(t) = &mut self.timing {
-            *t = Timing::new(self.cfg.geometry, *t.params());
-        }
+        self.power_off();
         Ok(true)
     }
 
@@ -826,12 +819,17 @@ impl Drive {
                 }
             }
         }
+        self.power_off();
+    }
+
+    /// The supply is off a while: nothing queued survives, and the chips
+    /// restart idle.
+    fn power_off(&mut self) {
         self.queue.clear();
         for q in &mut self.done {
             q.clear();
         }
         self.now += 1_000_000;
-        // The chips restart idle.
         if let Some(t) = &mut self.timing {
             *t = Timing::new(self.cfg.geometry, *t.params());
         }
