@@ -164,7 +164,7 @@ impl Ftl<'_> {
     /// than a block: one more and moving it takes a whole block of pages
     /// and GC would erase forever without gaining any.
     pub(crate) fn greedy_victim(&mut self, p: PlaneId) -> Result<Option<BlockId>, Error> {
-        let ub = u16::try_from(self.g.units_per_block())
+        let ub = u16::try_from(self.data_units_per_block())
             .map_err(|_| Error::Corrupt("units per block"))?;
         let limit = ub.saturating_sub(u16::from(self.g.units_per_page));
         let mut v = self.pl(p)?.min_bucket_hint;

@@ -35,6 +35,8 @@ pub struct Config {
     pub persist: PersistConfig,
     /// Copy command service: physical (default) or copyless remap.
     pub copy: CopyConfig,
+    /// Superblock write order and reserved list pages (off by default).
+    pub superblock: crate::superblock::SuperblockConfig,
 }
 
 /// How [`crate::Ftl::copy`] serves a copy command.
@@ -163,6 +165,7 @@ impl Config {
             guard: crate::gerase::GuardConfig::OFF,
             persist: PersistConfig::OFF,
             copy: CopyConfig::PHYSICAL,
+            superblock: crate::superblock::SuperblockConfig::OFF,
         };
         Ok(cfg)
     }
@@ -215,6 +218,7 @@ impl Config {
                 return Err(Error::InvalidConfig("copy shadow entries below 2^32 - 1"));
             }
         }
+        self.superblock.check(self)?;
         // Usable space per plane must exceed the logical share plus the GC reserve,
         // or GC cannot guarantee progress.
         let reserve_units = u64::from(self.gc_trigger_blocks.saturating_add(1))

@@ -24,6 +24,7 @@ use crate::error::Error;
 use crate::ftl::Ftl;
 use crate::nand::{NandCmd, NandOp, NandResult, OpId, Origin, Slot};
 use crate::p2l::{P2lCost, P2lMode, P2lRecord};
+use crate::p2l_list::{BlockLists, ListLend, IDENT_ID, LIST_BUF_BASE};
 use crate::reparo::{Cdr, Route};
 
 /// Operation id of detector probes (never an FTL operation id: FTL ids index
@@ -268,6 +269,9 @@ pub struct CoreLend<'a> {
     /// One bit per logical unit (failed-LBA marks), `logical_units / 32`
     /// words rounded up.
     pub marks: &'a mut [u32],
+    /// Block-level list pages: holders and page buffers (may be empty
+    /// unless the FTL reserves list pages, see [`crate::superblock`]).
+    pub lists: ListLend<'a>,
 }
 
 /// One flash core: its FTL, die-failure detector and Reparo state.
@@ -281,6 +285,10 @@ pub struct FlashCore<'a> {
     to_retire: heapless::Deque<DieId, 8>,
     probe_out: bool,
     stats: IdentifyStats,
+    lists: Option<BlockLists<'a>>,
+    ident_page: Option<crate::addr::Ppn>,
+    /// An error met while polling, handed back by the next call that can.
+    fault: Option<Error>,
 }
 
 impl<'a> FlashCore<'a> {
@@ -294,6 +302,11 @@ impl<'a> FlashCore<'a> {
             return Err(Error::TableTooSmall("controller: failed-lba marks"));
         }
         lend.marks.fill(0);
+        let lists = if ftl.config().superblock.list_pages {
+            Some(BlockLists::new(&ftl, lend.lists)?)
+        } else {
+            None
+        };
         Ok(FlashCore {
             det: Detector::new(g, n_bad_die)?,
             ftl,
@@ -303,6 +316,9 @@ impl<'a> FlashCore<'a> {
             to_retire: heapless::Deque::new(),
             probe_out: false,
             stats: IdentifyStats::default(),
+            lists,
+            ident_page: None,
+            fault: None,
         })
     }
 
@@ -321,7 +337,7 @@ impl<'a> FlashCore<'a> {
 
     /// Next operation for the driver: the FTL's first, then a probe.
     pub fn poll_op(&mut self) -> Option<NandOp> {
-        if let Some(op) = self.ftl.poll_op() {
+        if let Some(mut op) = self.ftl.poll_op() {
             match op.cmd {
                 NandCmd::Program { page, spare, .. }
                 | NandCmd::Copyback {
@@ -329,7 +345,29 @@ impl<'a> FlashCore<'a> {
                 } => self.entrust.on_program(&self.ftl, page, &spare),
                 _ => {}
             }
+            if let Some(l) = self.lists.as_mut() {
+                if let Err(e) = l.on_emit(&self.ftl, &self.entrust, &self.retired, &mut op) {
+                    self.fault.get_or_insert(e);
+                }
+            }
             return Some(op);
+        }
+        if let Some(l) = self.lists.as_mut() {
+            let marks = &mut *self.marks;
+            match l.next_read(&self.ftl, &self.entrust, &self.retired, |lpn| {
+                mark(marks, lpn)
+            }) {
+                Ok(Some(op)) => {
+                    if let NandCmd::ReadMeta { page, .. } = op.cmd {
+                        self.ident_page = Some(page);
+                    }
+                    return Some(op);
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    self.fault.get_or_insert(e);
+                }
+            }
         }
         if self.probe_out {
             return None;
@@ -350,6 +388,25 @@ impl<'a> FlashCore<'a> {
 
     /// Hands back the result of an operation from [`FlashCore::poll_op`].
     pub fn complete(&mut self, id: OpId, result: NandResult, now: u64) -> Result<(), Error> {
+        if let Some(e) = self.fault.take() {
+            return Err(e);
+        }
+        if id == IDENT_ID {
+            let page = self
+                .ident_page
+                .take()
+                .ok_or(Error::Corrupt("identification read not issued"))?;
+            let marks = &mut *self.marks;
+            return match self.lists.as_mut() {
+                Some(l) => l.read_done(&self.ftl, page, &result, &self.retired, |lpn| {
+                    mark(marks, lpn)
+                }),
+                None => Err(Error::Corrupt("identification read without list pages")),
+            };
+        }
+        if let Some(l) = self.lists.as_mut() {
+            l.on_complete(id, &result);
+        }
         if id == PROBE_ID {
             self.probe_out = false;
             self.det.probe_done(&result);
@@ -369,7 +426,10 @@ impl<'a> FlashCore<'a> {
             match (&result, cmd) {
                 (Err(e), _) => self.det.on_failure(block, *e),
                 (Ok(_), NandCmd::Erase { .. } | NandCmd::GuardedErase { .. }) => {
-                    self.entrust.on_erase(&self.ftl, block)
+                    self.entrust.on_erase(&self.ftl, block);
+                    if let Some(l) = self.lists.as_mut() {
+                        l.on_erase(block, &self.retired);
+                    }
                 }
                 _ => {}
             }
@@ -402,6 +462,9 @@ impl<'a> FlashCore<'a> {
             if let Some(r) = self.retired.get_mut(d.0 as usize) {
                 *r = true;
             }
+            if let Some(l) = self.lists.as_mut() {
+                l.on_retire_die(d);
+            }
             let _ = out.push(d);
         }
         Ok(out)
@@ -413,6 +476,9 @@ impl<'a> FlashCore<'a> {
         self.ftl.retire_die(d)?;
         if let Some(r) = self.retired.get_mut(d.0 as usize) {
             *r = true;
+        }
+        if let Some(l) = self.lists.as_mut() {
+            l.on_retire_die(d);
         }
         Ok(())
     }
@@ -487,10 +553,21 @@ impl<'a> FlashCore<'a> {
         Ok(())
     }
 
-    /// CDR*: identifies the failed LBAs of every retired die from the
-    /// entrusted P2L lists and marks them, so range queries
-    /// ([`FlashCore::scan_marks`]) need neither an L2P scan nor a sort.
+    /// CDR* with page-level entrustment: identifies the failed LBAs of
+    /// every retired die from the LBAs entrusted to neighbour pages and
+    /// marks them, so range queries ([`FlashCore::scan_marks`]) need
+    /// neither an L2P scan nor a sort. Block-level entrustment reads list
+    /// pages instead: [`FlashCore::start_list_identify`].
     pub fn identify_by_p2l(&mut self, mode: P2lMode) -> Result<P2lCost, Error> {
+        match mode {
+            P2lMode::Page => {}
+            P2lMode::None => return Err(Error::InvalidConfig("p2l: no entrustment configured")),
+            P2lMode::Block => {
+                return Err(Error::InvalidConfig(
+                    "p2l: block-level entrustment reads list pages (start_list_identify)",
+                ))
+            }
+        }
         let dies = self.ftl.config().geometry.dies();
         let mut total = P2lCost::default();
         for d in 0..dies {
@@ -502,20 +579,59 @@ impl<'a> FlashCore<'a> {
             let marks = &mut *self.marks;
             let c = self
                 .entrust
-                .identify(&self.ftl, mode, DieId(d), nb_failed, |l| {
-                    let w = (l.0 / 32) as usize;
-                    if let Some(m) = marks.get_mut(w) {
-                        *m |= 1u32 << (l.0 % 32);
-                    }
-                })?;
-            total.page_reads = total.page_reads.saturating_add(c.page_reads);
-            total.candidates = total.candidates.saturating_add(c.candidates);
-            total.found = total.found.saturating_add(c.found);
+                .identify_pages(&self.ftl, DieId(d), nb_failed, |l| mark(marks, l))?;
+            total = add_cost(total, c);
         }
-        self.stats.p2l.page_reads = self.stats.p2l.page_reads.saturating_add(total.page_reads);
-        self.stats.p2l.candidates = self.stats.p2l.candidates.saturating_add(total.candidates);
-        self.stats.p2l.found = self.stats.p2l.found.saturating_add(total.found);
+        self.stats.p2l = add_cost(self.stats.p2l, total);
         Ok(total)
+    }
+
+    /// CDR* with block-level entrustment: starts identifying the failed
+    /// LBAs of every retired die. The list-page reads come out of
+    /// [`FlashCore::poll_op`] (id [`IDENT_ID`]); once they are done,
+    /// [`FlashCore::list_identify_result`] gives the work. Lists still in
+    /// RAM are read at no cost.
+    pub fn start_list_identify(&mut self) -> Result<(), Error> {
+        let l = self.lists.as_mut().ok_or(Error::InvalidConfig(
+            "p2l: block-level entrustment needs list pages (superblock.list_pages)",
+        ))?;
+        l.start();
+        Ok(())
+    }
+
+    /// The work of the finished block-level identification (counted into
+    /// [`FlashCore::identify_stats`] once), or `None` while reads are left.
+    pub fn list_identify_result(&mut self) -> Result<Option<P2lCost>, Error> {
+        if let Some(e) = self.fault.take() {
+            return Err(e);
+        }
+        let Some(l) = self.lists.as_mut() else {
+            return Ok(None);
+        };
+        if l.running() {
+            return Ok(None);
+        }
+        let c = l.take_result();
+        if let Some(c) = c {
+            self.stats.p2l = add_cost(self.stats.p2l, c);
+        }
+        Ok(c)
+    }
+
+    /// The bytes of the metadata buffer an operation from
+    /// [`FlashCore::poll_op`] names (list pages, or the FTL's own).
+    pub fn meta_for(&mut self, op: &NandOp) -> &mut [u8] {
+        let buf = match op.cmd {
+            NandCmd::ProgramMeta { buf, .. } | NandCmd::ReadMeta { buf, .. } => buf,
+            _ => return &mut [],
+        };
+        if buf.0 >= LIST_BUF_BASE {
+            return match self.lists.as_mut().and_then(|l| l.meta(buf)) {
+                Some(b) => b,
+                None => &mut [],
+            };
+        }
+        self.ftl.meta_for(op)
     }
 
     /// Range query over the marks of [`FlashCore::identify_by_p2l`]: calls
@@ -537,6 +653,22 @@ impl<'a> FlashCore<'a> {
             }
         }
         Ok(())
+    }
+}
+
+/// Sets the failed-LBA mark of `lpn`.
+fn mark(marks: &mut [u32], lpn: Lpn) {
+    if let Some(m) = marks.get_mut((lpn.0 / 32) as usize) {
+        *m |= 1u32 << (lpn.0 % 32);
+    }
+}
+
+fn add_cost(a: P2lCost, b: P2lCost) -> P2lCost {
+    P2lCost {
+        page_reads: a.page_reads.saturating_add(b.page_reads),
+        candidates: a.candidates.saturating_add(b.candidates),
+        found: a.found.saturating_add(b.found),
+        ram_blocks: a.ram_blocks.saturating_add(b.ram_blocks),
     }
 }
 

@@ -107,6 +107,13 @@ pub struct Stats {
     pub copy_remapped_units: u64,
     /// Copy units handed back to the driver for a physical copy.
     pub copy_fallback_units: u64,
+    /// Host superblocks opened ([`crate::superblock`]).
+    pub superblocks: u64,
+    /// Superpage slots skipped because the member's plane had no room.
+    pub superpage_skips: u64,
+    /// List pages programmed (the last page of each block, for a Reparo
+    /// controller's block-level P2L lists).
+    pub list_pages: u64,
 }
 
 /// Open blocks a plane's room check sets aside: the host and GC active
@@ -154,6 +161,10 @@ pub struct Ftl<'a> {
     pub(crate) guard: Option<crate::gerase::Guard<'a>>,
     /// Copyless-copy bookkeeping (`None` unless copies remap).
     pub(crate) cc: Option<crate::copyless::CopylessMap<'a>>,
+    /// Write cursor of the open host superblock.
+    pub(crate) sb: crate::superblock::SbCursor,
+    /// Blocks whose data pages are claimed and whose list page is due.
+    pub(crate) list_due: heapless::Deque<u32, { crate::superblock::LIST_DUE }>,
 }
 
 impl<'a> Ftl<'a> {
@@ -226,6 +237,8 @@ impl<'a> Ftl<'a> {
             anc: crate::checkpoint::AnchorState::default(),
             guard: None,
             cc,
+            sb: crate::superblock::SbCursor::default(),
+            list_due: heapless::Deque::new(),
         };
         for e in f.t.l2p.iter_mut().take(sizes.l2p) {
             *e = Loc::Unmapped.encode();
@@ -693,6 +706,9 @@ impl<'a> Ftl<'a> {
             let Some(p) = self.attn_pop()? else { break };
             self.gc_step(p)?;
         }
+        if !self.list_due.is_empty() {
+            self.emit_due_list_pages()?;
+        }
         self.flush_buffer()
     }
 
@@ -787,7 +803,7 @@ impl<'a> Ftl<'a> {
             .saturating_sub(lost_blocks)
             .saturating_sub(self.cfg.gc_reserve_blocks)
             .saturating_sub(OPEN_MARGIN);
-        u64::from(blocks).saturating_mul(u64::from(self.g.units_per_block()))
+        u64::from(blocks).saturating_mul(u64::from(self.data_units_per_block()))
     }
 
     /// Next plane in round-robin order: channels first, then dies, then planes,
@@ -821,6 +837,9 @@ impl<'a> Ftl<'a> {
     fn host_target(&mut self) -> Result<Option<BlockId>, Error> {
         if self.ready_planes == 0 {
             return Ok(None);
+        }
+        if self.cfg.superblock.enabled {
+            return self.sb_host_target();
         }
         for _ in 0..self.g.planes() {
             let p = self.next_plane();
@@ -923,10 +942,10 @@ impl<'a> Ftl<'a> {
         b: BlockId,
         stream: Stream,
     ) -> Result<crate::addr::Ppn, Error> {
-        let ppb = self.g.pages_per_block;
+        let end = self.data_end();
         let page = {
             let m = self.blk_mut(b)?;
-            if m.state != BlockState::Open || u32::from(m.next_page) >= ppb {
+            if m.state != BlockState::Open || u32::from(m.next_page) >= end {
                 return Err(Error::Corrupt("programming a block that is not open"));
             }
             let page = u32::from(m.next_page);
@@ -936,7 +955,10 @@ impl<'a> Ftl<'a> {
         let next = self.usable_page(b, page.saturating_add(1));
         self.blk_mut(b)?.next_page = u16::try_from(next).unwrap_or(u16::MAX);
         let p = self.g.plane_of(b);
-        if next >= ppb {
+        if next >= end && self.cfg.superblock.list_pages {
+            self.list_page_due(b)?;
+        }
+        if next >= end {
             let pl = self.pl_mut(p)?;
             match stream {
                 Stream::Host if pl.host_active == b.0 => pl.host_active = NIL,

@@ -1,25 +1,28 @@
 //! P2L entrustment to a neighbouring die (seed 001, Sec. 5.5, Figs. 31
-//! and 32) and the *Identifier* that reads it back after a die failure.
+//! and 32): the record of every unit's LBA the controller keeps, and the
+//! page-level *Identifier*.
 //!
-//! Every page's LBAs are also kept on another die, so they survive the
-//! failure of the die holding the data. [`P2lRecord`] is that entrusted copy,
-//! over a lent slice with one entry per physical unit: it is written when a
-//! program is issued and cleared when an erase succeeds, and it is read only
-//! through [`P2lRecord::identify`], which charges the NAND reads the
-//! neighbour die would serve:
+//! Every page's LBAs are also kept where a die failure cannot take them with
+//! the data. [`P2lRecord`], over a lent slice with one entry per physical
+//! unit, is written when a program is issued and cleared when an erase
+//! succeeds. It serves two purposes:
 //!
 //! * [`P2lMode::Page`]: each page's LBAs sit in the spare area of its
-//!   neighbour page in the same superpage: one read per programmed page of
-//!   the failed die;
-//! * [`P2lMode::Block`]: the last page of each block holds the LBA list of
-//!   its neighbour block: one read per programmed block of the failed die.
+//!   neighbour page in the same superpage ([`crate::superblock`]);
+//!   [`P2lRecord::identify_pages`] reads them back from the record and
+//!   charges one neighbour-page read per programmed page of the failed die;
+//! * [`P2lMode::Block`]: the lists of blocks not yet written to a list page
+//!   (open blocks, and complete ones waiting for a list page), which the
+//!   controller holds in RAM; the lists on flash are
+//!   [`crate::p2l_list`]'s, read back with real page reads.
 //!
 //! Entrusted lists include LBAs that were overwritten since, so every
 //! candidate is checked against the L2P table; the check counts as a
-//! candidate. The neighbour of die `d` is die `(d + 1) % D` of the same core;
-//! when both failed the entrusted copy is gone and identification fails.
+//! candidate. For page-level entrustment the neighbour of die `d` is die
+//! `(d + 1) % D` of the same core; when both failed the entrusted copy is
+//! gone and identification fails.
 
-use crate::addr::{BlockId, DieId, Lpn, Ppn, Pun};
+use crate::addr::{BlockId, DieId, Geometry, Lpn, Ppn, Pun};
 use crate::die_fail::L2pEntry;
 use crate::error::Error;
 use crate::ftl::Ftl;
@@ -46,6 +49,9 @@ pub struct P2lCost {
     pub candidates: u64,
     /// Failed LBAs found.
     pub found: u64,
+    /// Failed blocks identified from lists held in the controller's RAM
+    /// (blocks still open, or waiting for a list page): no read.
+    pub ram_blocks: u64,
 }
 
 /// Entrusted LBA of each physical unit (`lpn + 1`, 0 when none).
@@ -86,66 +92,101 @@ impl<'a> P2lRecord<'a> {
         }
     }
 
-    /// Finds the failed LBAs of die `die` from the entrusted lists, calling
-    /// `found` once for each (unordered), and returns the work done.
-    /// `neighbour_failed` says whether the neighbour die is gone too.
-    pub fn identify(
+    /// The entries (`lpn + 1`, 0 for none) of block `b`'s units.
+    pub fn block_entries(&self, g: &Geometry, b: BlockId) -> Result<&[u32], Error> {
+        let upb = g.units_per_block() as usize;
+        let first = (b.0 as usize).saturating_mul(upb);
+        self.units
+            .get(first..first.saturating_add(upb))
+            .ok_or(Error::AddressOutOfRange)
+    }
+
+    /// Whether any unit of block `b` was programmed since its last erase.
+    pub fn block_programmed(&self, g: &Geometry, b: BlockId) -> Result<bool, Error> {
+        Ok(self.block_entries(g, b)?.iter().any(|&e| e != 0))
+    }
+
+    /// Identifies the failed LBAs of block `b` from the record (a list held
+    /// in RAM), checking each against the L2P table.
+    pub fn identify_block(
         &self,
         ftl: &Ftl<'_>,
-        mode: P2lMode,
+        b: BlockId,
+        mut found: impl FnMut(Lpn),
+    ) -> Result<P2lCost, Error> {
+        let g = ftl.config().geometry;
+        let first = g.pun(g.ppn(b, 0), 0).0;
+        let mut cost = P2lCost::default();
+        for (i, &e) in self.block_entries(&g, b)?.iter().enumerate() {
+            let Some(lpn) = e.checked_sub(1) else {
+                continue;
+            };
+            cost.candidates = cost.candidates.saturating_add(1);
+            let pun = Pun(first.saturating_add(u32::try_from(i).unwrap_or(u32::MAX)));
+            if unit_failed(ftl, Lpn(lpn), pun) {
+                cost.found = cost.found.saturating_add(1);
+                found(Lpn(lpn));
+            }
+        }
+        Ok(cost)
+    }
+
+    /// Page-level *Identifier*: finds the failed LBAs of die `die` from the
+    /// LBAs entrusted to the spare areas of its neighbour pages, calling
+    /// `found` once for each (unordered), and returns the work done: one
+    /// neighbour-page read per programmed page of the failed die.
+    /// `neighbour_failed` says whether the neighbour die is gone too.
+    pub fn identify_pages(
+        &self,
+        ftl: &Ftl<'_>,
         die: DieId,
         neighbour_failed: bool,
         mut found: impl FnMut(Lpn),
     ) -> Result<P2lCost, Error> {
-        if mode == P2lMode::None {
-            return Err(Error::InvalidConfig("p2l: no entrustment configured"));
-        }
         if neighbour_failed {
             return Err(Error::InvalidConfig("p2l: the neighbour die failed too"));
         }
         let g = ftl.config().geometry;
         let per_die = u32::from(g.planes_per_die).saturating_mul(g.blocks_per_plane);
         let first = die.0.checked_mul(per_die).ok_or(Error::AddressOutOfRange)?;
-        let upp = u32::from(g.units_per_page);
+        let upp = usize::from(g.units_per_page);
         let mut cost = P2lCost::default();
         for b in first..first.saturating_add(per_die) {
-            let mut block_read = false;
-            for page in 0..g.pages_per_block {
-                let ppn = g.ppn(BlockId(b), page);
-                let base = g.pun(ppn, 0).0;
-                let mut page_read = false;
-                for u in 0..upp {
-                    let pun = Pun(base.saturating_add(u));
-                    let Some(&e) = self.units.get(pun.0 as usize) else {
-                        return Err(Error::AddressOutOfRange);
-                    };
+            let block = BlockId(b);
+            let base = g.pun(g.ppn(block, 0), 0).0;
+            for (pi, page) in self
+                .block_entries(&g, block)?
+                .chunks(upp.max(1))
+                .enumerate()
+            {
+                if page.iter().all(|&e| e == 0) {
+                    continue;
+                }
+                cost.page_reads = cost.page_reads.saturating_add(1);
+                for (u, &e) in page.iter().enumerate() {
                     let Some(lpn) = e.checked_sub(1) else {
                         continue;
                     };
-                    page_read = true;
                     cost.candidates = cost.candidates.saturating_add(1);
-                    let lpn = Lpn(lpn);
-                    let failed = match ftl.l2p_entry(lpn) {
-                        Ok(L2pEntry::Flash(p)) => p == pun,
-                        Ok(L2pEntry::Lost) => true,
-                        _ => false,
-                    };
-                    if failed {
+                    let i = pi.saturating_mul(upp).saturating_add(u);
+                    let pun = Pun(base.saturating_add(u32::try_from(i).unwrap_or(u32::MAX)));
+                    if unit_failed(ftl, Lpn(lpn), pun) {
                         cost.found = cost.found.saturating_add(1);
-                        found(lpn);
+                        found(Lpn(lpn));
                     }
                 }
-                if page_read {
-                    block_read = true;
-                    if mode == P2lMode::Page {
-                        cost.page_reads = cost.page_reads.saturating_add(1);
-                    }
-                }
-            }
-            if block_read && mode == P2lMode::Block {
-                cost.page_reads = cost.page_reads.saturating_add(1);
             }
         }
         Ok(cost)
+    }
+}
+
+/// Whether `lpn`, entrusted as living in unit `pun`, is failed: its L2P
+/// entry still points there (the die holding it failed), or it was lost.
+fn unit_failed(ftl: &Ftl<'_>, lpn: Lpn, pun: Pun) -> bool {
+    match ftl.l2p_entry(lpn) {
+        Ok(L2pEntry::Flash(p)) => p == pun,
+        Ok(L2pEntry::Lost) => true,
+        _ => false,
     }
 }

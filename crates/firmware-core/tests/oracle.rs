@@ -154,6 +154,31 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+    /// Superblock order with list pages, under program and erase failures.
+    #[test]
+    fn matches_oracle_in_superblocks_with_list_pages(
+        ops in prop::collection::vec(op_strategy(300), 1..600),
+        fp in prop::option::of(40u64..400),
+        fe in prop::option::of(20u64..200),
+        lists in any::<bool>(),
+    ) {
+        let mut cfg = config(2, 0);
+        cfg.superblock.enabled = true;
+        cfg.superblock.list_pages = lists;
+        let n = cfg.logical_units;
+        let ops: Vec<Op> = ops.into_iter().map(|o| clamp(o, n)).collect();
+        let (_, st) = run(cfg, &ops, fp.unwrap_or(0), fe.unwrap_or(0))?;
+        prop_assert!(st.host_program_units == 0 || st.superblocks > 0);
+        // Sixteen blocks' worth of host pages fill blocks, so list pages go out.
+        if lists && st.host_program_units > 16 * 8 * 2 {
+            prop_assert!(st.list_pages > 0, "{st:?}");
+        }
+    }
+}
+
 /// Every copyback mode, with both selectors: the same oracle must hold.
 fn copyback_modes() -> Vec<CopybackPolicy> {
     let mut v = Vec::new();

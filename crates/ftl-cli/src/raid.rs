@@ -169,8 +169,18 @@ pub fn run(a: RaidArgs) -> Result<(), CliError> {
     spec.range_lbas = (a.range_mib * 1_048_576 / spec.time.unit_bytes).max(1);
     spec.time.bw_limit = a.bw_limit;
     spec.post_writes = a.post_writes;
-    let o: RaidOutcome = sim_harness::raid::run(&spec)
-        .map_err(|e| CliError::Run(format!("raid run failed: {e}")))?;
+    let o: RaidOutcome = sim_harness::raid::run(&spec).map_err(|e| {
+        let hint = if matches!(e, firmware_core::Error::InvalidConfig(m) if m.starts_with("over-provisioning")) {
+            format!(
+                " (each flash core must hold utilisation {} of its dies plus CDR's hidden redirection space and the GC reserve: \
+                 lower --utilisation, e.g. 0.6 on the default preset, or give the drive more dies)",
+                a.utilisation
+            )
+        } else {
+            String::new()
+        };
+        CliError::Run(format!("raid run failed: {e}{hint}"))
+    })?;
     let mut v = sim_harness::report::raid_report(&o);
     if let Some(m) = v.as_object_mut() {
         m.insert(
@@ -202,6 +212,12 @@ pub fn run(a: RaidArgs) -> Result<(), CliError> {
             o.post_iops,
             o.mismatches
         );
+        if o.p2l_page_reads + o.p2l_ram_blocks > 0 {
+            println!(
+                "P2L identification: {} list-page reads, {} blocks from lists in RAM, {} failed blocks",
+                o.p2l_page_reads, o.p2l_ram_blocks, o.failed_die_blocks
+            );
+        }
     }
     if o.mismatches != 0 || !o.status_exact {
         return Err(CliError::Run(

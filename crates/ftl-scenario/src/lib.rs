@@ -112,6 +112,7 @@ pub const CONFIG: Config = Config {
     persist: PERSIST,
     guard: firmware_core::gerase::GuardConfig::OFF,
     copy: firmware_core::CopyConfig::PHYSICAL,
+    superblock: firmware_core::superblock::SuperblockConfig::OFF,
 };
 
 /// Lengths of every lent slice, as constants so bare-metal code can size
@@ -694,6 +695,9 @@ fn add_stats(total: &mut Stats, s: &Stats) {
         guarded_erases,
         copy_remapped_units,
         copy_fallback_units,
+        superblocks,
+        superpage_skips,
+        list_pages,
     } = *s;
     let t = total;
     t.host_write_units = t.host_write_units.saturating_add(host_write_units);
@@ -733,6 +737,9 @@ fn add_stats(total: &mut Stats, s: &Stats) {
     t.guarded_erases = t.guarded_erases.saturating_add(guarded_erases);
     t.copy_remapped_units = t.copy_remapped_units.saturating_add(copy_remapped_units);
     t.copy_fallback_units = t.copy_fallback_units.saturating_add(copy_fallback_units);
+    t.superblocks = t.superblocks.saturating_add(superblocks);
+    t.superpage_skips = t.superpage_skips.saturating_add(superpage_skips);
+    t.list_pages = t.list_pages.saturating_add(list_pages);
 }
 
 /// The core's lent tables, taken apart so the core can be dropped and rebuilt

@@ -21,7 +21,7 @@
 use firmware_core::p2l::P2lMode;
 use firmware_core::{Error, ReadValue};
 
-use crate::reparo::{Drive, DriveSpec, DriveStore, Mode};
+use crate::reparo::{effective_p2l, Drive, DriveSpec, DriveStore, Mode};
 
 /// Costs of the time model.
 #[derive(Clone, Copy, Debug)]
@@ -96,6 +96,9 @@ pub struct RaidOutcome {
     pub status_exact: bool,
     /// NAND page reads of P2L identification.
     pub p2l_page_reads: u64,
+    /// Failed blocks identified from lists the controller held in RAM
+    /// (blocks still open, or waiting for a list page): no read.
+    pub p2l_ram_blocks: u64,
     /// Blocks of the failed die that held data.
     pub failed_die_blocks: u64,
     /// Units differing from the oracle after recovery (every LBA of every drive).
@@ -217,7 +220,7 @@ pub fn run(spec: &RaidSpec) -> Result<RaidOutcome, Error> {
         return Err(Error::InvalidConfig("raid: need at least three drives"));
     }
     let mut stores = (0..=n)
-        .map(|_| DriveStore::new(&spec.drive))
+        .map(|_| DriveStore::new(&spec.drive, effective_p2l(spec.mode, spec.p2l)))
         .collect::<Result<Vec<_>, _>>()?;
     let (spare_store, stores) = stores.split_last_mut().ok_or(Error::OutOfSpace)?;
     let mut drives = Vec::new();
@@ -407,6 +410,7 @@ pub fn run(spec: &RaidSpec) -> Result<RaidOutcome, Error> {
                 (v.l2p_scanned as f64 * (copy + tm.scan_ns / c) + found) / 1e9;
         }
         out.p2l_page_reads = v.p2l.page_reads;
+        out.p2l_ram_blocks = v.p2l.ram_blocks;
         out.identify_seconds = ns / 1e9;
         out.rebuild_seconds = out.identify_seconds + bytes as f64 / bw;
         out.rebuild_seconds_bw10 =

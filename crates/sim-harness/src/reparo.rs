@@ -13,6 +13,7 @@ use std::collections::BTreeSet;
 use firmware_core::controller::{CoreLend, FlashCore, IdentifyStats, Master};
 use firmware_core::driver::execute;
 use firmware_core::p2l::P2lMode;
+use firmware_core::p2l_list::ListLend;
 use firmware_core::reparo::{Cdr, SsdShape};
 use firmware_core::{
     Config, DieId, Error, Geometry, HostCompletion, Lpn, ReadStart, ReadStatus, ReadValue, Tag,
@@ -54,6 +55,16 @@ impl Mode {
             Mode::Cdr => "cdr",
             Mode::CdrStar => "cdr-star",
         }
+    }
+}
+
+/// The entrustment a drive in `mode` uses: only CDR* identifies through
+/// entrusted P2L lists, so only its drives give up list pages to them.
+pub fn effective_p2l(mode: Mode, p2l: P2lMode) -> P2lMode {
+    if mode == Mode::CdrStar {
+        p2l
+    } else {
+        P2lMode::None
     }
 }
 
@@ -113,8 +124,12 @@ impl DriveSpec {
         }
     }
 
-    fn core_config(&self) -> Result<Config, Error> {
+    fn core_config(&self, p2l: P2lMode) -> Result<Config, Error> {
         let mut cfg = Config::with_op_ratio(self.core_geometry, 0.05)?;
+        // Superblock writes, as the thesis's FTL; block-level entrustment
+        // keeps the last page of every block for the neighbour's list.
+        cfg.superblock.enabled = true;
+        cfg.superblock.list_pages = p2l == P2lMode::Block;
         let per_core = self.logical() / u64::from(self.cores);
         // Room for the hidden LS_redirect of a CDR helper: up to five
         // failures on drives of 64 dies or more, three on smaller ones.
@@ -129,26 +144,49 @@ impl DriveSpec {
     }
 }
 
+/// Memory one flash core borrows besides the FTL tables.
+struct CoreMem {
+    entrust: Vec<u32>,
+    marks: Vec<u32>,
+    holders: Vec<u32>,
+    list_bufs: Vec<u8>,
+}
+
 /// Memory of one drive, lent to its cores.
 pub struct DriveStore {
-    cores: Vec<(CoreStore<u64>, Vec<u32>, Vec<u32>)>,
+    cores: Vec<(CoreStore<u64>, CoreMem)>,
     cfg: Config,
+    p2l: P2lMode,
 }
 
 impl DriveStore {
-    /// Allocates the tables of every core.
-    pub fn new(spec: &DriveSpec) -> Result<DriveStore, Error> {
-        let cfg = spec.core_config()?;
+    /// Allocates the tables of every core, with list pages when `p2l` is
+    /// block-level entrustment.
+    pub fn new(spec: &DriveSpec, p2l: P2lMode) -> Result<DriveStore, Error> {
+        let cfg = spec.core_config(p2l)?;
+        let g = cfg.geometry;
+        let lists = cfg.superblock.list_pages;
         let cores = (0..spec.cores)
             .map(|_| {
                 Ok((
                     CoreStore::new(&cfg)?,
-                    vec![0u32; cfg.geometry.total_units() as usize],
-                    vec![0u32; (cfg.logical_units as usize).div_ceil(32)],
+                    CoreMem {
+                        entrust: vec![0u32; g.total_units() as usize],
+                        marks: vec![0u32; (cfg.logical_units as usize).div_ceil(32)],
+                        holders: vec![0u32; if lists { g.total_blocks() as usize } else { 0 }],
+                        list_bufs: vec![
+                            0u8;
+                            if lists {
+                                firmware_core::p2l_list::LIST_BUFS * g.page_bytes as usize
+                            } else {
+                                0
+                            }
+                        ],
+                    },
                 ))
             })
             .collect::<Result<Vec<_>, Error>>()?;
-        Ok(DriveStore { cores, cfg })
+        Ok(DriveStore { cores, cfg, p2l })
     }
 }
 
@@ -172,7 +210,7 @@ impl Core<'_> {
                 let meta = if op.id == firmware_core::controller::PROBE_ID {
                     &mut [][..]
                 } else {
-                    self.fc.ftl.meta_for(&op)
+                    self.fc.meta_for(&op)
                 };
                 let r = execute(&mut self.nand, self.data, meta, &op);
                 ops += 1;
@@ -188,7 +226,12 @@ impl Core<'_> {
                 match again {
                     None => return Ok(()),
                     Some(op) => {
-                        let r = execute(&mut self.nand, self.data, &mut [], &op);
+                        let meta = if op.id == firmware_core::controller::PROBE_ID {
+                            &mut [][..]
+                        } else {
+                            self.fc.meta_for(&op)
+                        };
+                        let r = execute(&mut self.nand, self.data, meta, &op);
                         self.fc.complete(op.id, r, 0)?;
                     }
                 }
@@ -296,15 +339,25 @@ impl<'a> Drive<'a> {
         p2l: P2lMode,
     ) -> Result<Drive<'a>, Error> {
         let cfg = store.cfg;
+        let lists = effective_p2l(mode, p2l) == P2lMode::Block;
+        if lists != (store.p2l == P2lMode::Block) {
+            return Err(Error::InvalidConfig(
+                "drive store built for another p2l mode (list pages differ)",
+            ));
+        }
         let mut cores = Vec::new();
-        for (i, (cs, entrust, marks)) in store.cores.iter_mut().enumerate() {
+        for (i, (cs, mem)) in store.cores.iter_mut().enumerate() {
             let (t, data) = cs.split();
             let ftl = firmware_core::Ftl::new(cfg, t)?;
             let fc = FlashCore::new(
                 ftl,
                 CoreLend {
-                    entrust: entrust.as_mut_slice(),
-                    marks: marks.as_mut_slice(),
+                    entrust: mem.entrust.as_mut_slice(),
+                    marks: mem.marks.as_mut_slice(),
+                    lists: ListLend {
+                        holders: mem.holders.as_mut_slice(),
+                        bufs: mem.list_bufs.as_mut_slice(),
+                    },
                 },
                 spec.n_bad_die,
             )?;
@@ -422,7 +475,15 @@ impl<'a> Drive<'a> {
         let mut out = BTreeSet::new();
         if self.mode == Mode::CdrStar && !self.identified {
             for c in &mut self.cores {
-                if c.fc.has_failed_die() {
+                if !c.fc.has_failed_die() {
+                    continue;
+                }
+                if self.p2l == P2lMode::Block {
+                    c.fc.start_list_identify()?;
+                    c.run()?;
+                    c.fc.list_identify_result()?
+                        .ok_or(Error::Corrupt("block-level identification unfinished"))?;
+                } else {
                     c.fc.identify_by_p2l(self.p2l)?;
                 }
             }
@@ -598,6 +659,15 @@ impl<'a> Drive<'a> {
             }
         }
         Ok(out)
+    }
+
+    /// The FTL counters of core `core` (superblocks, list pages, ...).
+    pub fn core_stats(&self, core: u32) -> Result<firmware_core::Stats, Error> {
+        let c = self
+            .cores
+            .get(core as usize)
+            .ok_or(Error::AddressOutOfRange)?;
+        Ok(*c.fc.ftl.stats())
     }
 
     /// Blocks of die `die` of core `core` holding programmed pages (read

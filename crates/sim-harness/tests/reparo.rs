@@ -4,7 +4,7 @@
 use firmware_core::p2l::P2lMode;
 use firmware_core::{Geometry, ReadValue};
 use sim_harness::raid::{self, RaidSpec, TimeModel};
-use sim_harness::reparo::{Drive, DriveSpec, DriveStore, Mode};
+use sim_harness::reparo::{effective_p2l, Drive, DriveSpec, DriveStore, Mode};
 
 fn spec() -> DriveSpec {
     DriveSpec {
@@ -29,7 +29,7 @@ fn spec() -> DriveSpec {
 fn detector_and_identifier_match_ground_truth() {
     for mode in [Mode::Idr, Mode::Cdr, Mode::CdrStar] {
         let s = spec();
-        let mut store = DriveStore::new(&s).unwrap();
+        let mut store = DriveStore::new(&s, effective_p2l(mode, P2lMode::Block)).unwrap();
         let mut d = Drive::new(s, &mut store, mode, P2lMode::Block).unwrap();
         let n = d.logical();
         for l in 0..n {
@@ -100,6 +100,60 @@ fn detector_and_identifier_match_ground_truth() {
     }
 }
 
+/// CDR* with block-level entrustment reads the failed blocks' lists from
+/// list pages on the neighbour die (real medium reads, one per page), takes
+/// the lists of blocks still open from RAM, and finds exactly the LBAs the
+/// die held.
+#[test]
+fn block_lists_are_read_from_list_pages_on_the_neighbour_die() {
+    let s = spec();
+    let mut store = DriveStore::new(&s, P2lMode::Block).unwrap();
+    let mut d = Drive::new(s, &mut store, Mode::CdrStar, P2lMode::Block).unwrap();
+    let n = d.logical();
+    for l in 0..n {
+        d.write(l, l + 1).unwrap();
+    }
+    for i in 0..2 * n {
+        let l = (i * 7919) % n;
+        d.write(l, l + 1 + n).unwrap();
+    }
+    d.flush().unwrap();
+    let st = d.core_stats(2).unwrap();
+    assert!(st.superblocks > 0 && st.list_pages > 0, "{st:?}");
+    assert!(st.gc_victims > 0, "GC blocks take part too: {st:?}");
+    let truth = d.lbas_on_die(2, 3).unwrap();
+    let blocks = d.written_blocks_on_die(2, 3).unwrap();
+    d.fail_die(2, 3).unwrap();
+    let mut l = 0;
+    while d.failed_dies().is_empty() {
+        if !truth.contains(&l) {
+            d.write(l, l + 1 + 3 * n).unwrap();
+        }
+        l = (l + 1) % n;
+    }
+    d.activate_cdr(2).unwrap();
+    let reads_before = d.core_ops()[2].reads;
+    let mut got = std::collections::BTreeSet::new();
+    let mut start = 0;
+    while start < n {
+        got.extend(d.get_lba_status(start, 1000).unwrap());
+        start += 1000;
+    }
+    let fake: std::collections::BTreeSet<u64> = d.master().cdr().unwrap().fake_failures().collect();
+    let want: std::collections::BTreeSet<u64> = truth.union(&fake).copied().collect();
+    assert_eq!(got, want);
+    let p2l = d.identify_stats()[2].p2l;
+    assert!(p2l.page_reads > 0, "{p2l:?}");
+    // Every read is a real list-page read on the medium.
+    assert_eq!(d.core_ops()[2].reads - reads_before, p2l.page_reads);
+    // One list page per failed block at most; open blocks' lists are in RAM.
+    assert!(
+        p2l.page_reads + p2l.ram_blocks <= blocks,
+        "{p2l:?} {blocks}"
+    );
+    assert!(p2l.ram_blocks < blocks / 2, "{p2l:?} {blocks}");
+}
+
 #[test]
 fn raid5_recovers_every_mode() {
     let mut speeds = Vec::new();
@@ -149,7 +203,7 @@ fn successive_die_failures_on_one_core() {
         utilisation: 0.4,
         ..spec()
     };
-    let mut store = DriveStore::new(&s).unwrap();
+    let mut store = DriveStore::new(&s, P2lMode::None).unwrap();
     let mut d = Drive::new(s, &mut store, Mode::Idr, P2lMode::None).unwrap();
     let n = d.logical();
     for l in 0..n {
@@ -196,7 +250,7 @@ fn cdr_handles_successive_failures_on_one_core() {
         utilisation: 0.5,
         ..spec()
     };
-    let mut store = DriveStore::new(&s).unwrap();
+    let mut store = DriveStore::new(&s, P2lMode::None).unwrap();
     let mut d = Drive::new(s, &mut store, Mode::Cdr, P2lMode::None).unwrap();
     let n = d.logical();
     let mut expect: Vec<u64> = (0..n).map(|l| l + 1).collect();

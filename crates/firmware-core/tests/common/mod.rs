@@ -18,6 +18,8 @@ pub struct TestNand {
     programs: u64,
     erases: u64,
     meta: std::collections::HashMap<u32, Vec<u8>>,
+    /// Every successful program, in order: page and spare.
+    pub log: Vec<(Ppn, Spare)>,
 }
 
 impl TestNand {
@@ -35,6 +37,7 @@ impl TestNand {
             programs: 0,
             erases: 0,
             meta: Default::default(),
+            log: Vec::new(),
         }
     }
 }
@@ -86,6 +89,7 @@ impl Nand for TestNand {
             }
         }
         self.pages[page.0 as usize] = Some((full, *spare));
+        self.log.push((page, *spare));
         Ok(ReadReport::default())
     }
 

@@ -37,6 +37,7 @@ pub const KEYS: &[&str] = &[
     "reparo.fake_failures",
     "reparo.status_exact",
     "reparo.p2l_page_reads",
+    "reparo.p2l_ram_blocks",
     "reparo.failed_die_blocks",
     "reparo.identify_1core_seconds",
     "reparo.identify_2core_seconds",
@@ -262,11 +263,12 @@ pub fn evaluate(cfg: &SimConfig, c: &Cell) -> Result<Value, String> {
 /// IOPS and no WAF.
 fn evaluate_repaired(cfg: &SimConfig, c: &Cell, k: &str) -> Result<Value, String> {
     use firmware_core::{Error, ReadValue};
-    use sim_harness::reparo::{Drive, DriveStore};
+    use sim_harness::reparo::{effective_p2l, Drive, DriveStore};
     let k: u32 = k.parse().map_err(|_| "failed_dies")?;
     let (u, spec) = repaired_spec(cfg, c)?;
     let d = spec.drive;
-    let mut store = DriveStore::new(&d).map_err(|e| e.to_string())?;
+    let p2l = effective_p2l(cfg.reparo.mode(), cfg.reparo.p2l());
+    let mut store = DriveStore::new(&d, p2l).map_err(|e| e.to_string())?;
     let mut drive = Drive::new(d, &mut store, cfg.reparo.mode(), cfg.reparo.p2l())
         .map_err(|e| e.to_string())?;
     let n = drive.logical();

@@ -34,6 +34,8 @@
 //! | `ftl.max_inflight` | u32 | NAND operations the core may have in flight (4096) |
 //! | `ftl.read_slots` | u32 | buffer slots reserved for host reads (256) |
 //! | `ftl.gc_slots_per_plane` | u32 | buffer slots reserved per plane for GC (16; at least 2 x units per page - 1) |
+//! | `ftl.superblock` | bool | host writes fill superblocks (one block per plane) superpage by superpage (false) |
+//! | `ftl.list_pages` | bool | the last page of every block is kept for P2L lists; not with `ftl.map_entries_per_page` (false) |
 //! | `buffer.write_buffer_bytes` | u64 | write buffer; divided by the mapping unit, rounded down (4 MiB) |
 //! | `host.queue_depth` | u32 | default outstanding host requests for replay and synthetic workloads (32) |
 //! | `nand.initial_pe` | u32 | P/E cycles every block starts with (0) |
@@ -210,6 +212,12 @@ pub struct FtlSection {
     /// Mapping entries per translation page; 0 keeps the mapping table in
     /// DRAM only (no power-loss recovery).
     pub map_entries_per_page: u32,
+    /// Host writes fill superblocks superpage by superpage (one block per
+    /// plane, opened together) instead of round-robin planes.
+    pub superblock: bool,
+    /// The last page of every block is a list page (block-level P2L lists
+    /// for a Reparo controller); needs `map_entries_per_page = 0`.
+    pub list_pages: bool,
 }
 
 impl Default for FtlSection {
@@ -225,6 +233,8 @@ impl Default for FtlSection {
             read_slots: 256,
             gc_slots_per_plane: 16,
             map_entries_per_page: 0,
+            superblock: false,
+            list_pages: false,
         }
     }
 }
@@ -620,6 +630,10 @@ impl SimConfig {
         core.wl_threshold = f.wl_threshold;
         core.wl_check_interval = f.wl_check_interval;
         core.max_inflight = f.max_inflight;
+        core.superblock = firmware_core::superblock::SuperblockConfig {
+            enabled: f.superblock,
+            list_pages: f.list_pages,
+        };
         let start = self.buffer.flush_start_ratio;
         if !(0.0..1.0).contains(&start) {
             return Err(ConfigError::check(
@@ -939,10 +953,11 @@ impl SimConfig {
 /// The key behind a message of `firmware_core::Error::InvalidConfig` (first
 /// matching needle wins, so more specific needles come first).
 fn core_message_key(msg: &str) -> &'static str {
-    const TABLE: [(&str, &str); 13] = [
+    const TABLE: [(&str, &str); 14] = [
         ("over-provisioning", "ftl.op_ratio"),
         ("op_ratio", "ftl.op_ratio"),
         ("logical capacity", "ftl.op_ratio"),
+        ("list pages", "ftl.list_pages"),
         ("gc trigger", "ftl.gc_trigger_blocks"),
         ("gc thresholds", "ftl.gc_trigger_blocks"),
         ("gc reserve", "ftl.gc_reserve_blocks"),

@@ -22,6 +22,8 @@ const EXPECTED_KEYS: &[&str] = &[
     "ftl.read_slots",
     "ftl.wl_check_interval",
     "ftl.wl_threshold",
+    "ftl.superblock",
+    "ftl.list_pages",
     "geometry.blocks_per_plane",
     "geometry.channels",
     "geometry.dies_per_channel",
