@@ -535,6 +535,7 @@ impl Ftl<'_> {
             live,
             u32::from(page_state) | extra.wrapping_shl(8),
         )?;
+        self.emit_due_list_pages()?;
         let pl = self.pl_mut(p)?;
         pl.gc_reads = pl.gc_reads.saturating_add(1);
         pl.cb_inflight = pl.cb_inflight.saturating_add(1);

@@ -709,6 +709,7 @@ impl<'a> Ftl<'a> {
         if !self.list_due.is_empty() {
             self.emit_due_list_pages()?;
         }
+        self.sb_emit_due_lists()?;
         self.flush_buffer()
     }
 
@@ -933,6 +934,8 @@ impl<'a> Ftl<'a> {
                 n,
                 0,
             )?;
+            self.emit_due_list_pages()?;
+            self.sb_emit_due_lists()?;
         }
     }
 
@@ -955,10 +958,13 @@ impl<'a> Ftl<'a> {
         let next = self.usable_page(b, page.saturating_add(1));
         self.blk_mut(b)?.next_page = u16::try_from(next).unwrap_or(u16::MAX);
         let p = self.g.plane_of(b);
-        if next >= end && self.cfg.superblock.list_pages {
+        // A superblock member stays the plane's host block until the cursor
+        // comes back for its list page (`sb_host_target`).
+        let sb_member = stream == Stream::Host && self.cfg.superblock.enabled;
+        if next >= end && self.cfg.superblock.list_pages && !sb_member {
             self.list_page_due(b)?;
         }
-        if next >= end {
+        if next >= end && !(sb_member && self.cfg.superblock.list_pages) {
             let pl = self.pl_mut(p)?;
             match stream {
                 Stream::Host if pl.host_active == b.0 => pl.host_active = NIL,

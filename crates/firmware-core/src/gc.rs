@@ -248,6 +248,7 @@ impl Ftl<'_> {
                 n,
                 extra,
             )?;
+            self.emit_due_list_pages()?;
         }
     }
 

@@ -14,11 +14,13 @@
 //! pages are all claimed, the core programs that page empty, as a
 //! [`PageKind::Meta`] page. A Reparo flash core ([`crate::controller`])
 //! fills it with the LBA lists of its neighbour die's blocks (block-level P2L
-//! entrustment). In superblock order the host members' list pages go out
-//! once every member's data is complete, so each holds the list of its
-//! neighbour member in the same superblock, as in Fig. 32. GC blocks fill at
-//! their own pace, so their lists wait in the controller's RAM for the next
-//! list page on the neighbour die.
+//! entrustment). In superblock order the host members' list pages are the
+//! last superpage: the cursor reaches them after every member's last data
+//! page, so each holds the list of its neighbour member in the same
+//! superblock, as in Fig. 32. GC blocks fill at their own pace: their list
+//! pages go out as soon as their data pages are claimed, and their lists
+//! wait in the controller's RAM for the next list page on the neighbour
+//! die.
 //!
 //! List pages do not survive power-loss recovery (a mount would take a block
 //! ending in one for open), so the configuration rejects them together with
@@ -105,7 +107,10 @@ impl Ftl<'_> {
 
     /// The host block the next page goes to in superblock order, forming a
     /// new superblock when the last one is complete; `None` when it must
-    /// wait (a plane's GC has to free a block first).
+    /// wait (a plane's GC has to free a block first, or no operation is
+    /// free for a list page). With list pages, a member whose data pages
+    /// are all claimed gets its list page when the cursor comes back to it,
+    /// after every member's last data page, and leaves the superblock.
     pub(crate) fn sb_host_target(&mut self) -> Result<Option<BlockId>, Error> {
         let planes = self.g.planes();
         for _ in 0..2 {
@@ -113,13 +118,23 @@ impl Ftl<'_> {
                 return Ok(None);
             }
             let mut members = false;
-            for _ in 0..planes {
+            // A list page does not move the cursor: twice round at most.
+            for _ in 0..planes.saturating_mul(2) {
                 let p = PlaneId(self.sb.next);
+                let active = self.pl(p)?.host_active;
+                if active != NIL && self.sb_list_page_now(BlockId(active))? {
+                    if self.ops_available() == 0 {
+                        return Ok(None);
+                    }
+                    self.emit_list_page(BlockId(active))?;
+                    self.pl_mut(p)?.host_active = NIL;
+                    self.refresh_ready(p)?;
+                    continue;
+                }
                 self.sb.next = self.sb.next.saturating_add(1);
                 if self.sb.next >= planes {
                     self.sb.next = 0;
                 }
-                let active = self.pl(p)?.host_active;
                 if active == NIL {
                     continue;
                 }
@@ -135,9 +150,41 @@ impl Ftl<'_> {
                 return Ok(None);
             }
             self.sb.formed = false;
-            self.emit_due_list_pages()?;
         }
         Ok(None)
+    }
+
+    /// Programs the list pages of the superblock's last superpage as soon
+    /// as the cursor reaches a member whose data pages are all claimed, so
+    /// they do not wait for the next host write.
+    pub(crate) fn sb_emit_due_lists(&mut self) -> Result<(), Error> {
+        if !(self.cfg.superblock.enabled && self.cfg.superblock.list_pages && self.sb.formed) {
+            return Ok(());
+        }
+        let planes = self.g.planes();
+        for _ in 0..planes {
+            let p = PlaneId(self.sb.next);
+            let active = self.pl(p)?.host_active;
+            if active != NIL {
+                if !self.sb_list_page_now(BlockId(active))? || self.ops_available() == 0 {
+                    return Ok(());
+                }
+                self.emit_list_page(BlockId(active))?;
+                self.pl_mut(p)?.host_active = NIL;
+                self.refresh_ready(p)?;
+            }
+            self.sb.next = self.sb.next.saturating_add(1);
+            if self.sb.next >= planes {
+                self.sb.next = 0;
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether host member `b` is due its list page: its data pages are all
+    /// claimed.
+    fn sb_list_page_now(&self, b: BlockId) -> Result<bool, Error> {
+        Ok(self.cfg.superblock.list_pages && u32::from(self.blk(b)?.next_page) >= self.data_end())
     }
 
     /// Opens a block in every plane with room that has none open. Returns
@@ -175,16 +222,6 @@ impl Ftl<'_> {
         Ok(true)
     }
 
-    /// Whether some host superblock member still takes data.
-    fn sb_writing(&self) -> Result<bool, Error> {
-        for i in 0..self.g.planes() {
-            if self.pl(PlaneId(i))?.host_active != NIL {
-                return Ok(true);
-            }
-        }
-        Ok(false)
-    }
-
     /// Queues block `b`, whose data pages are all claimed, for its list page.
     pub(crate) fn list_page_due(&mut self, b: BlockId) -> Result<(), Error> {
         self.list_due
@@ -192,46 +229,43 @@ impl Ftl<'_> {
             .map_err(|_| Error::Corrupt("list pages due overflow"))
     }
 
-    /// Programs the list pages that may go now: GC blocks' at once, host
-    /// superblock members' once the whole superblock's data is claimed.
+    /// Programs the list pages due (GC blocks, and host blocks outside
+    /// superblocks) while operations are free.
     pub(crate) fn emit_due_list_pages(&mut self) -> Result<(), Error> {
-        let hold_host = self.cfg.superblock.enabled && self.sb_writing()?;
-        for _ in 0..self.list_due.len() {
-            if self.ops_available() == 0 {
-                return Ok(());
-            }
+        while !self.list_due.is_empty() && self.ops_available() > 0 {
             let Some(b) = self.list_due.pop_front() else {
                 return Ok(());
             };
             let b = BlockId(b);
             let m = *self.blk(b)?;
-            if m.state != BlockState::Open || u32::from(m.next_page) != self.data_end() {
-                // Retired meanwhile: nothing to close.
-                continue;
+            if m.state == BlockState::Open && u32::from(m.next_page) == self.data_end() {
+                self.emit_list_page(b)?;
             }
-            if hold_host && m.stream == Stream::Host as u8 {
-                self.list_page_due(b)?;
-                continue;
-            }
-            let page = self.claim_list_page(b)?;
-            let spare = Spare {
-                kind: PageKind::Meta,
-                seq: self.next_seq(),
-                ..Spare::default()
-            };
-            self.emit(
-                OpKind::HostProgram,
-                NandCmd::Program {
-                    page,
-                    src: [Slot(0); MAX_UNITS_PER_PAGE],
-                    spare,
-                },
-                Origin::Meta,
-                0,
-                0,
-            )?;
-            self.stats.list_pages = self.stats.list_pages.saturating_add(1);
+            // Otherwise it was retired meanwhile: nothing to close.
         }
+        Ok(())
+    }
+
+    /// Claims and programs (empty) the list page of `b`.
+    fn emit_list_page(&mut self, b: BlockId) -> Result<(), Error> {
+        let page = self.claim_list_page(b)?;
+        let spare = Spare {
+            kind: PageKind::Meta,
+            seq: self.next_seq(),
+            ..Spare::default()
+        };
+        self.emit(
+            OpKind::HostProgram,
+            NandCmd::Program {
+                page,
+                src: [Slot(0); MAX_UNITS_PER_PAGE],
+                spare,
+            },
+            Origin::Meta,
+            0,
+            0,
+        )?;
+        self.stats.list_pages = self.stats.list_pages.saturating_add(1);
         Ok(())
     }
 
