@@ -86,6 +86,16 @@ fn torn_first_pages_and_over_budget_mounts_recover() {
 }
 
 #[test]
+fn superblock_order_survives_cuts() {
+    let r = crash(&small("0.25", &["ftl.superblock=true"]), 150, 9);
+    assert_eq!(r.lost_acknowledged, 0, "{r:?}");
+    assert_eq!(r.invalid_reads, 0, "{r:?}");
+    assert_eq!(r.mapping_mismatches, 0, "{r:?}");
+    assert_eq!(r.capacitor_overruns, 0, "{r:?}");
+    assert!(r.gc_victims > 0 && r.torn_programs > 0, "{r:?}");
+}
+
+#[test]
 fn lidf_flush_order_survives_cuts() {
     let r = crash(&small("0.05", &["buffer.flush_policy=lidf"]), 200, 5);
     assert_eq!(r.lost_acknowledged, 0, "{r:?}");
