@@ -179,7 +179,7 @@ pub mod sizes {
     /// and list page buffers.
     pub const REPARO_BYTES: usize = (ENTRUST + MARKS + HOLDERS) * size_of::<u32>() + LIST_BUF_BYTES;
     /// Bytes of every lent slice of [`super::McMemory`] together (the core
-    /// slots excluded: `size_of::<McCore>()` each).
+    /// slots excluded: `size_of::<CoreSlot>()` each).
     pub const LENT_BYTES: usize = CORES
         * (CORE_TABLES_BYTES + DATA * size_of::<u64>() + MEDIUM_BYTES + REPARO_BYTES)
         + (ORACLE + TRUTH) * size_of::<u32>();
@@ -273,10 +273,13 @@ pub struct McMemory<'a> {
     pub truth: &'a mut [u32],
 }
 
-/// One flash core with its medium and data pool, built by [`run`] in a
-/// caller-lent slot (the type is public only so the caller can lend it).
-pub struct McCore<'a> {
-    fc: FlashCore<'a>,
+/// A caller-lent slot [`run`] builds one flash core in (a few KiB each,
+/// so a small stack never holds them).
+pub type CoreSlot<'a> = Option<FlashCore<'a>>;
+
+/// One flash core (in its lent slot) with its medium and data pool.
+struct McCore<'c, 'a> {
+    fc: &'c mut FlashCore<'a>,
     nand: LentMedium<'a>,
     data: &'a mut [u64],
 }
@@ -483,7 +486,7 @@ fn take<'a, T>(
     Ok(a)
 }
 
-impl<'a> McCore<'a> {
+impl McCore<'_, '_> {
     /// Runs one operation from [`FlashCore::poll_op`].
     fn exec(&mut self, op: &firmware_core::NandOp, step: Step) -> Result<(), ScenarioError> {
         let meta = if op.id == PROBE_ID {
@@ -590,7 +593,7 @@ impl<'a> McCore<'a> {
 /// The drive: the master core, the flash cores, the oracle and the tallies.
 struct Drive<'c, 'a> {
     master: Master,
-    cores: &'c mut [Option<McCore<'a>>],
+    cores: [Option<McCore<'c, 'a>>; CORES],
     oracle: &'a mut [u32],
     truth: &'a mut [u32],
     version: u32,
@@ -609,8 +612,8 @@ fn set_bit(bits: &mut [u32], i: u32) {
     }
 }
 
-impl<'a> Drive<'_, 'a> {
-    fn core(&mut self, c: u32) -> Result<&mut McCore<'a>, ScenarioError> {
+impl<'c, 'a> Drive<'c, 'a> {
+    fn core(&mut self, c: u32) -> Result<&mut McCore<'c, 'a>, ScenarioError> {
         self.cores
             .get_mut(c as usize)
             .and_then(Option::as_mut)
@@ -721,107 +724,123 @@ impl<'a> Drive<'_, 'a> {
     }
 }
 
-/// Runs the multi-core scenario over lent memory; the cores are built in
-/// `cores` (at least [`CORES`] slots, contents on entry do not matter).
+/// Builds a flash core over `tables` and `lend` in `out`. Kept out of
+/// line so only its frame holds the core on its way into the slot.
+#[inline(never)]
+fn make_core<'a>(
+    out: &mut CoreSlot<'a>,
+    tables: Tables<'a>,
+    lend: CoreLend<'a>,
+) -> Result<(), Error> {
+    *out = None;
+    let ftl = Ftl::new(CONFIG, tables)?;
+    *out = Some(FlashCore::new(ftl, lend, N_BAD_DIE)?);
+    Ok(())
+}
+
+/// Builds core `i` in `slot` over its share of `mem` (taken off the front
+/// of each slice), with its medium.
+fn build_core<'c, 'a>(
+    slot: &'c mut CoreSlot<'a>,
+    mem: &mut McMemory<'a>,
+    i: usize,
+    seed: u64,
+) -> Result<McCore<'c, 'a>, ScenarioError> {
+    let setup = err(Step::Setup);
+    let tables = Tables {
+        l2p: take(&mut mem.l2p, sizes::L2P, "l2p")?,
+        p2l: take(&mut mem.p2l, sizes::P2L, "p2l")?,
+        blocks: take(&mut mem.blocks, sizes::BLOCKS, "blocks")?,
+        buckets: take(&mut mem.buckets, sizes::BUCKETS, "buckets")?,
+        planes: take(&mut mem.planes, sizes::PLANES, "planes")?,
+        slots: take(&mut mem.slots, sizes::SLOTS, "slots")?,
+        ops: take(&mut mem.ops, sizes::OPS, "ops")?,
+        page_cb: &mut [],
+        persist: PersistTables::none(),
+        copyless: firmware_core::copyless::CopylessTables::none(),
+    };
+    let lend = CoreLend {
+        entrust: take(&mut mem.entrust, sizes::ENTRUST, "entrust")?,
+        marks: take(&mut mem.marks, sizes::MARKS, "marks")?,
+        lists: ListLend {
+            holders: take(&mut mem.holders, sizes::HOLDERS, "list holders")?,
+            bufs: take(&mut mem.list_bufs, sizes::LIST_BUF_BYTES, "list buffers")?,
+        },
+    };
+    make_core(slot, tables, lend).map_err(setup)?;
+    let fc = slot
+        .as_mut()
+        .ok_or(ScenarioError::Memory("core slot empty"))?;
+    let meta = LentMeta::new(
+        take(
+            &mut mem.medium_meta,
+            sizes::MEDIUM_META_BYTES,
+            "medium meta",
+        )?,
+        take(
+            &mut mem.medium_meta_pages,
+            sizes::MEDIUM_META_SLOTS,
+            "medium meta pages",
+        )?,
+        sizes::META_PAGE_BYTES,
+    )
+    .map_err(setup)?;
+    let store = LentStorage::new(
+        take(
+            &mut mem.medium_blocks,
+            sizes::MEDIUM_BLOCKS,
+            "medium blocks",
+        )?,
+        take(&mut mem.medium_pages, sizes::MEDIUM_PAGES, "medium pages")?,
+        take(&mut mem.medium_units, sizes::MEDIUM_UNITS, "medium units")?,
+    )
+    .with_meta(meta);
+    // No bit errors: the only failures are the injected die failure.
+    let rel = ReliabilityConfig {
+        seed: seed ^ ((i as u64) << 8),
+        base_errors: 0.0,
+        wear_errors: 0.0,
+        read_noise: 0.0,
+        ..ReliabilityConfig::default()
+    };
+    let nand =
+        LentMedium::with_storage(GEOMETRY, rel, FaultConfig::default(), store).map_err(setup)?;
+    let data = take(&mut mem.data, sizes::DATA, "data pool")?;
+    Ok(McCore { fc, nand, data })
+}
+
+/// Runs the multi-core scenario over lent memory; the flash cores are built
+/// in `cores` (at least [`CORES`] slots, contents on entry do not matter).
 /// Failed checks are counted in the report; an `Err` means the scenario
 /// could not run to the end.
 pub fn run<'a>(
     mem: McMemory<'a>,
-    cores: &mut [Option<McCore<'a>>],
+    cores: &mut [CoreSlot<'a>],
     opts: &McOptions,
 ) -> Result<McReport, ScenarioError> {
     check_sizes()?;
-    let McMemory {
-        mut l2p,
-        mut p2l,
-        mut blocks,
-        mut buckets,
-        mut planes,
-        mut slots,
-        mut ops,
-        mut data,
-        mut medium_blocks,
-        mut medium_pages,
-        mut medium_units,
-        mut medium_meta,
-        mut medium_meta_pages,
-        mut entrust,
-        mut marks,
-        mut holders,
-        mut list_bufs,
-        oracle,
-        truth,
-    } = mem;
-    let oracle = oracle
-        .get_mut(..sizes::ORACLE)
-        .ok_or(ScenarioError::Memory("oracle shorter than the drive"))?;
-    oracle.fill(0);
-    let truth = truth
-        .get_mut(..sizes::TRUTH)
-        .ok_or(ScenarioError::Memory("truth bitmap shorter than the drive"))?;
+    let mut mem = mem;
+    let setup = err(Step::Setup);
     let cores = cores
         .get_mut(..CORES)
         .ok_or(ScenarioError::Memory("fewer core slots than CORES"))?;
-    let setup = err(Step::Setup);
-    for (i, slot) in cores.iter_mut().enumerate() {
-        *slot = None;
-        let tables = Tables {
-            l2p: take(&mut l2p, sizes::L2P, "l2p")?,
-            p2l: take(&mut p2l, sizes::P2L, "p2l")?,
-            blocks: take(&mut blocks, sizes::BLOCKS, "blocks")?,
-            buckets: take(&mut buckets, sizes::BUCKETS, "buckets")?,
-            planes: take(&mut planes, sizes::PLANES, "planes")?,
-            slots: take(&mut slots, sizes::SLOTS, "slots")?,
-            ops: take(&mut ops, sizes::OPS, "ops")?,
-            page_cb: &mut [],
-            persist: PersistTables::none(),
-            copyless: firmware_core::copyless::CopylessTables::none(),
-        };
-        let meta = LentMeta::new(
-            take(&mut medium_meta, sizes::MEDIUM_META_BYTES, "medium meta")?,
-            take(
-                &mut medium_meta_pages,
-                sizes::MEDIUM_META_SLOTS,
-                "medium meta pages",
-            )?,
-            sizes::META_PAGE_BYTES,
-        )
-        .map_err(setup)?;
-        let store = LentStorage::new(
-            take(&mut medium_blocks, sizes::MEDIUM_BLOCKS, "medium blocks")?,
-            take(&mut medium_pages, sizes::MEDIUM_PAGES, "medium pages")?,
-            take(&mut medium_units, sizes::MEDIUM_UNITS, "medium units")?,
-        )
-        .with_meta(meta);
-        // No bit errors: the only failures are the injected die failure.
-        let rel = ReliabilityConfig {
-            seed: opts.seed ^ ((i as u64) << 8),
-            base_errors: 0.0,
-            wear_errors: 0.0,
-            read_noise: 0.0,
-            ..ReliabilityConfig::default()
-        };
-        let nand = LentMedium::with_storage(GEOMETRY, rel, FaultConfig::default(), store)
-            .map_err(setup)?;
-        let ftl = Ftl::new(CONFIG, tables).map_err(setup)?;
-        let lend = CoreLend {
-            entrust: take(&mut entrust, sizes::ENTRUST, "entrust")?,
-            marks: take(&mut marks, sizes::MARKS, "marks")?,
-            lists: ListLend {
-                holders: take(&mut holders, sizes::HOLDERS, "list holders")?,
-                bufs: take(&mut list_bufs, sizes::LIST_BUF_BYTES, "list buffers")?,
-            },
-        };
-        let fc = FlashCore::new(ftl, lend, N_BAD_DIE).map_err(setup)?;
-        let data = take(&mut data, sizes::DATA, "data pool")?;
-        let c = slot.insert(McCore { fc, nand, data });
+    let mut built: [Option<McCore<'_, 'a>>; CORES] = core::array::from_fn(|_| None);
+    for (i, (slot, out)) in cores.iter_mut().zip(built.iter_mut()).enumerate() {
+        let c = out.insert(build_core(slot, &mut mem, i, opts.seed)?);
         c.fc.ftl.format(0).map_err(err(Step::Format))?;
         c.run(Step::Format)?;
     }
+    let oracle = core::mem::take(&mut mem.oracle)
+        .get_mut(..sizes::ORACLE)
+        .ok_or(ScenarioError::Memory("oracle shorter than the drive"))?;
+    oracle.fill(0);
+    let truth = core::mem::take(&mut mem.truth)
+        .get_mut(..sizes::TRUTH)
+        .ok_or(ScenarioError::Memory("truth bitmap shorter than the drive"))?;
 
     let mut d = Drive {
         master: Master::new(CORES as u32, u64::from(LOGICAL)).map_err(setup)?,
-        cores,
+        cores: built,
         oracle,
         truth,
         version: 0,

@@ -2,7 +2,9 @@
 //! very code the QEMU firmware runs.
 
 use firmware_core::tables::{BlockMeta, OpEntry, PlaneState, SlotMeta};
-use ftl_scenario::multicore::{self, sizes, McCore, McFault, McMemory, McOptions, McReport, CORES};
+use ftl_scenario::multicore::{
+    self, sizes, CoreSlot, McFault, McMemory, McOptions, McReport, CORES,
+};
 use nand_model::{BlockRec, PageRec, UnitRec};
 
 /// Every lent array, `CORES` shares of each per-core table.
@@ -81,7 +83,7 @@ impl Store {
 
 fn run(opts: &McOptions) -> McReport {
     let mut store = Store::new();
-    let mut cores: Vec<Option<McCore<'_>>> = (0..CORES).map(|_| None).collect();
+    let mut cores: Vec<CoreSlot<'_>> = (0..CORES).map(|_| None).collect();
     let r = multicore::run(store.memory(), &mut cores, opts).expect("scenario runs to the end");
     println!("{r}");
     r
