@@ -1,7 +1,9 @@
 //! `cargo xtask qemu`: boots the bare-metal firmware (`firmware/qemu-m4`) on
 //! QEMU's Cortex-M4 board twice. The clean build must exit 0 and end with
 //! `N passed, 0 failed`, and its power-cut figures must show cuts, remounts
-//! and nothing lost (see [`check_cuts`]); the build with feature `corrupt`
+//! and nothing lost (see [`check_cuts`]), and its multi-core Reparo scenario
+//! must identify exactly the failed die's LBAs and read everything back after
+//! the recovery (see [`check_multicore`]); the build with feature `corrupt`
 //! (one block of the medium damaged after the workload) must exit non-zero.
 //!
 //! Installs what is missing first: the thumbv7em target (rustup) and
@@ -271,12 +273,65 @@ pub fn check_cuts(b: &Boot) -> Result<(u64, u64), String> {
     Ok((cuts, remounts))
 }
 
+/// Parses `multicore: identified N of M ...` into (N, M).
+fn identified(b: &Boot) -> Option<(u64, u64)> {
+    b.output.lines().find_map(|l| {
+        let rest = l.trim().strip_prefix("multicore: identified ")?;
+        let mut w = rest.split_whitespace();
+        let n = w.next()?.parse().ok()?;
+        if w.next()? != "of" {
+            return None;
+        }
+        let m = w.next()?.parse().ok()?;
+        Some((n, m))
+    })
+}
+
+/// Passes a clean run only if its multi-core scenario identified every LBA
+/// of the failed die and no other (`multicore: identified N of N`, N > 0,
+/// nothing missed or extra), and no read mismatched the oracle before the
+/// die failed or after the recovery. Returns N.
+pub fn check_multicore(b: &Boot) -> Result<u64, String> {
+    let want = |label: &str| {
+        b.figure(label)
+            .ok_or_else(|| format!("clean firmware printed no `{label}: N` line"))
+    };
+    let (n, truth) = identified(b).ok_or_else(|| {
+        "clean firmware printed no `multicore: identified N of M` line".to_string()
+    })?;
+    if truth == 0 || n != truth {
+        return Err(format!(
+            "multicore scenario identified {n} of {truth} LBAs of the failed die (want all, and some)"
+        ));
+    }
+    let line = b
+        .output
+        .lines()
+        .find(|l| l.trim().starts_with("multicore: identified "))
+        .unwrap_or_default();
+    if !line.contains("(0 missed, 0 extra)") {
+        return Err(format!("multicore identification inexact: {line}"));
+    }
+    for label in [
+        "multicore mismatches before",
+        "multicore mismatches after",
+        "multicore audits failed",
+    ] {
+        let v = want(label)?;
+        if v != 0 {
+            return Err(format!("clean firmware: {label}: {v} (want 0)"));
+        }
+    }
+    Ok(n)
+}
+
 /// `cargo xtask qemu`.
 pub fn run() -> Result<(), String> {
     prepare()?;
     let elf = build(false)?;
     let clean = check_clean(boot(&elf, "m4")?)?;
     let (cuts, remounts) = check_cuts(&clean)?;
+    let identified = check_multicore(&clean)?;
     let (checks, _) = clean.tally.unwrap_or_default();
     lint()?;
     let elf = build(true)?;
@@ -296,9 +351,43 @@ pub fn run() -> Result<(), String> {
     }
     eprintln!(
         "xtask qemu: OK. Clean firmware: all {checks} checks good through {cuts} power cuts \
-         and {remounts} remounts from flash, nothing acknowledged lost, exit 0. \
+         and {remounts} remounts from flash, nothing acknowledged lost, multi-core scenario \
+         identified all {identified} LBAs of the failed die and recovered them, exit 0. \
          Corrupted firmware: {failed} checks caught the damage, exit {:?} as required.",
         bad.status.unwrap_or_default()
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn boot(out: &str) -> Boot {
+        Boot {
+            status: Some(0),
+            output: out.to_string(),
+            tally: None,
+        }
+    }
+
+    const GOOD: &str = "multicore: identified 396 of 396 (0 missed, 0 extra), 13 list-page reads, 3 blocks from RAM\n\
+                        multicore mismatches before: 0\n\
+                        multicore mismatches after: 0\n\
+                        multicore audits failed: 0";
+
+    #[test]
+    fn multicore_figures_pass_only_when_exact() {
+        assert_eq!(check_multicore(&boot(GOOD)), Ok(396));
+        let missed = GOOD.replace(
+            "identified 396 of 396 (0 missed",
+            "identified 395 of 396 (1 missed",
+        );
+        assert!(check_multicore(&boot(&missed)).is_err());
+        let after = GOOD.replace("after: 0", "after: 1");
+        assert!(check_multicore(&boot(&after)).is_err());
+        let none = GOOD.replace("396 of 396", "0 of 0");
+        assert!(check_multicore(&boot(&none)).is_err());
+        assert!(check_multicore(&boot("")).is_err());
+    }
 }

@@ -26,6 +26,10 @@
 //!
 //! With [`Corruption::UnreadableBlock`] the scenario damages the medium after the
 //! workload, and verification must then report failures.
+//!
+//! [`multicore`] is the second scenario: four Reparo flash cores behind the
+//! master core's striping, a die failure detected and identified from the
+//! block-level LBA lists on flash, and the failed LBAs rewritten.
 #![no_std]
 #![cfg_attr(
     not(test),
@@ -41,6 +45,8 @@
     )
 )]
 #![warn(missing_docs)]
+
+pub mod multicore;
 
 use core::fmt;
 

@@ -12,8 +12,15 @@
 //! when every check passed, 1 otherwise. Panics and hard faults print what
 //! happened and exit with status 1 too.
 //!
-//! Feature `corrupt` asks the scenario to damage one block of the medium after
-//! the workload; that build must fail.
+//! Then it runs the second scenario, `ftl_scenario::multicore::run`: four
+//! Reparo flash cores in this one image behind the master core's striping, one
+//! die of core 2 failed, detected, identified from the block-level LBA lists on
+//! flash and rewritten. Its memory comes from PSRAM statics too, the flash
+//! cores themselves included (about 14 KiB each, kept off the stack). The
+//! final `N passed, M failed` line counts the checks of both scenarios.
+//!
+//! Feature `corrupt` asks the first scenario to damage one block of the medium
+//! after the workload; that build must fail.
 #![no_std]
 #![no_main]
 
@@ -27,6 +34,7 @@ use cortex_m_semihosting::hprintln;
 use firmware_core::map_dirty::DirtyLink;
 use firmware_core::tables::{BlockMeta, OpEntry, PlaneState, SlotMeta};
 use firmware_core::{Ftl, PersistTables, ReadValue, Tables};
+use ftl_scenario::multicore::{self, CoreSlot, McMemory, McOptions, CORES};
 use ftl_scenario::{sizes, Corruption, CutKind, Failure, Memory, Options, Report, GEOMETRY};
 use nand_model::{BlockRec, PageRec, TornProgram, UnitRec};
 
@@ -154,9 +162,132 @@ fn take_memory() -> Memory<'static> {
     }
 }
 
-/// Runs the scenario and prints everything; true when every check passed.
+/// Set once the multi-core scenario's memory has been handed out.
+static MC_TAKEN: AtomicBool = AtomicBool::new(false);
+
+/// The slots the multi-core scenario builds its flash cores in.
+#[link_section = ".lent"]
+static mut MC_CORES: MaybeUninit<[CoreSlot<'static>; CORES]> = MaybeUninit::uninit();
+
+/// Hands out every array the multi-core scenario borrows, and the slots its
+/// flash cores are built in (once per boot).
+fn take_mc_memory() -> (McMemory<'static>, &'static mut [CoreSlot<'static>]) {
+    use multicore::sizes as mc;
+    if MC_TAKEN.swap(true, Ordering::AcqRel) {
+        panic!("multicore memory taken twice");
+    }
+    let p = addr_of_mut!(MC_CORES).cast::<CoreSlot<'static>>();
+    // SAFETY: `MC_TAKEN` guards this block, so this is the only reference
+    // ever made to `MC_CORES`; every slot is written before the slice is
+    // formed.
+    let cores = unsafe {
+        for i in 0..CORES {
+            p.add(i).write(None);
+        }
+        core::slice::from_raw_parts_mut(p, CORES)
+    };
+    let mem = McMemory {
+        l2p: lend!(u32, CORES * mc::L2P, 0),
+        p2l: lend!(u32, CORES * mc::P2L, 0),
+        blocks: lend!(BlockMeta, CORES * mc::BLOCKS, BlockMeta::default()),
+        buckets: lend!(u32, CORES * mc::BUCKETS, 0),
+        planes: lend!(PlaneState, CORES * mc::PLANES, PlaneState::default()),
+        slots: lend!(SlotMeta, CORES * mc::SLOTS, SlotMeta::default()),
+        ops: lend!(OpEntry, CORES * mc::OPS, OpEntry::default()),
+        data: lend!(u64, CORES * mc::DATA, 0),
+        medium_blocks: lend!(BlockRec, CORES * mc::MEDIUM_BLOCKS, BlockRec::INIT),
+        medium_pages: lend!(PageRec, CORES * mc::MEDIUM_PAGES, PageRec::INIT),
+        medium_units: lend!(UnitRec, CORES * mc::MEDIUM_UNITS, UnitRec::INIT),
+        medium_meta: lend!(u8, CORES * mc::MEDIUM_META_BYTES, 0),
+        medium_meta_pages: lend!(u32, CORES * mc::MEDIUM_META_SLOTS, 0),
+        entrust: lend!(u32, CORES * mc::ENTRUST, 0),
+        marks: lend!(u32, CORES * mc::MARKS, 0),
+        holders: lend!(u32, CORES * mc::HOLDERS, 0),
+        list_bufs: lend!(u8, CORES * mc::LIST_BUF_BYTES, 0),
+        oracle: lend!(u32, mc::ORACLE, 0),
+        truth: lend!(u32, mc::TRUTH, 0),
+    };
+    (mem, cores)
+}
+
+/// PSRAM the `.lent` section takes, from the linker's `__slent`/`__elent`.
+fn lent_section_bytes() -> usize {
+    extern "C" {
+        static __slent: u8;
+        static __elent: u8;
+    }
+    (addr_of!(__elent) as usize).saturating_sub(addr_of!(__slent) as usize)
+}
+
+/// PSRAM size (see `memory.x`).
+const PSRAM_BYTES: usize = 16 << 20;
+
+/// Runs both scenarios and prints everything; true when every check passed.
 #[inline(never)]
 fn run() -> bool {
+    let (p1, f1, ok1) = run_single();
+    let (p2, f2, ok2) = run_multicore();
+    let section = lent_section_bytes();
+    hprintln!("lent section: {} B of {} B PSRAM", section, PSRAM_BYTES);
+    let fits = section <= PSRAM_BYTES;
+    let failed = f1 + f2 + u64::from(!fits);
+    hprintln!(
+        "stack high-water (both scenarios): {} bytes",
+        stack_high_water()
+    );
+    hprintln!("{} passed, {} failed", p1 + p2, failed);
+    ok1 && ok2 && fits
+}
+
+/// Runs the multi-core scenario and prints its report; returns its checks
+/// passed and failed, and whether it was all good.
+#[inline(never)]
+fn run_multicore() -> (u64, u64, bool) {
+    let (mem, cores) = take_mc_memory();
+    let result = multicore::run(mem, cores, &McOptions::DEFAULT);
+    let stack = stack_high_water();
+    let g = multicore::GEOMETRY;
+    hprintln!(
+        "multicore geometry per core: {} ch x {} dies x {} plane x {} blocks x {} pages x {} B, {} units/page; {} logical units per core",
+        g.channels,
+        g.dies_per_channel,
+        g.planes_per_die,
+        g.blocks_per_plane,
+        g.pages_per_block,
+        g.page_bytes,
+        g.units_per_page,
+        multicore::CORE_LOGICAL
+    );
+    match multicore::lent_bytes() {
+        Ok(b) => hprintln!(
+            "multicore lent memory (PSRAM): {} B, plus {} B of flash-core slots ({} B each)",
+            b,
+            size_of::<[CoreSlot<'static>; CORES]>(),
+            size_of::<CoreSlot<'static>>()
+        ),
+        Err(e) => hprintln!("multicore lent memory: {}", e),
+    }
+    match result {
+        Ok(r) => {
+            hprintln!("{}", r);
+            hprintln!("multicore stack high-water: {} bytes", stack);
+            let ok = r.ok();
+            // A report that is not ok with every check passed still fails.
+            let failed = r.checks_failed + u64::from(!ok && r.checks_failed == 0);
+            (r.checks_passed, failed, ok)
+        }
+        Err(e) => {
+            hprintln!("multicore scenario stopped: {}", e);
+            hprintln!("multicore stack high-water: {} bytes", stack);
+            (0, 1, false)
+        }
+    }
+}
+
+/// Runs the single-core scenario and prints its report; returns its checks
+/// passed and failed, and whether it was all good.
+#[inline(never)]
+fn run_single() -> (u64, u64, bool) {
     let opts = Options {
         corruption: CORRUPTION,
         ..Options::DEFAULT
@@ -203,14 +334,17 @@ fn run() -> bool {
         Ok(r) => {
             print_report(&r);
             hprintln!("stack high-water: {} bytes", stack);
-            hprintln!("{} passed, {} failed", r.checks_passed, r.checks_failed);
-            r.ok()
+            hprintln!(
+                "scenario checks: {} passed, {} failed",
+                r.checks_passed,
+                r.checks_failed
+            );
+            (r.checks_passed, r.checks_failed, r.ok())
         }
         Err(e) => {
             hprintln!("scenario stopped: {}", e);
             hprintln!("stack high-water: {} bytes", stack);
-            hprintln!("0 passed, 1 failed");
-            false
+            (0, 1, false)
         }
     }
 }
