@@ -30,11 +30,9 @@ pub const LIST_BUFS: usize = 4;
 /// [`MetaBuf`] numbers of the list buffers start here (the FTL's own
 /// metadata buffers are numbered from 0).
 pub const LIST_BUF_BASE: u16 = 0xFF00;
-/// Planes a core may have with block-level lists.
-pub const MAX_PLANES: usize = 256;
 /// Complete blocks per plane whose lists may wait for a list page; more
 /// stay in RAM for good.
-const PENDING: usize = 8;
+pub const PENDING: usize = 8;
 /// Operation id of the *Identifier*'s list-page reads.
 pub const IDENT_ID: OpId = OpId(u32::MAX - 1);
 /// First word of a list page.
@@ -42,9 +40,18 @@ const MAGIC: u32 = 0x5032_4C4C;
 /// Holder value: the block's list is in RAM only.
 const IN_RAM: u32 = 0;
 
+/// Words of [`ListLend::holders`] for a core of `blocks` blocks in
+/// `planes` planes: one per block (the page holding its list), then a
+/// queue of [`PENDING`] lists plus its length per plane (the complete
+/// blocks waiting for a list page).
+pub const fn holder_words(blocks: usize, planes: usize) -> usize {
+    blocks.saturating_add(planes.saturating_mul(PENDING.saturating_add(1)))
+}
+
 /// Memory the block-level lists borrow.
 pub struct ListLend<'a> {
-    /// One word per block: page holding its list, plus one (0: in RAM).
+    /// [`holder_words`] words: per block the page holding its list plus
+    /// one (0: in RAM), then the per-plane queues of waiting lists.
     pub holders: &'a mut [u32],
     /// [`LIST_BUFS`] page buffers, `page_bytes` each.
     pub bufs: &'a mut [u8],
@@ -71,8 +78,8 @@ pub struct BlockLists<'a> {
     holders: &'a mut [u32],
     bufs: &'a mut [u8],
     buf_ops: [Option<OpId>; LIST_BUFS],
-    pending: [[u32; PENDING]; MAX_PLANES],
-    pending_len: [u8; MAX_PLANES],
+    /// Per plane: queue length, then [`PENDING`] block ids.
+    pending: &'a mut [u32],
     job: Job,
 }
 
@@ -83,14 +90,12 @@ impl<'a> BlockLists<'a> {
     /// Lists for `ftl`'s geometry over lent memory.
     pub fn new(ftl: &Ftl<'_>, lend: ListLend<'a>) -> Result<BlockLists<'a>, Error> {
         let g = ftl.config().geometry;
-        if lend.holders.len() < g.total_blocks() as usize {
+        let blocks = g.total_blocks() as usize;
+        if lend.holders.len() < holder_words(blocks, g.planes() as usize) {
             return Err(Error::TableTooSmall("p2l lists: holders"));
         }
         if lend.bufs.len() < LIST_BUFS.saturating_mul(g.page_bytes as usize) {
             return Err(Error::TableTooSmall("p2l lists: page buffers"));
-        }
-        if g.planes() as usize > MAX_PLANES {
-            return Err(Error::InvalidConfig("p2l lists: more than 256 planes"));
         }
         let data_units = ftl.data_units_per_block();
         if (data_units as usize).saturating_add(4) > (g.page_bytes / 4) as usize {
@@ -99,14 +104,14 @@ impl<'a> BlockLists<'a> {
             ));
         }
         lend.holders.fill(IN_RAM);
+        let (holders, pending) = lend.holders.split_at_mut(blocks);
         Ok(BlockLists {
             g,
             data_units,
-            holders: lend.holders,
+            holders,
+            pending,
             bufs: lend.bufs,
             buf_ops: [None; LIST_BUFS],
-            pending: [[0; PENDING]; MAX_PLANES],
-            pending_len: [0; MAX_PLANES],
             job: Job::default(),
         })
     }
@@ -139,16 +144,35 @@ impl<'a> BlockLists<'a> {
         None
     }
 
+    /// Plane `p`'s queue: its length word and its [`PENDING`] slots.
+    fn queue(&mut self, p: usize) -> Option<(&mut u32, &mut [u32])> {
+        let words = PENDING.saturating_add(1);
+        let start = p.checked_mul(words)?;
+        self.pending
+            .get_mut(start..start.checked_add(words)?)?
+            .split_first_mut()
+    }
+
+    /// The block ids waiting in plane `p`'s queue.
+    fn waiting(&self, p: usize) -> &[u32] {
+        let start = p.saturating_mul(PENDING.saturating_add(1));
+        let len = self.pending.get(start).copied().unwrap_or(0) as usize;
+        self.pending
+            .get(start.saturating_add(1)..start.saturating_add(1).saturating_add(len))
+            .unwrap_or(&[])
+    }
+
     fn push_pending(&mut self, b: BlockId) {
         let p = self.g.plane_of(b).0 as usize;
-        let (Some(q), Some(len)) = (self.pending.get_mut(p), self.pending_len.get_mut(p)) else {
+        let Some((len, q)) = self.queue(p) else {
             return;
         };
-        if q.get(..usize::from(*len)).is_some_and(|s| s.contains(&b.0)) {
+        let n = *len as usize;
+        if q.get(..n).is_some_and(|s| s.contains(&b.0)) {
             return;
         }
         // A full queue leaves the list in RAM for good.
-        if let Some(slot) = q.get_mut(usize::from(*len)) {
+        if let Some(slot) = q.get_mut(n) {
             *slot = b.0;
             *len = len.saturating_add(1);
         }
@@ -156,10 +180,10 @@ impl<'a> BlockLists<'a> {
 
     fn drop_pending(&mut self, b: BlockId) {
         let p = self.g.plane_of(b).0 as usize;
-        let (Some(q), Some(len)) = (self.pending.get_mut(p), self.pending_len.get_mut(p)) else {
+        let Some((len, q)) = self.queue(p) else {
             return;
         };
-        let n = usize::from(*len);
+        let n = *len as usize;
         if let Some(i) = q.get(..n).and_then(|s| s.iter().position(|&x| x == b.0)) {
             if let Some(s) = q.get_mut(i..n) {
                 s.rotate_left(1);
@@ -215,7 +239,7 @@ impl<'a> BlockLists<'a> {
             return Ok(());
         };
         let ni = n.0 as usize;
-        let waiting = usize::from(self.pending_len.get(ni).copied().unwrap_or(0));
+        let waiting = self.waiting(ni).len();
         if waiting == 0 {
             return Ok(());
         }
@@ -231,10 +255,8 @@ impl<'a> BlockLists<'a> {
         let fit = words.saturating_sub(2).checked_div(per_list).unwrap_or(0);
         let take = waiting.min(fit);
         let mut listed = [0u32; PENDING];
-        if let Some(src) = self.pending.get(ni).and_then(|s| s.get(..take)) {
-            if let Some(d) = listed.get_mut(..take) {
-                d.copy_from_slice(src);
-            }
+        if let (Some(src), Some(d)) = (self.waiting(ni).get(..take), listed.get_mut(..take)) {
+            d.copy_from_slice(src);
         }
         {
             let start = bi.saturating_mul(pb);
@@ -258,11 +280,11 @@ impl<'a> BlockLists<'a> {
         for &b in listed.get(..take).unwrap_or(&[]) {
             self.set_holder(BlockId(b), page.0.saturating_add(1));
         }
-        if let (Some(qs), Some(len)) = (self.pending.get_mut(ni), self.pending_len.get_mut(ni)) {
+        if let Some((len, qs)) = self.queue(ni) {
             if let Some(s) = qs.get_mut(..waiting) {
                 s.rotate_left(take);
             }
-            *len = len.saturating_sub(u8::try_from(take).unwrap_or(u8::MAX));
+            *len = len.saturating_sub(u32::try_from(take).unwrap_or(u32::MAX));
         }
         if let Some(o) = self.buf_ops.get_mut(bi) {
             *o = Some(op.id);

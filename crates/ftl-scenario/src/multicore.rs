@@ -154,8 +154,9 @@ pub mod sizes {
     pub const ENTRUST: usize = P2L;
     /// Flash core: failed-LBA marks, one bit per logical unit.
     pub const MARKS: usize = L2P.div_ceil(32);
-    /// Flash core: list holders, one word per block.
-    pub const HOLDERS: usize = BLOCKS;
+    /// Flash core: list holders (one word per block) and the per-plane
+    /// queues of lists waiting for a list page.
+    pub const HOLDERS: usize = firmware_core::p2l_list::holder_words(BLOCKS, PLANES_U);
     /// Flash core: list page buffers.
     pub const LIST_BUF_BYTES: usize = firmware_core::p2l_list::LIST_BUFS * META_PAGE_BYTES;
     /// Drive: the oracle, one version per host LBA (not per core).

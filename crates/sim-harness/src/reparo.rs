@@ -173,7 +173,17 @@ impl DriveStore {
                     CoreMem {
                         entrust: vec![0u32; g.total_units() as usize],
                         marks: vec![0u32; (cfg.logical_units as usize).div_ceil(32)],
-                        holders: vec![0u32; if lists { g.total_blocks() as usize } else { 0 }],
+                        holders: vec![
+                            0u32;
+                            if lists {
+                                firmware_core::p2l_list::holder_words(
+                                    g.total_blocks() as usize,
+                                    g.planes() as usize,
+                                )
+                            } else {
+                                0
+                            }
+                        ],
                         list_bufs: vec![
                             0u8;
                             if lists {
