@@ -126,15 +126,10 @@ impl Ftl<'_> {
                     if self.ops_available() == 0 {
                         return Ok(None);
                     }
-                    self.emit_list_page(BlockId(active))?;
-                    self.pl_mut(p)?.host_active = NIL;
-                    self.refresh_ready(p)?;
+                    self.sb_close_member(p, BlockId(active))?;
                     continue;
                 }
-                self.sb.next = self.sb.next.saturating_add(1);
-                if self.sb.next >= planes {
-                    self.sb.next = 0;
-                }
+                self.sb_advance();
                 if active == NIL {
                     continue;
                 }
@@ -169,16 +164,26 @@ impl Ftl<'_> {
                 if !self.sb_list_page_now(BlockId(active))? || self.ops_available() == 0 {
                     return Ok(());
                 }
-                self.emit_list_page(BlockId(active))?;
-                self.pl_mut(p)?.host_active = NIL;
-                self.refresh_ready(p)?;
+                self.sb_close_member(p, BlockId(active))?;
             }
-            self.sb.next = self.sb.next.saturating_add(1);
-            if self.sb.next >= planes {
-                self.sb.next = 0;
-            }
+            self.sb_advance();
         }
         Ok(())
+    }
+
+    /// Programs member `b`'s list page; the member leaves the superblock.
+    fn sb_close_member(&mut self, p: PlaneId, b: BlockId) -> Result<(), Error> {
+        self.emit_list_page(b)?;
+        self.pl_mut(p)?.host_active = NIL;
+        self.refresh_ready(p)
+    }
+
+    /// Moves the cursor to the next plane.
+    fn sb_advance(&mut self) {
+        self.sb.next = self.sb.next.saturating_add(1);
+        if self.sb.next >= self.g.planes() {
+            self.sb.next = 0;
+        }
     }
 
     /// Whether host member `b` is due its list page: its data pages are all
