@@ -602,6 +602,32 @@ struct Drive<'c, 'a> {
     report: McReport,
 }
 
+/// Calls `each` with the host LBA of every failed LBA the victim core's
+/// marks report, in order; `drop_first` leaves the first one out (the
+/// fault that proves the checks can fail).
+fn reported_lbas(
+    cores: &mut [Option<McCore<'_, '_>>; CORES],
+    drop_first: bool,
+    mut each: impl FnMut(u32),
+) -> Result<(), ScenarioError> {
+    let n = CORES as u32;
+    let victim = cores
+        .get_mut(VICTIM as usize)
+        .and_then(Option::as_mut)
+        .ok_or(ScenarioError::Memory("core slot empty"))?;
+    let mut skip = drop_first;
+    victim
+        .fc
+        .scan_marks(0, CORE_LOGICAL, |l| {
+            if skip {
+                skip = false;
+                return;
+            }
+            each(l.0.saturating_mul(n).saturating_add(VICTIM));
+        })
+        .map_err(err(Step::Verify))
+}
+
 fn bit(bits: &[u32], i: u32) -> bool {
     bits.get((i / 32) as usize)
         .is_some_and(|w| w & (1u32 << (i % 32)) != 0)
@@ -928,32 +954,19 @@ pub fn run<'a>(
         d.report.ident_ram_blocks = c.ram_blocks;
     }
     // Each reported LBA is compared with the truth bitmap as it comes.
-    let n = CORES as u32;
     let drop_first = opts.fault == McFault::DropIdentified;
     let (mut identified, mut matched, mut extra) = (0u64, 0u64, 0u64);
     {
         let Drive { cores, truth, .. } = &mut d;
         let truth: &[u32] = truth;
-        let victim = cores
-            .get_mut(VICTIM as usize)
-            .and_then(Option::as_mut)
-            .ok_or(ScenarioError::Memory("core slot empty"))?;
-        let mut skip = drop_first;
-        victim
-            .fc
-            .scan_marks(0, CORE_LOGICAL, |l| {
-                if skip {
-                    skip = false;
-                    return;
-                }
-                identified = identified.saturating_add(1);
-                if bit(truth, l.0.saturating_mul(n).saturating_add(VICTIM)) {
-                    matched = matched.saturating_add(1);
-                } else {
-                    extra = extra.saturating_add(1);
-                }
-            })
-            .map_err(err(Step::Verify))?;
+        reported_lbas(cores, drop_first, |lba| {
+            identified = identified.saturating_add(1);
+            if bit(truth, lba) {
+                matched = matched.saturating_add(1);
+            } else {
+                extra = extra.saturating_add(1);
+            }
+        })?;
     }
     d.report.identified_lbas = identified;
     d.report.extra = extra;
@@ -969,21 +982,7 @@ pub fn run<'a>(
     d.truth.fill(0);
     {
         let Drive { cores, truth, .. } = &mut d;
-        let victim = cores
-            .get_mut(VICTIM as usize)
-            .and_then(Option::as_mut)
-            .ok_or(ScenarioError::Memory("core slot empty"))?;
-        let mut skip = drop_first;
-        victim
-            .fc
-            .scan_marks(0, CORE_LOGICAL, |l| {
-                if skip {
-                    skip = false;
-                    return;
-                }
-                set_bit(truth, l.0.saturating_mul(n).saturating_add(VICTIM));
-            })
-            .map_err(err(Step::Verify))?;
+        reported_lbas(cores, drop_first, |lba| set_bit(truth, lba))?;
     }
     for lba in (VICTIM..LOGICAL).step_by(CORES) {
         if bit(d.truth, lba) {

@@ -248,14 +248,8 @@ fn run_multicore() -> (u64, u64, bool) {
     let stack = stack_high_water();
     let g = multicore::GEOMETRY;
     hprintln!(
-        "multicore geometry per core: {} ch x {} dies x {} plane x {} blocks x {} pages x {} B, {} units/page; {} logical units per core",
-        g.channels,
-        g.dies_per_channel,
-        g.planes_per_die,
-        g.blocks_per_plane,
-        g.pages_per_block,
-        g.page_bytes,
-        g.units_per_page,
+        "multicore geometry per core: {}; {} logical units per core",
+        Shape(g),
         multicore::CORE_LOGICAL
     );
     match multicore::lent_bytes() {
@@ -297,17 +291,7 @@ fn run_single() -> (u64, u64, bool) {
 
     hprintln!("qemu-m4: FTL core on a Cortex-M4 (QEMU mps2-an386), bare metal");
     let g = GEOMETRY;
-    hprintln!(
-        "geometry: {} ch x {} dies x {} plane x {} blocks x {} pages x {} B, {} units/page; {} logical units",
-        g.channels,
-        g.dies_per_channel,
-        g.planes_per_die,
-        g.blocks_per_plane,
-        g.pages_per_block,
-        g.page_bytes,
-        g.units_per_page,
-        sizes::L2P
-    );
+    hprintln!("geometry: {}; {} logical units", Shape(g), sizes::L2P);
     hprintln!("corruption: {:?}", opts.corruption);
     match ftl_scenario::lent_bytes() {
         Ok(b) => hprintln!(
@@ -346,6 +330,26 @@ fn run_single() -> (u64, u64, bool) {
             hprintln!("stack high-water: {} bytes", stack);
             (0, 1, false)
         }
+    }
+}
+
+/// A geometry as `C ch x D dies x P plane x B blocks x N pages x S B, U units/page`.
+struct Shape(firmware_core::Geometry);
+
+impl core::fmt::Display for Shape {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let g = &self.0;
+        write!(
+            f,
+            "{} ch x {} dies x {} plane x {} blocks x {} pages x {} B, {} units/page",
+            g.channels,
+            g.dies_per_channel,
+            g.planes_per_die,
+            g.blocks_per_plane,
+            g.pages_per_block,
+            g.page_bytes,
+            g.units_per_page
+        )
     }
 }
 
