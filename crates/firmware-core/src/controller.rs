@@ -23,8 +23,9 @@ use crate::die_fail::L2pEntry;
 use crate::error::Error;
 use crate::ftl::Ftl;
 use crate::nand::{NandCmd, NandOp, NandResult, OpId, Origin, Slot};
-use crate::p2l::{P2lCost, P2lMode, P2lRecord};
+use crate::p2l::{P2lCost, P2lRecord};
 use crate::p2l_list::{BlockLists, ListLend, IDENT_ID, LIST_BUF_BASE};
+use crate::p2l_page::PageEntrust;
 use crate::reparo::{Cdr, Route};
 
 /// Operation id of detector probes (never an FTL operation id: FTL ids index
@@ -272,6 +273,10 @@ pub struct CoreLend<'a> {
     /// Block-level list pages: holders and page buffers (may be empty
     /// unless the FTL reserves list pages, see [`crate::superblock`]).
     pub lists: ListLend<'a>,
+    /// Page-level entrustment's holder table
+    /// ([`crate::p2l_page::page_words`] words; empty: page-level
+    /// entrustment off).
+    pub pages: &'a mut [u32],
 }
 
 /// One flash core: its FTL, die-failure detector and Reparo state.
@@ -286,6 +291,7 @@ pub struct FlashCore<'a> {
     probe_out: bool,
     stats: IdentifyStats,
     lists: Option<BlockLists<'a>>,
+    pages: Option<PageEntrust<'a>>,
     ident_page: Option<crate::addr::Ppn>,
     /// An error met while polling, handed back by the next call that can.
     fault: Option<Error>,
@@ -307,6 +313,11 @@ impl<'a> FlashCore<'a> {
         } else {
             None
         };
+        let pages = if lend.pages.is_empty() {
+            None
+        } else {
+            Some(PageEntrust::new(&ftl, lend.pages)?)
+        };
         Ok(FlashCore {
             det: Detector::new(g, n_bad_die)?,
             ftl,
@@ -317,6 +328,7 @@ impl<'a> FlashCore<'a> {
             probe_out: false,
             stats: IdentifyStats::default(),
             lists,
+            pages,
             ident_page: None,
             fault: None,
         })
@@ -337,7 +349,14 @@ impl<'a> FlashCore<'a> {
 
     /// Next operation for the driver: the FTL's first, then a probe.
     pub fn poll_op(&mut self) -> Option<NandOp> {
-        if let Some(mut op) = self.ftl.poll_op() {
+        let next = match self.pages.as_mut() {
+            Some(pe) => {
+                let ftl = &mut self.ftl;
+                pe.next_op(|| ftl.poll_op())
+            }
+            None => self.ftl.poll_op(),
+        };
+        if let Some(mut op) = next {
             match op.cmd {
                 NandCmd::Program { page, spare, .. }
                 | NandCmd::Copyback {
@@ -351,6 +370,18 @@ impl<'a> FlashCore<'a> {
                 }
             }
             return Some(op);
+        }
+        if let Some(pe) = self.pages.as_mut() {
+            let marks = &mut *self.marks;
+            match pe.next_read(&self.ftl, &self.entrust, &self.retired, |lpn| {
+                mark(marks, lpn)
+            }) {
+                Ok(Some(op)) => return Some(op),
+                Ok(None) => {}
+                Err(e) => {
+                    self.fault.get_or_insert(e);
+                }
+            }
         }
         if let Some(l) = self.lists.as_mut() {
             let marks = &mut *self.marks;
@@ -391,6 +422,15 @@ impl<'a> FlashCore<'a> {
         if let Some(e) = self.fault.take() {
             return Err(e);
         }
+        if id == IDENT_ID && self.pages.as_ref().is_some_and(|p| p.running()) {
+            let marks = &mut *self.marks;
+            return match self.pages.as_mut() {
+                Some(pe) => pe.read_done(&self.ftl, &result, |lpn| mark(marks, lpn)),
+                None => Err(Error::Corrupt(
+                    "identification read without page entrustment",
+                )),
+            };
+        }
         if id == IDENT_ID {
             let page = self
                 .ident_page
@@ -424,11 +464,19 @@ impl<'a> FlashCore<'a> {
                 NandCmd::Erase { block } | NandCmd::GuardedErase { block, .. } => block,
             };
             match (&result, cmd) {
-                (Err(e), _) => self.det.on_failure(block, *e),
+                (Err(e), _) => {
+                    if let (Some(pe), NandCmd::Program { page, .. }) = (self.pages.as_mut(), cmd) {
+                        pe.on_program_failed(page);
+                    }
+                    self.det.on_failure(block, *e)
+                }
                 (Ok(_), NandCmd::Erase { .. } | NandCmd::GuardedErase { .. }) => {
                     self.entrust.on_erase(&self.ftl, block);
                     if let Some(l) = self.lists.as_mut() {
                         l.on_erase(block, &self.retired);
+                    }
+                    if let Some(pe) = self.pages.as_mut() {
+                        pe.on_erase(block);
                     }
                 }
                 _ => {}
@@ -449,6 +497,10 @@ impl<'a> FlashCore<'a> {
     /// operations.
     pub fn maintain(&mut self) -> Result<heapless::Vec<DieId, 8>, Error> {
         let mut out = heapless::Vec::new();
+        if !self.to_retire.is_empty() {
+            // Retirement waits for every operation: send held programs.
+            self.release_held();
+        }
         if self.probe_out {
             return Ok(out);
         }
@@ -459,12 +511,7 @@ impl<'a> FlashCore<'a> {
                 Err(e) => return Err(e),
             }
             self.to_retire.pop_front();
-            if let Some(r) = self.retired.get_mut(d.0 as usize) {
-                *r = true;
-            }
-            if let Some(l) = self.lists.as_mut() {
-                l.on_retire_die(d);
-            }
+            self.note_retired(d);
             let _ = out.push(d);
         }
         Ok(out)
@@ -474,13 +521,25 @@ impl<'a> FlashCore<'a> {
     /// repaired state). Call it with no operation in flight.
     pub fn retire_die_now(&mut self, d: DieId) -> Result<(), Error> {
         self.ftl.retire_die(d)?;
+        self.note_retired(d);
+        Ok(())
+    }
+
+    /// Die `d` is out of service: the entrusted copies it held go back to
+    /// RAM, and superpage runs span one die fewer.
+    fn note_retired(&mut self, d: DieId) {
         if let Some(r) = self.retired.get_mut(d.0 as usize) {
             *r = true;
         }
         if let Some(l) = self.lists.as_mut() {
             l.on_retire_die(d);
         }
-        Ok(())
+        let dies = self.ftl.config().geometry.dies() as usize;
+        let live = self.retired.iter().take(dies).filter(|&&r| !r).count();
+        if let Some(pe) = self.pages.as_mut() {
+            pe.on_retire_die(d);
+            pe.set_dies(u32::try_from(live).unwrap_or(1));
+        }
     }
 
     /// Whether die `d` was detected failed and retired.
@@ -553,39 +612,6 @@ impl<'a> FlashCore<'a> {
         Ok(())
     }
 
-    /// CDR* with page-level entrustment: identifies the failed LBAs of
-    /// every retired die from the LBAs entrusted to neighbour pages and
-    /// marks them, so range queries ([`FlashCore::scan_marks`]) need
-    /// neither an L2P scan nor a sort. Block-level entrustment reads list
-    /// pages instead: [`FlashCore::start_list_identify`].
-    pub fn identify_by_p2l(&mut self, mode: P2lMode) -> Result<P2lCost, Error> {
-        match mode {
-            P2lMode::Page => {}
-            P2lMode::None => return Err(Error::InvalidConfig("p2l: no entrustment configured")),
-            P2lMode::Block => {
-                return Err(Error::InvalidConfig(
-                    "p2l: block-level entrustment reads list pages (start_list_identify)",
-                ))
-            }
-        }
-        let dies = self.ftl.config().geometry.dies();
-        let mut total = P2lCost::default();
-        for d in 0..dies {
-            if !self.is_retired(DieId(d)) {
-                continue;
-            }
-            let nb = d.saturating_add(1).checked_rem(dies).unwrap_or(0);
-            let nb_failed = nb != d && self.is_retired(DieId(nb));
-            let marks = &mut *self.marks;
-            let c = self
-                .entrust
-                .identify_pages(&self.ftl, DieId(d), nb_failed, |l| mark(marks, l))?;
-            total = add_cost(total, c);
-        }
-        self.stats.p2l = add_cost(self.stats.p2l, total);
-        Ok(total)
-    }
-
     /// CDR* with block-level entrustment: starts identifying the failed
     /// LBAs of every retired die. The list-page reads come out of
     /// [`FlashCore::poll_op`] (id [`IDENT_ID`]); once they are done,
@@ -618,6 +644,51 @@ impl<'a> FlashCore<'a> {
         Ok(c)
     }
 
+    /// Sends the programs page-level entrustment holds back for a superpage
+    /// run. Call it when the driver has nothing else to do, or before
+    /// waiting for the FTL (a flush, a full write buffer).
+    pub fn release_held(&mut self) {
+        if let Some(pe) = self.pages.as_mut() {
+            pe.release();
+        }
+    }
+
+    /// Whether page-level entrustment holds programs back.
+    pub fn holding(&self) -> bool {
+        self.pages.as_ref().is_some_and(|p| p.holding())
+    }
+
+    /// CDR* with page-level entrustment on the medium: starts identifying
+    /// the failed LBAs of every retired die by reading the spare areas that
+    /// hold them (ops with id [`IDENT_ID`] from [`FlashCore::poll_op`]);
+    /// [`FlashCore::page_identify_result`] gives the work once done.
+    pub fn start_page_identify(&mut self) -> Result<(), Error> {
+        let pe = self.pages.as_mut().ok_or(Error::InvalidConfig(
+            "p2l: page-level entrustment needs its holder table (CoreLend::pages)",
+        ))?;
+        pe.start();
+        Ok(())
+    }
+
+    /// The work of the finished page-level identification (counted into
+    /// [`FlashCore::identify_stats`] once), or `None` while reads are left.
+    pub fn page_identify_result(&mut self) -> Result<Option<P2lCost>, Error> {
+        if let Some(e) = self.fault.take() {
+            return Err(e);
+        }
+        let Some(pe) = self.pages.as_mut() else {
+            return Ok(None);
+        };
+        if pe.running() {
+            return Ok(None);
+        }
+        let c = pe.take_result();
+        if let Some(c) = c {
+            self.stats.p2l = add_cost(self.stats.p2l, c);
+        }
+        Ok(c)
+    }
+
     /// The bytes of the metadata buffer an operation from
     /// [`FlashCore::poll_op`] names (list pages, or the FTL's own).
     pub fn meta_for(&mut self, op: &NandOp) -> &mut [u8] {
@@ -634,7 +705,8 @@ impl<'a> FlashCore<'a> {
         self.ftl.meta_for(op)
     }
 
-    /// Range query over the marks of [`FlashCore::identify_by_p2l`]: calls
+    /// Range query over the marks of a P2L identification
+    /// ([`FlashCore::start_list_identify`], [`FlashCore::start_page_identify`]): calls
     /// `found` for each marked local LPN of `first..first + count` that is
     /// still failed (a host rewrite clears it), in order.
     pub fn scan_marks(
@@ -669,6 +741,7 @@ fn add_cost(a: P2lCost, b: P2lCost) -> P2lCost {
         candidates: a.candidates.saturating_add(b.candidates),
         found: a.found.saturating_add(b.found),
         ram_blocks: a.ram_blocks.saturating_add(b.ram_blocks),
+        ram_pages: a.ram_pages.saturating_add(b.ram_pages),
     }
 }
 

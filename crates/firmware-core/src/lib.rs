@@ -51,6 +51,7 @@ pub mod nand;
 mod ops;
 pub mod p2l;
 pub mod p2l_list;
+pub mod p2l_page;
 pub mod persist;
 pub mod power;
 pub mod reparo;

@@ -99,6 +99,12 @@ pub struct Spare {
     /// reads it back from each block's first page, so wear levelling
     /// survives a power cut (an erase-count header, as in UBI).
     pub erase_count: u32,
+    /// Which entries of `entrusted` hold an LBA.
+    pub entrusted_units: UnitMask,
+    /// LBAs of the neighbour page in the same superpage, on another die
+    /// (Reparo's page-level P2L entrustment, written by a flash core;
+    /// empty otherwise): entry `i` is the LBA of that page's unit `i`.
+    pub entrusted: [Lpn; MAX_UNITS_PER_PAGE],
 }
 
 /// Most wordlines per block a [`WlSet`] can name.

@@ -1,28 +1,22 @@
 //! P2L entrustment to a neighbouring die (seed 001, Sec. 5.5, Figs. 31
-//! and 32): the record of every unit's LBA the controller keeps, and the
-//! page-level *Identifier*.
+//! and 32): the modes, their cost counters, and the record of every unit's
+//! LBA the controller keeps in RAM.
 //!
 //! Every page's LBAs are also kept where a die failure cannot take them with
-//! the data. [`P2lRecord`], over a lent slice with one entry per physical
-//! unit, is written when a program is issued and cleared when an erase
-//! succeeds. It serves two purposes:
-//!
-//! * [`P2lMode::Page`]: each page's LBAs sit in the spare area of its
-//!   neighbour page in the same superpage ([`crate::superblock`]);
-//!   [`P2lRecord::identify_pages`] reads them back from the record and
-//!   charges one neighbour-page read per programmed page of the failed die;
-//! * [`P2lMode::Block`]: the lists of blocks not yet written to a list page
-//!   (open blocks, and complete ones waiting for a list page), which the
-//!   controller holds in RAM; the lists on flash are
-//!   [`crate::p2l_list`]'s, read back with real page reads.
+//! the data: in the spare area of the neighbour page of the same superpage
+//! ([`P2lMode::Page`], [`crate::p2l_page`]) or in a list page of the
+//! neighbour die ([`P2lMode::Block`], [`crate::p2l_list`]), both read back
+//! with real medium reads. [`P2lRecord`], over a lent slice with one entry
+//! per physical unit, is written when a program is issued and cleared when
+//! an erase succeeds: it holds the lists of blocks not yet on flash (open
+//! blocks, complete ones waiting for a list page, pages written outside a
+//! superpage run), and the lists are built from it.
 //!
 //! Entrusted lists include LBAs that were overwritten since, so every
 //! candidate is checked against the L2P table; the check counts as a
-//! candidate. For page-level entrustment the neighbour of die `d` is die
-//! `(d + 1) % D` of the same core; when both failed the entrusted copy is
-//! gone and identification fails.
+//! candidate.
 
-use crate::addr::{BlockId, DieId, Geometry, Lpn, Ppn, Pun};
+use crate::addr::{BlockId, Geometry, Lpn, Ppn, Pun};
 use crate::die_fail::L2pEntry;
 use crate::error::Error;
 use crate::ftl::Ftl;
@@ -52,6 +46,9 @@ pub struct P2lCost {
     /// Failed blocks identified from lists held in the controller's RAM
     /// (blocks still open, or waiting for a list page): no read.
     pub ram_blocks: u64,
+    /// Failed pages identified from the record because no page held their
+    /// LBAs (page-level entrustment): no read.
+    pub ram_pages: u64,
 }
 
 /// Entrusted LBA of each physical unit (`lpn + 1`, 0 when none).
@@ -106,6 +103,33 @@ impl<'a> P2lRecord<'a> {
         Ok(self.block_entries(g, b)?.iter().any(|&e| e != 0))
     }
 
+    /// Identifies the failed LBAs of page `page` from the record (no page
+    /// holds them), checking each against the L2P table.
+    pub fn identify_page(
+        &self,
+        ftl: &Ftl<'_>,
+        page: Ppn,
+        mut found: impl FnMut(Lpn),
+    ) -> Result<P2lCost, Error> {
+        let g = ftl.config().geometry;
+        let mut cost = P2lCost::default();
+        for off in 0..g.units_per_page {
+            let pun = g.pun(page, off);
+            let Some(&e) = self.units.get(pun.0 as usize) else {
+                return Err(Error::AddressOutOfRange);
+            };
+            let Some(lpn) = e.checked_sub(1) else {
+                continue;
+            };
+            cost.candidates = cost.candidates.saturating_add(1);
+            if unit_failed(ftl, Lpn(lpn), pun) {
+                cost.found = cost.found.saturating_add(1);
+                found(Lpn(lpn));
+            }
+        }
+        Ok(cost)
+    }
+
     /// Identifies the failed LBAs of block `b` from the record (a list held
     /// in RAM), checking each against the L2P table.
     pub fn identify_block(
@@ -130,60 +154,11 @@ impl<'a> P2lRecord<'a> {
         }
         Ok(cost)
     }
-
-    /// Page-level *Identifier*: finds the failed LBAs of die `die` from the
-    /// LBAs entrusted to the spare areas of its neighbour pages, calling
-    /// `found` once for each (unordered), and returns the work done: one
-    /// neighbour-page read per programmed page of the failed die.
-    /// `neighbour_failed` says whether the neighbour die is gone too.
-    pub fn identify_pages(
-        &self,
-        ftl: &Ftl<'_>,
-        die: DieId,
-        neighbour_failed: bool,
-        mut found: impl FnMut(Lpn),
-    ) -> Result<P2lCost, Error> {
-        if neighbour_failed {
-            return Err(Error::InvalidConfig("p2l: the neighbour die failed too"));
-        }
-        let g = ftl.config().geometry;
-        let per_die = u32::from(g.planes_per_die).saturating_mul(g.blocks_per_plane);
-        let first = die.0.checked_mul(per_die).ok_or(Error::AddressOutOfRange)?;
-        let upp = usize::from(g.units_per_page);
-        let mut cost = P2lCost::default();
-        for b in first..first.saturating_add(per_die) {
-            let block = BlockId(b);
-            let base = g.pun(g.ppn(block, 0), 0).0;
-            for (pi, page) in self
-                .block_entries(&g, block)?
-                .chunks(upp.max(1))
-                .enumerate()
-            {
-                if page.iter().all(|&e| e == 0) {
-                    continue;
-                }
-                cost.page_reads = cost.page_reads.saturating_add(1);
-                for (u, &e) in page.iter().enumerate() {
-                    let Some(lpn) = e.checked_sub(1) else {
-                        continue;
-                    };
-                    cost.candidates = cost.candidates.saturating_add(1);
-                    let i = pi.saturating_mul(upp).saturating_add(u);
-                    let pun = Pun(base.saturating_add(u32::try_from(i).unwrap_or(u32::MAX)));
-                    if unit_failed(ftl, Lpn(lpn), pun) {
-                        cost.found = cost.found.saturating_add(1);
-                        found(Lpn(lpn));
-                    }
-                }
-            }
-        }
-        Ok(cost)
-    }
 }
 
 /// Whether `lpn`, entrusted as living in unit `pun`, is failed: its L2P
 /// entry still points there (the die holding it failed), or it was lost.
-fn unit_failed(ftl: &Ftl<'_>, lpn: Lpn, pun: Pun) -> bool {
+pub(crate) fn unit_failed(ftl: &Ftl<'_>, lpn: Lpn, pun: Pun) -> bool {
     match ftl.l2p_entry(lpn) {
         Ok(L2pEntry::Flash(p)) => p == pun,
         Ok(L2pEntry::Lost) => true,

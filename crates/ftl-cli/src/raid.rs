@@ -212,10 +212,10 @@ pub fn run(a: RaidArgs) -> Result<(), CliError> {
             o.post_iops,
             o.mismatches
         );
-        if o.p2l_page_reads + o.p2l_ram_blocks > 0 {
+        if o.p2l_page_reads + o.p2l_ram_blocks + o.p2l_ram_pages > 0 {
             println!(
-                "P2L identification: {} list-page reads, {} blocks from lists in RAM, {} failed blocks",
-                o.p2l_page_reads, o.p2l_ram_blocks, o.failed_die_blocks
+                "P2L identification: {} page reads, {} blocks and {} pages from the controller's RAM, {} failed blocks",
+                o.p2l_page_reads, o.p2l_ram_blocks, o.p2l_ram_pages, o.failed_die_blocks
             );
         }
     }

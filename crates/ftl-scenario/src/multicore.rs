@@ -793,6 +793,8 @@ fn build_core<'c, 'a>(
             holders: take(&mut mem.holders, sizes::HOLDERS, "list holders")?,
             bufs: take(&mut mem.list_bufs, sizes::LIST_BUF_BYTES, "list buffers")?,
         },
+        // Block-level entrustment only.
+        pages: &mut [],
     };
     make_core(slot, tables, lend).map_err(setup)?;
     let fc = slot

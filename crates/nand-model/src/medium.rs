@@ -276,6 +276,29 @@ fn spare_of(rec: &PageRec, units: &[UnitRec]) -> Spare {
     spare
 }
 
+/// Fills `spare`'s entrusted LBAs from the store's entries for the units
+/// starting at `first`.
+#[inline]
+fn add_entrusted<S: Storage>(store: &S, spare: &mut Spare, first: usize, upp: usize) {
+    for i in 0..upp.min(spare.entrusted.len()) {
+        if let Some(l) = store.entrusted(first + i).checked_sub(1) {
+            spare.entrusted[i] = Lpn(l);
+            spare.entrusted_units.0 |= 1 << i;
+        }
+    }
+}
+
+/// The stored form of entry `i` of a spare's entrusted LBAs: LBA plus one,
+/// 0 for none.
+#[inline]
+fn entrusted_of(spare: &Spare, i: usize) -> u32 {
+    if spare.entrusted_units.0 & (1 << i) != 0 {
+        spare.entrusted[i].0.wrapping_add(1)
+    } else {
+        0
+    }
+}
+
 #[inline]
 fn page_rec(spare: &Spare, state: u8, carried: u8) -> PageRec {
     PageRec {
@@ -628,7 +651,9 @@ impl<S: Storage> Medium<S> {
             return None;
         }
         let i = p.0 as usize * self.m.upp;
-        Some(spare_of(rec, units.get(i..i + self.m.upp)?))
+        let mut spare = spare_of(rec, units.get(i..i + self.m.upp)?);
+        add_entrusted(&self.store, &mut spare, i, self.m.upp);
+        Some(spare)
     }
 
     /// Schedules die `f.channel`/`f.die` to fail as [`DieFailure`] describes
@@ -804,7 +829,10 @@ impl<S: Storage> Medium<S> {
         tear: Option<TornProgram>,
     ) -> NandResult {
         let m = &mut self.m;
-        if !m.page_ok(page) || !m.mask_ok(spare.units) || data.len() < spare.units.count() as usize
+        if !m.page_ok(page)
+            || !m.mask_ok(spare.units)
+            || data.len() < spare.units.count() as usize
+            || (!spare.entrusted_units.is_empty() && !self.store.keeps_entrusted())
         {
             return Err(NandError::BadAddress);
         }
@@ -864,6 +892,9 @@ impl<S: Storage> Medium<S> {
                 lpn: spare.lpns[i].0,
             };
         }
+        for i in 0..upp {
+            self.store.put_entrusted(base + i, entrusted_of(spare, i));
+        }
         Ok(ReadReport::default())
     }
 
@@ -897,6 +928,7 @@ impl<S: Storage> Medium<S> {
             }
         }
         let mut spare = spare_of(&rec, stored);
+        add_entrusted(&self.store, &mut spare, p * m.upp, m.upp);
         spare.erase_count = blk.ec_hdr;
         let mean = m.mean_errors(blk, pib);
         let errors = m
@@ -1026,6 +1058,10 @@ impl<S: Storage> Medium<S> {
                 stamp,
                 lpn: spare.lpns[i].0,
             };
+        }
+        for i in 0..upp {
+            self.store
+                .put_entrusted(dp * upp + i, entrusted_of(spare, i));
         }
         m.note_errors(report.bit_errors);
         Ok(report)

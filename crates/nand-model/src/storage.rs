@@ -147,6 +147,22 @@ pub trait Storage {
     fn forget_meta(&mut self, first: u32, count: u32) {
         let _ = (first, count);
     }
+    /// Whether this store keeps the entrusted LBAs of spare areas
+    /// (`Spare::entrusted`, Reparo's page-level P2L entrustment). The medium
+    /// refuses a program that carries some when it does not, rather than
+    /// lose them.
+    fn keeps_entrusted(&self) -> bool {
+        false
+    }
+    /// Stores the entrusted LBA of unit `unit` (plus one; 0: none).
+    fn put_entrusted(&mut self, unit: usize, v: u32) {
+        let _ = (unit, v);
+    }
+    /// The entrusted LBA of unit `unit` (plus one; 0: none).
+    fn entrusted(&self, unit: usize) -> u32 {
+        let _ = unit;
+        0
+    }
 }
 
 /// Slot value of [`LentMeta`] for "holds no page".
@@ -343,6 +359,9 @@ pub struct VecStorage {
     /// Bytes of metadata pages, by page number (only pages ever written so).
     meta: std::collections::HashMap<u32, std::vec::Vec<u8>>,
     page_bytes: usize,
+    /// Entrusted LBAs per unit (plus one), allocated on first use: only
+    /// page-level P2L entrustment writes them.
+    entrusted: std::vec::Vec<u32>,
 }
 
 #[cfg(feature = "std")]
@@ -356,6 +375,7 @@ impl VecStorage {
             units: std::vec![UnitRec::INIT; s.units],
             meta: std::collections::HashMap::new(),
             page_bytes: geo.page_bytes as usize,
+            entrusted: std::vec::Vec::new(),
         }
     }
 }
@@ -380,6 +400,23 @@ impl Storage for VecStorage {
     }
     fn meta(&self, page: u32) -> Option<&[u8]> {
         self.meta.get(&page).map(|v| v.as_slice())
+    }
+    fn keeps_entrusted(&self) -> bool {
+        true
+    }
+    fn put_entrusted(&mut self, unit: usize, v: u32) {
+        if self.entrusted.is_empty() {
+            if v == 0 {
+                return;
+            }
+            self.entrusted = std::vec![0; self.units.len()];
+        }
+        if let Some(e) = self.entrusted.get_mut(unit) {
+            *e = v;
+        }
+    }
+    fn entrusted(&self, unit: usize) -> u32 {
+        self.entrusted.get(unit).copied().unwrap_or(0)
     }
 }
 

@@ -99,6 +99,9 @@ pub struct RaidOutcome {
     /// Failed blocks identified from lists the controller held in RAM
     /// (blocks still open, or waiting for a list page): no read.
     pub p2l_ram_blocks: u64,
+    /// Failed pages identified from the controller's record because no
+    /// neighbour page held their LBAs (page-level entrustment): no read.
+    pub p2l_ram_pages: u64,
     /// Blocks of the failed die that held data.
     pub failed_die_blocks: u64,
     /// Units differing from the oracle after recovery (every LBA of every drive).
@@ -411,6 +414,7 @@ pub fn run(spec: &RaidSpec) -> Result<RaidOutcome, Error> {
         }
         out.p2l_page_reads = v.p2l.page_reads;
         out.p2l_ram_blocks = v.p2l.ram_blocks;
+        out.p2l_ram_pages = v.p2l.ram_pages;
         out.identify_seconds = ns / 1e9;
         out.rebuild_seconds = out.identify_seconds + bytes as f64 / bw;
         out.rebuild_seconds_bw10 =

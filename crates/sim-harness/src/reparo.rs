@@ -150,6 +150,7 @@ struct CoreMem {
     marks: Vec<u32>,
     holders: Vec<u32>,
     list_bufs: Vec<u8>,
+    pages: Vec<u32>,
 }
 
 /// Memory of one drive, lent to its cores.
@@ -180,6 +181,14 @@ impl DriveStore {
                                     g.total_blocks() as usize,
                                     g.planes() as usize,
                                 )
+                            } else {
+                                0
+                            }
+                        ],
+                        pages: vec![
+                            0u32;
+                            if p2l == P2lMode::Page {
+                                firmware_core::p2l_page::page_words(g.total_pages() as usize)
                             } else {
                                 0
                             }
@@ -260,7 +269,10 @@ impl Core<'_> {
                     return self.run();
                 }
                 Err(Error::Busy) => {
-                    if self.fc.ftl.ops_queued() == 0 {
+                    if self.fc.holding() {
+                        // The write buffer waits for a held superpage run.
+                        self.fc.release_held();
+                    } else if self.fc.ftl.ops_queued() == 0 {
                         return Err(Error::OutOfSpace);
                     }
                     self.run()?;
@@ -349,8 +361,7 @@ impl<'a> Drive<'a> {
         p2l: P2lMode,
     ) -> Result<Drive<'a>, Error> {
         let cfg = store.cfg;
-        let lists = effective_p2l(mode, p2l) == P2lMode::Block;
-        if lists != (store.p2l == P2lMode::Block) {
+        if effective_p2l(mode, p2l) != store.p2l {
             return Err(Error::InvalidConfig(
                 "drive store built for another p2l mode (list pages differ)",
             ));
@@ -368,6 +379,7 @@ impl<'a> Drive<'a> {
                         holders: mem.holders.as_mut_slice(),
                         bufs: mem.list_bufs.as_mut_slice(),
                     },
+                    pages: mem.pages.as_mut_slice(),
                 },
                 spec.n_bad_die,
             )?;
@@ -444,6 +456,7 @@ impl<'a> Drive<'a> {
     pub fn flush(&mut self) -> Result<(), Error> {
         for c in &mut self.cores {
             c.fc.ftl.flush(Tag(u32::MAX), 0)?;
+            c.fc.release_held();
             c.run()?;
             while c.fc.ftl.poll_completion().is_some() {}
         }
@@ -488,14 +501,22 @@ impl<'a> Drive<'a> {
                 if !c.fc.has_failed_die() {
                     continue;
                 }
-                if self.p2l == P2lMode::Block {
-                    c.fc.start_list_identify()?;
-                    c.run()?;
-                    c.fc.list_identify_result()?
-                        .ok_or(Error::Corrupt("block-level identification unfinished"))?;
-                } else {
-                    c.fc.identify_by_p2l(self.p2l)?;
+                match self.p2l {
+                    P2lMode::Block => {
+                        c.fc.start_list_identify()?;
+                        c.run()?;
+                        c.fc.list_identify_result()?
+                    }
+                    P2lMode::Page => {
+                        c.fc.start_page_identify()?;
+                        c.run()?;
+                        c.fc.page_identify_result()?
+                    }
+                    P2lMode::None => {
+                        return Err(Error::InvalidConfig("cdr-star needs reparo.p2l"));
+                    }
                 }
+                .ok_or(Error::Corrupt("P2L identification unfinished"))?;
             }
             self.identified = true;
         }

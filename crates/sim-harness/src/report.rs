@@ -25,6 +25,7 @@ pub fn raid_report(o: &crate::raid::RaidOutcome) -> Value {
             "status_exact": o.status_exact,
             "p2l_page_reads": o.p2l_page_reads,
             "p2l_ram_blocks": o.p2l_ram_blocks,
+            "p2l_ram_pages": o.p2l_ram_pages,
             "failed_die_blocks": o.failed_die_blocks,
             "post_waf": o.post_waf,
             "post_iops": o.post_iops,

@@ -154,6 +154,51 @@ fn block_lists_are_read_from_list_pages_on_the_neighbour_die() {
     assert!(p2l.ram_blocks < blocks / 2, "{p2l:?} {blocks}");
 }
 
+/// CDR* with page-level entrustment reads, for every programmed page of
+/// the failed die, the spare area of the neighbour page of its superpage
+/// that holds its LBAs (real medium reads), and finds exactly the LBAs the
+/// die held.
+#[test]
+fn page_lbas_are_read_from_neighbour_spare_areas() {
+    let s = spec();
+    let mut store = DriveStore::new(&s, P2lMode::Page).unwrap();
+    let mut d = Drive::new(s, &mut store, Mode::CdrStar, P2lMode::Page).unwrap();
+    let n = d.logical();
+    for l in 0..n {
+        d.write(l, l + 1).unwrap();
+    }
+    for i in 0..2 * n {
+        let l = (i * 7919) % n;
+        d.write(l, l + 1 + n).unwrap();
+    }
+    d.flush().unwrap();
+    let truth = d.lbas_on_die(1, 2).unwrap();
+    d.fail_die(1, 2).unwrap();
+    let mut l = 0;
+    while d.failed_dies().is_empty() {
+        if !truth.contains(&l) {
+            d.write(l, l + 1 + 3 * n).unwrap();
+        }
+        l = (l + 1) % n;
+    }
+    d.activate_cdr(1).unwrap();
+    let reads_before = d.core_ops()[1].reads;
+    let mut got = std::collections::BTreeSet::new();
+    let mut start = 0;
+    while start < n {
+        got.extend(d.get_lba_status(start, 1000).unwrap());
+        start += 1000;
+    }
+    let fake: std::collections::BTreeSet<u64> = d.master().cdr().unwrap().fake_failures().collect();
+    let want: std::collections::BTreeSet<u64> = truth.union(&fake).copied().collect();
+    assert_eq!(got, want);
+    let p2l = d.identify_stats()[1].p2l;
+    // Host pages are held by a neighbour's spare area; GC-written pages
+    // are not in superpages and come from the record.
+    assert!(p2l.page_reads > p2l.ram_pages, "{p2l:?}");
+    assert_eq!(d.core_ops()[1].reads - reads_before, p2l.page_reads);
+}
+
 #[test]
 fn raid5_recovers_every_mode() {
     let mut speeds = Vec::new();

@@ -38,6 +38,7 @@ pub const KEYS: &[&str] = &[
     "reparo.status_exact",
     "reparo.p2l_page_reads",
     "reparo.p2l_ram_blocks",
+    "reparo.p2l_ram_pages",
     "reparo.failed_die_blocks",
     "reparo.identify_1core_seconds",
     "reparo.identify_2core_seconds",

@@ -30,5 +30,6 @@ pub fn spare(seq: u64, mask: u8) -> Spare {
         units: UnitMask(mask),
         lpns,
         erase_count: 0,
+        ..Spare::default()
     }
 }
