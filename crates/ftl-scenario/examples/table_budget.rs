@@ -4,8 +4,11 @@
 
 use std::mem::size_of;
 
+use firmware_core::lidf::TpEntry;
+use firmware_core::map_dirty::DirtyLink;
+use firmware_core::persist::{meta_page_bytes, META_BUFS};
 use firmware_core::tables::{BlockMeta, OpEntry, PlaneState, SlotMeta};
-use firmware_core::{Config, TableSizes};
+use firmware_core::{Config, FlushPolicy, TableSizes};
 use sim_harness::config::{presets, SimConfig};
 
 const GIB: f64 = (1u64 << 30) as f64;
@@ -27,6 +30,26 @@ fn formula(c: &Config) -> u64 {
         + planes * (4 * (units_per_block + 1) + size_of::<PlaneState>() as u64)
         + size_of::<SlotMeta>() as u64 * slots
         + size_of::<OpEntry>() as u64 * u64::from(c.max_inflight)
+        + persistence(c)
+}
+
+/// Mapping persistence: per translation page a GTD entry (4 B), a sequence
+/// number (8 B), flags (1 B), in-flight count (2 B) and dirty-list link,
+/// plus the metadata page buffers; LIDF adds its entry and 6 B per page.
+fn persistence(c: &Config) -> u64 {
+    let p = &c.persist;
+    if p.map_entries_per_page == 0 {
+        return 0;
+    }
+    let tps = u64::from(c.logical_units.div_ceil(p.map_entries_per_page));
+    let per_tp = 4 + 8 + 1 + 2 + size_of::<DirtyLink>() as u64;
+    let bufs = (META_BUFS * meta_page_bytes(p)) as u64;
+    let lidf = if p.flush_policy == FlushPolicy::Lidf {
+        tps * (size_of::<TpEntry>() as u64 + 6)
+    } else {
+        0
+    };
+    tps * per_tp + bufs + lidf
 }
 
 fn physical_bytes(c: &Config) -> f64 {
@@ -50,6 +73,13 @@ fn main() -> Result<(), String> {
         size_of::<OpEntry>()
     );
     println!("  L logical units, U physical units, B blocks, P planes, S buffer slots, O max in-flight ops");
+    println!(
+        "  plus, with mapping persistence, T ({} + {}) + {} M bytes (T translation pages, M bytes per metadata page; LIDF adds T ({} + 6))",
+        15,
+        size_of::<DirtyLink>(),
+        META_BUFS,
+        size_of::<TpEntry>()
+    );
     println!(
         "per GiB of flash, 4 KiB units, over-provisioning r, E-byte blocks: 262144 (4 + 4/(1+r)) + {} * 2^30/E bytes",
         size_of::<BlockMeta>()
