@@ -51,6 +51,48 @@ pub struct P2lCost {
     pub ram_pages: u64,
 }
 
+/// Progress of one *Identifier* run over the retired dies (shared by the
+/// block- and page-level identifiers, which read the medium step by step).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct IdentJob {
+    /// Under way.
+    pub(crate) active: bool,
+    /// Ended normally; the cost is not taken yet.
+    pub(crate) finished: bool,
+    /// Next block or page to look at.
+    pub(crate) cursor: u32,
+    /// A read is out.
+    pub(crate) reading: bool,
+    /// Work so far.
+    pub(crate) cost: P2lCost,
+}
+
+impl IdentJob {
+    /// A run from the first block or page.
+    pub(crate) fn started() -> IdentJob {
+        IdentJob {
+            active: true,
+            ..IdentJob::default()
+        }
+    }
+
+    /// The run looked at everything.
+    pub(crate) fn finish(&mut self) {
+        self.active = false;
+        self.finished = true;
+    }
+
+    /// The finished run's work, once (`None` while it runs or after it
+    /// was taken).
+    pub(crate) fn take_result(&mut self) -> Option<P2lCost> {
+        if self.active || !self.finished {
+            return None;
+        }
+        self.finished = false;
+        Some(self.cost)
+    }
+}
+
 /// Entrusted LBA of each physical unit (`lpn + 1`, 0 when none).
 pub struct P2lRecord<'a> {
     units: &'a mut [u32],

@@ -23,7 +23,7 @@ use crate::die_fail::L2pEntry;
 use crate::error::Error;
 use crate::ftl::Ftl;
 use crate::nand::{MetaBuf, NandCmd, NandOp, NandResult, OpId, Origin, PageKind};
-use crate::p2l::{P2lCost, P2lRecord};
+use crate::p2l::{IdentJob, P2lCost, P2lRecord};
 
 /// Page buffers for list pages being programmed or read.
 pub const LIST_BUFS: usize = 4;
@@ -57,19 +57,6 @@ pub struct ListLend<'a> {
     pub bufs: &'a mut [u8],
 }
 
-/// State of one identification run.
-#[derive(Clone, Copy, Debug, Default)]
-struct Job {
-    active: bool,
-    /// Next block to look at.
-    block: u32,
-    /// A list-page read is out (its buffer is the last one).
-    reading: bool,
-    /// Ended normally; the cost is not taken yet.
-    finished: bool,
-    cost: P2lCost,
-}
-
 /// Block-level P2L lists: which page holds each block's list, the lists
 /// waiting for a list page, and the *Identifier*'s reads.
 pub struct BlockLists<'a> {
@@ -80,7 +67,7 @@ pub struct BlockLists<'a> {
     buf_ops: [Option<OpId>; LIST_BUFS],
     /// Per plane: queue length, then [`PENDING`] block ids.
     pending: &'a mut [u32],
-    job: Job,
+    job: IdentJob,
 }
 
 /// Top bit of a holder word: the block was identified in the current run.
@@ -112,7 +99,7 @@ impl<'a> BlockLists<'a> {
             pending,
             bufs: lend.bufs,
             buf_ops: [None; LIST_BUFS],
-            job: Job::default(),
+            job: IdentJob::default(),
         })
     }
 
@@ -374,10 +361,7 @@ impl<'a> BlockLists<'a> {
         for h in self.holders.iter_mut() {
             *h &= !DONE;
         }
-        self.job = Job {
-            active: true,
-            ..Job::default()
-        };
+        self.job = IdentJob::started();
     }
 
     /// Whether an identification run is under way.
@@ -388,11 +372,7 @@ impl<'a> BlockLists<'a> {
     /// The finished run's work, once (`None` while it runs or after it
     /// was taken).
     pub fn take_result(&mut self) -> Option<P2lCost> {
-        if self.job.active || !self.job.finished {
-            return None;
-        }
-        self.job.finished = false;
-        Some(self.job.cost)
+        self.job.take_result()
     }
 
     fn is_done(&self, b: u32) -> bool {
@@ -419,15 +399,15 @@ impl<'a> BlockLists<'a> {
             return Ok(None);
         }
         let total = self.g.total_blocks();
-        while self.job.block < total {
-            let b = self.job.block;
+        while self.job.cursor < total {
+            let b = self.job.cursor;
             let die = self.g.die_of(BlockId(b));
             if !retired.get(die.0 as usize).copied().unwrap_or(false) || self.is_done(b) {
-                self.job.block = b.saturating_add(1);
+                self.job.cursor = b.saturating_add(1);
                 continue;
             }
             if !record.block_programmed(&self.g, BlockId(b))? {
-                self.job.block = b.saturating_add(1);
+                self.job.cursor = b.saturating_add(1);
                 continue;
             }
             match self.holder(BlockId(b)) {
@@ -438,7 +418,7 @@ impl<'a> BlockLists<'a> {
                     self.job.cost.found = self.job.cost.found.saturating_add(c.found);
                     self.job.cost.ram_blocks = self.job.cost.ram_blocks.saturating_add(1);
                     self.mark_done(b);
-                    self.job.block = b.saturating_add(1);
+                    self.job.cursor = b.saturating_add(1);
                 }
                 Some(page) => {
                     self.job.reading = true;
@@ -454,8 +434,7 @@ impl<'a> BlockLists<'a> {
                 }
             }
         }
-        self.job.active = false;
-        self.job.finished = true;
+        self.job.finish();
         Ok(None)
     }
 
@@ -527,7 +506,7 @@ impl<'a> BlockLists<'a> {
             return Err(Error::Corrupt("p2l lists: malformed list page"));
         }
         let listed = lists.get(..nl).unwrap_or(&[]);
-        if !listed.contains(&self.job.block) {
+        if !listed.contains(&self.job.cursor) {
             self.job.active = false;
             return Err(Error::Corrupt(
                 "p2l lists: the list page lacks the block's list",

@@ -21,7 +21,7 @@ use crate::addr::{Geometry, Lpn, Ppn, UnitMask, MAX_UNITS_PER_PAGE};
 use crate::error::Error;
 use crate::ftl::Ftl;
 use crate::nand::{NandCmd, NandOp, NandResult, Origin, PageKind, Slot};
-use crate::p2l::{P2lCost, P2lRecord};
+use crate::p2l::{IdentJob, P2lCost, P2lRecord};
 use crate::p2l_list::IDENT_ID;
 
 /// Pages one superpage run may hold back at most.
@@ -31,18 +31,6 @@ pub const RUN: usize = 32;
 /// page holding its LBAs and the page whose LBAs it holds.
 pub const fn page_words(pages: usize) -> usize {
     pages.saturating_mul(2)
-}
-
-/// State of one identification run.
-#[derive(Clone, Copy, Debug, Default)]
-struct Job {
-    active: bool,
-    finished: bool,
-    /// Next page to look at.
-    page: u32,
-    /// A holder read is out.
-    reading: bool,
-    cost: P2lCost,
 }
 
 /// Page-level entrustment: the superpage run being held, the operations
@@ -57,7 +45,7 @@ pub struct PageEntrust<'a> {
     ready: heapless::Deque<NandOp, { RUN + 1 }>,
     /// Pages of a full superpage run: the dies still in service.
     width: usize,
-    job: Job,
+    job: IdentJob,
 }
 
 fn is_host_data(op: &NandOp) -> Option<Ppn> {
@@ -95,7 +83,7 @@ impl<'a> PageEntrust<'a> {
             run: heapless::Vec::new(),
             ready: heapless::Deque::new(),
             width: (g.dies() as usize).clamp(1, RUN),
-            job: Job::default(),
+            job: IdentJob::default(),
         })
     }
 
@@ -223,6 +211,12 @@ impl<'a> PageEntrust<'a> {
     }
 
     fn forget_holding(&mut self, page: Ppn) {
+        self.drop_held_by(page);
+        Self::set(self.held, page, 0);
+    }
+
+    /// The page whose LBAs `page` holds has no holder any more.
+    fn drop_held_by(&mut self, page: Ppn) {
         if let Some(j) = self
             .held
             .get(page.0 as usize)
@@ -232,7 +226,6 @@ impl<'a> PageEntrust<'a> {
                 Self::set(self.holder, Ppn(j), 0);
             }
         }
-        Self::set(self.held, page, 0);
     }
 
     /// Block `b` was erased: its pages hold nothing and are held nowhere.
@@ -250,26 +243,14 @@ impl<'a> PageEntrust<'a> {
         let first = d.0.saturating_mul(per_die);
         for b in first..first.saturating_add(per_die) {
             for i in 0..self.g.pages_per_block {
-                let page = self.g.ppn(crate::addr::BlockId(b), i);
-                if let Some(j) = self
-                    .held
-                    .get(page.0 as usize)
-                    .and_then(|h| h.checked_sub(1))
-                {
-                    if self.holder.get(j as usize) == Some(&page.0.saturating_add(1)) {
-                        Self::set(self.holder, Ppn(j), 0);
-                    }
-                }
+                self.drop_held_by(self.g.ppn(crate::addr::BlockId(b), i));
             }
         }
     }
 
     /// Starts identifying the failed LBAs of the retired dies.
     pub fn start(&mut self) {
-        self.job = Job {
-            active: true,
-            ..Job::default()
-        };
+        self.job = IdentJob::started();
     }
 
     /// Whether an identification run is under way.
@@ -279,11 +260,7 @@ impl<'a> PageEntrust<'a> {
 
     /// The finished run's work, once.
     pub fn take_result(&mut self) -> Option<P2lCost> {
-        if self.job.active || !self.job.finished {
-            return None;
-        }
-        self.job.finished = false;
-        Some(self.job.cost)
+        self.job.take_result()
     }
 
     /// Advances the run: pages with no holder are identified from the
@@ -301,11 +278,11 @@ impl<'a> PageEntrust<'a> {
         }
         let total = self.g.total_pages();
         let upp = usize::from(self.g.units_per_page);
-        while self.job.page < total {
-            let page = Ppn(self.job.page);
+        while self.job.cursor < total {
+            let page = Ppn(self.job.cursor);
             let die = self.g.die_of(self.g.block_of(page));
             if !retired.get(die.0 as usize).copied().unwrap_or(false) {
-                self.job.page = self.job.page.saturating_add(1);
+                self.job.cursor = self.job.cursor.saturating_add(1);
                 continue;
             }
             let block = self.g.block_of(page);
@@ -315,7 +292,7 @@ impl<'a> PageEntrust<'a> {
                 .get(at..at.saturating_add(upp))
                 .is_some_and(|s| s.iter().any(|&e| e != 0));
             if !programmed {
-                self.job.page = self.job.page.saturating_add(1);
+                self.job.cursor = self.job.cursor.saturating_add(1);
                 continue;
             }
             match self.holder(page) {
@@ -325,7 +302,7 @@ impl<'a> PageEntrust<'a> {
                         self.job.cost.candidates.saturating_add(c.candidates);
                     self.job.cost.found = self.job.cost.found.saturating_add(c.found);
                     self.job.cost.ram_pages = self.job.cost.ram_pages.saturating_add(1);
-                    self.job.page = self.job.page.saturating_add(1);
+                    self.job.cursor = self.job.cursor.saturating_add(1);
                 }
                 Some(h) => {
                     self.job.reading = true;
@@ -341,8 +318,7 @@ impl<'a> PageEntrust<'a> {
                 }
             }
         }
-        self.job.active = false;
-        self.job.finished = true;
+        self.job.finish();
         Ok(None)
     }
 
@@ -357,8 +333,8 @@ impl<'a> PageEntrust<'a> {
     ) -> Result<(), Error> {
         self.job.reading = false;
         self.job.cost.page_reads = self.job.cost.page_reads.saturating_add(1);
-        let page = Ppn(self.job.page);
-        self.job.page = self.job.page.saturating_add(1);
+        let page = Ppn(self.job.cursor);
+        self.job.cursor = self.job.cursor.saturating_add(1);
         let report = match result {
             Ok(r) => r,
             Err(_) => {

@@ -100,15 +100,29 @@ fn detector_and_identifier_match_ground_truth() {
     }
 }
 
-/// CDR* with block-level entrustment reads the failed blocks' lists from
-/// list pages on the neighbour die (real medium reads, one per page), takes
-/// the lists of blocks still open from RAM, and finds exactly the LBAs the
-/// die held.
-#[test]
-fn block_lists_are_read_from_list_pages_on_the_neighbour_die() {
+/// What a CDR* identification after a die failure found and cost.
+struct Identified {
+    /// LBAs `get_lba_status` reported over the whole drive.
+    got: std::collections::BTreeSet<u64>,
+    /// The die's LBAs (ground truth) plus CDR's fake failures.
+    want: std::collections::BTreeSet<u64>,
+    /// The victim core's P2L work.
+    p2l: firmware_core::p2l::P2lCost,
+    /// Medium reads on the victim core during the queries.
+    reads: u64,
+    /// Blocks of the failed die holding data.
+    blocks: u64,
+    /// The victim core's FTL counters before the failure.
+    stats: firmware_core::Stats,
+}
+
+/// Fills a CDR* drive with `p2l` entrustment, overwrites it twice so GC
+/// runs, fails die `die` of core `core`, writes until the detector
+/// retires it, and queries every LBA.
+fn fail_and_identify(p2l: P2lMode, core: u32, die: u32) -> Identified {
     let s = spec();
-    let mut store = DriveStore::new(&s, P2lMode::Block).unwrap();
-    let mut d = Drive::new(s, &mut store, Mode::CdrStar, P2lMode::Block).unwrap();
+    let mut store = DriveStore::new(&s, p2l).unwrap();
+    let mut d = Drive::new(s, &mut store, Mode::CdrStar, p2l).unwrap();
     let n = d.logical();
     for l in 0..n {
         d.write(l, l + 1).unwrap();
@@ -118,12 +132,10 @@ fn block_lists_are_read_from_list_pages_on_the_neighbour_die() {
         d.write(l, l + 1 + n).unwrap();
     }
     d.flush().unwrap();
-    let st = d.core_stats(2).unwrap();
-    assert!(st.superblocks > 0 && st.list_pages > 0, "{st:?}");
-    assert!(st.gc_victims > 0, "GC blocks take part too: {st:?}");
-    let truth = d.lbas_on_die(2, 3).unwrap();
-    let blocks = d.written_blocks_on_die(2, 3).unwrap();
-    d.fail_die(2, 3).unwrap();
+    let stats = d.core_stats(core).unwrap();
+    let truth = d.lbas_on_die(core, die).unwrap();
+    let blocks = d.written_blocks_on_die(core, die).unwrap();
+    d.fail_die(core, die).unwrap();
     let mut l = 0;
     while d.failed_dies().is_empty() {
         if !truth.contains(&l) {
@@ -131,8 +143,8 @@ fn block_lists_are_read_from_list_pages_on_the_neighbour_die() {
         }
         l = (l + 1) % n;
     }
-    d.activate_cdr(2).unwrap();
-    let reads_before = d.core_ops()[2].reads;
+    d.activate_cdr(core).unwrap();
+    let reads_before = d.core_ops()[core as usize].reads;
     let mut got = std::collections::BTreeSet::new();
     let mut start = 0;
     while start < n {
@@ -140,12 +152,30 @@ fn block_lists_are_read_from_list_pages_on_the_neighbour_die() {
         start += 1000;
     }
     let fake: std::collections::BTreeSet<u64> = d.master().cdr().unwrap().fake_failures().collect();
-    let want: std::collections::BTreeSet<u64> = truth.union(&fake).copied().collect();
-    assert_eq!(got, want);
-    let p2l = d.identify_stats()[2].p2l;
+    Identified {
+        got,
+        want: truth.union(&fake).copied().collect(),
+        p2l: d.identify_stats()[core as usize].p2l,
+        reads: d.core_ops()[core as usize].reads - reads_before,
+        blocks,
+        stats,
+    }
+}
+
+/// CDR* with block-level entrustment reads the failed blocks' lists from
+/// list pages on the neighbour die (real medium reads, one per page), takes
+/// the lists of blocks still open from RAM, and finds exactly the LBAs the
+/// die held.
+#[test]
+fn block_lists_are_read_from_list_pages_on_the_neighbour_die() {
+    let r = fail_and_identify(P2lMode::Block, 2, 3);
+    let (st, p2l, blocks) = (r.stats, r.p2l, r.blocks);
+    assert!(st.superblocks > 0 && st.list_pages > 0, "{st:?}");
+    assert!(st.gc_victims > 0, "GC blocks take part too: {st:?}");
+    assert_eq!(r.got, r.want);
     assert!(p2l.page_reads > 0, "{p2l:?}");
     // Every read is a real list-page read on the medium.
-    assert_eq!(d.core_ops()[2].reads - reads_before, p2l.page_reads);
+    assert_eq!(r.reads, p2l.page_reads);
     // One list page per failed block at most; open blocks' lists are in RAM.
     assert!(
         p2l.page_reads + p2l.ram_blocks <= blocks,
@@ -160,43 +190,12 @@ fn block_lists_are_read_from_list_pages_on_the_neighbour_die() {
 /// die held.
 #[test]
 fn page_lbas_are_read_from_neighbour_spare_areas() {
-    let s = spec();
-    let mut store = DriveStore::new(&s, P2lMode::Page).unwrap();
-    let mut d = Drive::new(s, &mut store, Mode::CdrStar, P2lMode::Page).unwrap();
-    let n = d.logical();
-    for l in 0..n {
-        d.write(l, l + 1).unwrap();
-    }
-    for i in 0..2 * n {
-        let l = (i * 7919) % n;
-        d.write(l, l + 1 + n).unwrap();
-    }
-    d.flush().unwrap();
-    let truth = d.lbas_on_die(1, 2).unwrap();
-    d.fail_die(1, 2).unwrap();
-    let mut l = 0;
-    while d.failed_dies().is_empty() {
-        if !truth.contains(&l) {
-            d.write(l, l + 1 + 3 * n).unwrap();
-        }
-        l = (l + 1) % n;
-    }
-    d.activate_cdr(1).unwrap();
-    let reads_before = d.core_ops()[1].reads;
-    let mut got = std::collections::BTreeSet::new();
-    let mut start = 0;
-    while start < n {
-        got.extend(d.get_lba_status(start, 1000).unwrap());
-        start += 1000;
-    }
-    let fake: std::collections::BTreeSet<u64> = d.master().cdr().unwrap().fake_failures().collect();
-    let want: std::collections::BTreeSet<u64> = truth.union(&fake).copied().collect();
-    assert_eq!(got, want);
-    let p2l = d.identify_stats()[1].p2l;
+    let r = fail_and_identify(P2lMode::Page, 1, 2);
+    assert_eq!(r.got, r.want);
     // Host pages are held by a neighbour's spare area; GC-written pages
     // are not in superpages and come from the record.
-    assert!(p2l.page_reads > p2l.ram_pages, "{p2l:?}");
-    assert_eq!(d.core_ops()[1].reads - reads_before, p2l.page_reads);
+    assert!(r.p2l.page_reads > r.p2l.ram_pages, "{:?}", r.p2l);
+    assert_eq!(r.reads, r.p2l.page_reads);
 }
 
 #[test]
