@@ -23,7 +23,7 @@ use crate::die_fail::L2pEntry;
 use crate::error::Error;
 use crate::ftl::Ftl;
 use crate::nand::{NandCmd, NandOp, NandResult, OpId, Origin, Slot};
-use crate::p2l::{P2lCost, P2lRecord};
+use crate::p2l::{P2lCost, P2lMode, P2lRecord};
 use crate::p2l_list::{BlockLists, ListLend, IDENT_ID, LIST_BUF_BASE};
 use crate::p2l_page::PageEntrust;
 use crate::reparo::{Cdr, Route};
@@ -612,34 +612,50 @@ impl<'a> FlashCore<'a> {
         Ok(())
     }
 
-    /// CDR* with block-level entrustment: starts identifying the failed
-    /// LBAs of every retired die. The list-page reads come out of
-    /// [`FlashCore::poll_op`] (id [`IDENT_ID`]); once they are done,
-    /// [`FlashCore::list_identify_result`] gives the work. Lists still in
-    /// RAM are read at no cost.
-    pub fn start_list_identify(&mut self) -> Result<(), Error> {
-        let l = self.lists.as_mut().ok_or(Error::InvalidConfig(
-            "p2l: block-level entrustment needs list pages (superblock.list_pages)",
-        ))?;
-        l.start();
+    /// CDR*: starts identifying the failed LBAs of every retired die from
+    /// the entrusted P2L copies of `mode`: list pages ([`P2lMode::Block`],
+    /// [`crate::p2l_list`]) or neighbour spare areas ([`P2lMode::Page`],
+    /// [`crate::p2l_page`]). The reads come out of [`FlashCore::poll_op`]
+    /// (id [`IDENT_ID`]); once they are done, [`FlashCore::identify_result`]
+    /// gives the work. Copies still in RAM cost no read.
+    pub fn start_identify(&mut self, mode: P2lMode) -> Result<(), Error> {
+        match mode {
+            P2lMode::Block => self
+                .lists
+                .as_mut()
+                .ok_or(Error::InvalidConfig(
+                    "p2l: block-level entrustment needs list pages (superblock.list_pages)",
+                ))?
+                .start(),
+            P2lMode::Page => self
+                .pages
+                .as_mut()
+                .ok_or(Error::InvalidConfig(
+                    "p2l: page-level entrustment needs its holder table (CoreLend::pages)",
+                ))?
+                .start(),
+            P2lMode::None => return Err(Error::InvalidConfig("p2l: no entrustment configured")),
+        }
         Ok(())
     }
 
-    /// The work of the finished block-level identification (counted into
+    /// The work of the finished identification (counted into
     /// [`FlashCore::identify_stats`] once), or `None` while reads are left.
-    pub fn list_identify_result(&mut self) -> Result<Option<P2lCost>, Error> {
+    pub fn identify_result(&mut self) -> Result<Option<P2lCost>, Error> {
         if let Some(e) = self.fault.take() {
             return Err(e);
         }
-        let Some(l) = self.lists.as_mut() else {
-            return Ok(None);
-        };
-        if l.running() {
+        if self.lists.as_ref().is_some_and(|l| l.running())
+            || self.pages.as_ref().is_some_and(|p| p.running())
+        {
             return Ok(None);
         }
-        let c = l.take_result();
+        let c = match self.lists.as_mut().and_then(|l| l.take_result()) {
+            Some(c) => Some(c),
+            None => self.pages.as_mut().and_then(|p| p.take_result()),
+        };
         if let Some(c) = c {
-            self.stats.p2l = add_cost(self.stats.p2l, c);
+            self.stats.p2l = self.stats.p2l.plus(c);
         }
         Ok(c)
     }
@@ -656,37 +672,6 @@ impl<'a> FlashCore<'a> {
     /// Whether page-level entrustment holds programs back.
     pub fn holding(&self) -> bool {
         self.pages.as_ref().is_some_and(|p| p.holding())
-    }
-
-    /// CDR* with page-level entrustment on the medium: starts identifying
-    /// the failed LBAs of every retired die by reading the spare areas that
-    /// hold them (ops with id [`IDENT_ID`] from [`FlashCore::poll_op`]);
-    /// [`FlashCore::page_identify_result`] gives the work once done.
-    pub fn start_page_identify(&mut self) -> Result<(), Error> {
-        let pe = self.pages.as_mut().ok_or(Error::InvalidConfig(
-            "p2l: page-level entrustment needs its holder table (CoreLend::pages)",
-        ))?;
-        pe.start();
-        Ok(())
-    }
-
-    /// The work of the finished page-level identification (counted into
-    /// [`FlashCore::identify_stats`] once), or `None` while reads are left.
-    pub fn page_identify_result(&mut self) -> Result<Option<P2lCost>, Error> {
-        if let Some(e) = self.fault.take() {
-            return Err(e);
-        }
-        let Some(pe) = self.pages.as_mut() else {
-            return Ok(None);
-        };
-        if pe.running() {
-            return Ok(None);
-        }
-        let c = pe.take_result();
-        if let Some(c) = c {
-            self.stats.p2l = add_cost(self.stats.p2l, c);
-        }
-        Ok(c)
     }
 
     /// The bytes of the metadata buffer an operation from
@@ -706,7 +691,7 @@ impl<'a> FlashCore<'a> {
     }
 
     /// Range query over the marks of a P2L identification
-    /// ([`FlashCore::start_list_identify`], [`FlashCore::start_page_identify`]): calls
+    /// ([`FlashCore::start_identify`]): calls
     /// `found` for each marked local LPN of `first..first + count` that is
     /// still failed (a host rewrite clears it), in order.
     pub fn scan_marks(
@@ -732,16 +717,6 @@ impl<'a> FlashCore<'a> {
 fn mark(marks: &mut [u32], lpn: Lpn) {
     if let Some(m) = marks.get_mut((lpn.0 / 32) as usize) {
         *m |= 1u32 << (lpn.0 % 32);
-    }
-}
-
-fn add_cost(a: P2lCost, b: P2lCost) -> P2lCost {
-    P2lCost {
-        page_reads: a.page_reads.saturating_add(b.page_reads),
-        candidates: a.candidates.saturating_add(b.candidates),
-        found: a.found.saturating_add(b.found),
-        ram_blocks: a.ram_blocks.saturating_add(b.ram_blocks),
-        ram_pages: a.ram_pages.saturating_add(b.ram_pages),
     }
 }
 

@@ -51,6 +51,29 @@ pub struct P2lCost {
     pub ram_pages: u64,
 }
 
+impl P2lCost {
+    /// Both costs added up.
+    pub fn plus(self, o: P2lCost) -> P2lCost {
+        P2lCost {
+            page_reads: self.page_reads.saturating_add(o.page_reads),
+            candidates: self.candidates.saturating_add(o.candidates),
+            found: self.found.saturating_add(o.found),
+            ram_blocks: self.ram_blocks.saturating_add(o.ram_blocks),
+            ram_pages: self.ram_pages.saturating_add(o.ram_pages),
+        }
+    }
+
+    /// Checks one entrusted candidate: `lpn`, said to live in `pun`,
+    /// counting it, and calls `found` if it is failed.
+    pub(crate) fn check(&mut self, ftl: &Ftl<'_>, lpn: Lpn, pun: Pun, found: &mut impl FnMut(Lpn)) {
+        self.candidates = self.candidates.saturating_add(1);
+        if unit_failed(ftl, lpn, pun) {
+            self.found = self.found.saturating_add(1);
+            found(lpn);
+        }
+    }
+}
+
 /// Progress of one *Identifier* run over the retired dies (shared by the
 /// block- and page-level identifiers, which read the medium step by step).
 #[derive(Clone, Copy, Debug, Default)]
@@ -160,13 +183,8 @@ impl<'a> P2lRecord<'a> {
             let Some(&e) = self.units.get(pun.0 as usize) else {
                 return Err(Error::AddressOutOfRange);
             };
-            let Some(lpn) = e.checked_sub(1) else {
-                continue;
-            };
-            cost.candidates = cost.candidates.saturating_add(1);
-            if unit_failed(ftl, Lpn(lpn), pun) {
-                cost.found = cost.found.saturating_add(1);
-                found(Lpn(lpn));
+            if let Some(lpn) = e.checked_sub(1) {
+                cost.check(ftl, Lpn(lpn), pun, &mut found);
             }
         }
         Ok(cost)
@@ -184,14 +202,9 @@ impl<'a> P2lRecord<'a> {
         let first = g.pun(g.ppn(b, 0), 0).0;
         let mut cost = P2lCost::default();
         for (i, &e) in self.block_entries(&g, b)?.iter().enumerate() {
-            let Some(lpn) = e.checked_sub(1) else {
-                continue;
-            };
-            cost.candidates = cost.candidates.saturating_add(1);
-            let pun = Pun(first.saturating_add(u32::try_from(i).unwrap_or(u32::MAX)));
-            if unit_failed(ftl, Lpn(lpn), pun) {
-                cost.found = cost.found.saturating_add(1);
-                found(Lpn(lpn));
+            if let Some(lpn) = e.checked_sub(1) {
+                let pun = Pun(first.saturating_add(u32::try_from(i).unwrap_or(u32::MAX)));
+                cost.check(ftl, Lpn(lpn), pun, &mut found);
             }
         }
         Ok(cost)

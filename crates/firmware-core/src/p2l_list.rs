@@ -18,8 +18,7 @@
 //! per list: block id, entry count, and one entry per data unit of that
 //! block in unit order (`lpn + 1`, 0 for none).
 
-use crate::addr::{BlockId, Geometry, Lpn, PlaneId, Ppn};
-use crate::die_fail::L2pEntry;
+use crate::addr::{BlockId, Geometry, Lpn, PlaneId, Ppn, Pun};
 use crate::error::Error;
 use crate::ftl::Ftl;
 use crate::nand::{MetaBuf, NandCmd, NandOp, NandResult, OpId, Origin, PageKind};
@@ -413,10 +412,7 @@ impl<'a> BlockLists<'a> {
             match self.holder(BlockId(b)) {
                 None => {
                     let c = record.identify_block(ftl, BlockId(b), &mut found)?;
-                    self.job.cost.candidates =
-                        self.job.cost.candidates.saturating_add(c.candidates);
-                    self.job.cost.found = self.job.cost.found.saturating_add(c.found);
-                    self.job.cost.ram_blocks = self.job.cost.ram_blocks.saturating_add(1);
+                    self.job.cost = self.job.cost.plus(P2lCost { ram_blocks: 1, ..c });
                     self.mark_done(b);
                     self.job.cursor = b.saturating_add(1);
                 }
@@ -465,7 +461,6 @@ impl<'a> BlockLists<'a> {
             .get(start..start.saturating_add(pb))
             .ok_or(Error::Corrupt("list buffer"))?;
         let g = self.g;
-        let upp = u32::from(g.units_per_page);
         let mut lists = [0u32; PENDING];
         let mut nl = 0usize;
         let mut cost = P2lCost::default();
@@ -478,22 +473,12 @@ impl<'a> BlockLists<'a> {
             if !mine || !retired.get(die.0 as usize).copied().unwrap_or(false) {
                 return;
             }
+            // A block's units are numbered consecutively.
+            let first = g.pun(g.ppn(block, 0), 0).0;
             for (i, e) in entries.enumerate() {
-                let Some(lpn) = e.checked_sub(1) else {
-                    continue;
-                };
-                cost.candidates = cost.candidates.saturating_add(1);
-                let i = u32::try_from(i).unwrap_or(u32::MAX);
-                let off = u8::try_from(i.checked_rem(upp).unwrap_or(0)).unwrap_or(0);
-                let pun = g.pun(g.ppn(block, i.checked_div(upp).unwrap_or(0)), off);
-                let failed = match ftl.l2p_entry(Lpn(lpn)) {
-                    Ok(L2pEntry::Flash(p)) => p == pun,
-                    Ok(L2pEntry::Lost) => true,
-                    _ => false,
-                };
-                if failed {
-                    cost.found = cost.found.saturating_add(1);
-                    found(Lpn(lpn));
+                if let Some(lpn) = e.checked_sub(1) {
+                    let pun = Pun(first.saturating_add(u32::try_from(i).unwrap_or(u32::MAX)));
+                    cost.check(ftl, Lpn(lpn), pun, &mut found);
                 }
             }
             if let Some(l) = lists.get_mut(nl) {
@@ -515,8 +500,7 @@ impl<'a> BlockLists<'a> {
         for &b in listed {
             self.mark_done(b);
         }
-        self.job.cost.candidates = self.job.cost.candidates.saturating_add(cost.candidates);
-        self.job.cost.found = self.job.cost.found.saturating_add(cost.found);
+        self.job.cost = self.job.cost.plus(cost);
         Ok(())
     }
 }

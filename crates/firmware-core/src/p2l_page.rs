@@ -298,10 +298,7 @@ impl<'a> PageEntrust<'a> {
             match self.holder(page) {
                 None => {
                     let c = record.identify_page(ftl, page, &mut found)?;
-                    self.job.cost.candidates =
-                        self.job.cost.candidates.saturating_add(c.candidates);
-                    self.job.cost.found = self.job.cost.found.saturating_add(c.found);
-                    self.job.cost.ram_pages = self.job.cost.ram_pages.saturating_add(1);
+                    self.job.cost = self.job.cost.plus(P2lCost { ram_pages: 1, ..c });
                     self.job.cursor = self.job.cursor.saturating_add(1);
                 }
                 Some(h) => {
@@ -352,11 +349,9 @@ impl<'a> PageEntrust<'a> {
             let Some(&lpn) = spare.entrusted.get(usize::from(off)) else {
                 continue;
             };
-            self.job.cost.candidates = self.job.cost.candidates.saturating_add(1);
-            if crate::p2l::unit_failed(ftl, lpn, self.g.pun(page, off)) {
-                self.job.cost.found = self.job.cost.found.saturating_add(1);
-                found(lpn);
-            }
+            self.job
+                .cost
+                .check(ftl, lpn, self.g.pun(page, off), &mut found);
         }
         Ok(())
     }

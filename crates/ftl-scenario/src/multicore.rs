@@ -944,12 +944,12 @@ pub fn run<'a>(
     // CDR*: block-level identification on the victim, then a range query
     // over its whole space, compared with the truth both ways.
     let victim = d.core(VICTIM)?;
-    victim.fc.start_list_identify().map_err(err(Step::Verify))?;
-    victim.run(Step::Verify)?;
-    let cost = victim
+    victim
         .fc
-        .list_identify_result()
+        .start_identify(firmware_core::p2l::P2lMode::Block)
         .map_err(err(Step::Verify))?;
+    victim.run(Step::Verify)?;
+    let cost = victim.fc.identify_result().map_err(err(Step::Verify))?;
     d.report.tally(cost.is_some());
     if let Some(c) = cost {
         d.report.ident_page_reads = c.page_reads;

@@ -501,22 +501,10 @@ impl<'a> Drive<'a> {
                 if !c.fc.has_failed_die() {
                     continue;
                 }
-                match self.p2l {
-                    P2lMode::Block => {
-                        c.fc.start_list_identify()?;
-                        c.run()?;
-                        c.fc.list_identify_result()?
-                    }
-                    P2lMode::Page => {
-                        c.fc.start_page_identify()?;
-                        c.run()?;
-                        c.fc.page_identify_result()?
-                    }
-                    P2lMode::None => {
-                        return Err(Error::InvalidConfig("cdr-star needs reparo.p2l"));
-                    }
-                }
-                .ok_or(Error::Corrupt("P2L identification unfinished"))?;
+                c.fc.start_identify(self.p2l)?;
+                c.run()?;
+                c.fc.identify_result()?
+                    .ok_or(Error::Corrupt("P2L identification unfinished"))?;
             }
             self.identified = true;
         }
