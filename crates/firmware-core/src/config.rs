@@ -1,8 +1,8 @@
 //! Run-time configuration of the core, checked before any table is touched.
 
-use crate::addr::Geometry;
-use crate::copyback::CopybackPolicy;
 use crate::error::Error;
+use crate::medium::addr::Geometry;
+use crate::tech::rcftl::copyback::CopybackPolicy;
 
 /// Tunables of the FTL core. Sizes of the lent tables follow from these.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -30,13 +30,13 @@ pub struct Config {
     /// How GC migrates data: copyback modes, thresholds and selector.
     pub copyback: CopybackPolicy,
     /// GuardedErase / BPM (off by default).
-    pub guard: crate::gerase::GuardConfig,
+    pub guard: crate::tech::longftl::gerase::GuardConfig,
     /// Mapping persistence and the power-loss budget (off by default).
     pub persist: PersistConfig,
     /// Copy command service: physical (default) or copyless remap.
     pub copy: CopyConfig,
     /// Superblock write order and reserved list pages (off by default).
-    pub superblock: crate::superblock::SuperblockConfig,
+    pub superblock: crate::tech::reparo::superblock::SuperblockConfig,
 }
 
 /// How [`crate::Ftl::copy`] serves a copy command.
@@ -51,7 +51,7 @@ pub enum CopyMode {
     Remap,
 }
 
-/// Copy command settings ([`crate::copyless`]).
+/// Copy command settings ([`crate::tech::copyless::refcount`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CopyConfig {
     /// Remap or physical copy.
@@ -90,7 +90,7 @@ pub enum FlushPolicy {
     /// Oldest first.
     #[default]
     Fifo,
-    /// Least increase of dirtiness first (Dawid's LIDF, see [`crate::lidf`]).
+    /// Least increase of dirtiness first (Dawid's LIDF, see [`crate::tech::dawid::lidf`]).
     Lidf,
 }
 
@@ -162,10 +162,10 @@ impl Config {
             wl_check_interval: 64,
             max_inflight: 4096,
             copyback: CopybackPolicy::OFF_CHIP,
-            guard: crate::gerase::GuardConfig::OFF,
+            guard: crate::tech::longftl::gerase::GuardConfig::OFF,
             persist: PersistConfig::OFF,
             copy: CopyConfig::PHYSICAL,
-            superblock: crate::superblock::SuperblockConfig::OFF,
+            superblock: crate::tech::reparo::superblock::SuperblockConfig::OFF,
         };
         Ok(cfg)
     }

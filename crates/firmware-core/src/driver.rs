@@ -7,11 +7,11 @@
 //! Timing-aware drivers (the simulation harness) follow the same protocol but
 //! complete operations in simulated-time order.
 
-use crate::addr::{Lpn, MAX_UNITS_PER_PAGE};
 use crate::error::Error;
+use crate::ftl::host::{HostCompletion, ReadStart, ReadStatus, Tag};
 use crate::ftl::Ftl;
-use crate::host::{HostCompletion, ReadStart, ReadStatus, Tag};
-use crate::nand::{Nand, NandCmd, NandOp, NandResult};
+use crate::medium::addr::{Lpn, MAX_UNITS_PER_PAGE};
+use crate::medium::nand::{Nand, NandCmd, NandOp, NandResult};
 
 /// What a read returned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -187,14 +187,14 @@ impl<'n, N: Nand> SyncDriver<'n, N> {
             let p = ftl.copy(s, d, left, self.now)?;
             done = done.saturating_add(p.remapped);
             match p.stop {
-                crate::copy::CopyStop::Done => {}
-                crate::copy::CopyStop::Busy => {
+                crate::tech::copyless::copy::CopyStop::Done => {}
+                crate::tech::copyless::copy::CopyStop::Busy => {
                     if ftl.ops_queued() == 0 {
                         return Err(Error::OutOfSpace);
                     }
                     self.run(ftl)?;
                 }
-                crate::copy::CopyStop::Physical(_) => {
+                crate::tech::copyless::copy::CopyStop::Physical(_) => {
                     let s = Lpn(src.0.saturating_add(done));
                     let d = Lpn(dst.0.saturating_add(done));
                     match self.read(ftl, s)? {

@@ -50,13 +50,13 @@ pub mod multicore;
 
 use core::fmt;
 
-use firmware_core::addr::MAX_UNITS_PER_PAGE;
-use firmware_core::copyless::{CopylessTables, ShadowEntry};
 use firmware_core::driver::execute;
-use firmware_core::lidf::TpEntry;
-use firmware_core::map_dirty::DirtyLink;
-use firmware_core::mount::MountStep;
-use firmware_core::tables::{BlockMeta, BlockState, OpEntry, PlaneState, SlotMeta};
+use firmware_core::ftl::mount::MountStep;
+use firmware_core::ftl::tables::{BlockMeta, BlockState, OpEntry, PlaneState, SlotMeta};
+use firmware_core::medium::addr::MAX_UNITS_PER_PAGE;
+use firmware_core::persist::map_dirty::DirtyLink;
+use firmware_core::tech::copyless::refcount::{CopylessTables, ShadowEntry};
+use firmware_core::tech::dawid::lidf::TpEntry;
 use firmware_core::{
     BlockId, Config, CopybackPolicy, Error, FlushPolicy, Ftl, Geometry, Lpn, NandCmd, NandError,
     NandOp, Origin, PersistConfig, PersistTables, ReadValue, Stats, SyncDriver, TableSizes, Tables,
@@ -116,9 +116,9 @@ pub const CONFIG: Config = Config {
     max_inflight: 64,
     copyback: CopybackPolicy::OFF_CHIP,
     persist: PERSIST,
-    guard: firmware_core::gerase::GuardConfig::OFF,
+    guard: firmware_core::tech::longftl::gerase::GuardConfig::OFF,
     copy: firmware_core::CopyConfig::PHYSICAL,
-    superblock: firmware_core::superblock::SuperblockConfig::OFF,
+    superblock: firmware_core::tech::reparo::superblock::SuperblockConfig::OFF,
 };
 
 /// Lengths of every lent slice, as constants so bare-metal code can size
@@ -126,7 +126,7 @@ pub const CONFIG: Config = Config {
 /// medium compute at run time.
 pub mod sizes {
     use super::{CONFIG, GEOMETRY, MAP_ENTRIES_PER_PAGE};
-    use firmware_core::persist::{META_BUFS, META_HEADER};
+    use firmware_core::ftl::persist::{META_BUFS, META_HEADER};
 
     const PLANES_U: usize = GEOMETRY.channels as usize
         * GEOMETRY.dies_per_channel as usize
@@ -170,7 +170,7 @@ pub mod sizes {
     /// Medium: unit records.
     pub const MEDIUM_UNITS: usize = P2L;
     /// Medium: metadata page slots. The core's metadata region at its
-    /// largest (as `firmware_core::persist` bounds it: written pages at the
+    /// largest (as `firmware_core::ftl::persist` bounds it: written pages at the
     /// cleaning limit, the pages kept erased for a cut, an open block and a
     /// spare block per plane), with the whole table as the cut budget, plus
     /// one block per plane of margin: every page of those blocks.
@@ -210,7 +210,7 @@ pub fn check_sizes() -> Result<TableSizes, ScenarioError> {
         && t.cc_counts == 0
         && t.cc_heads == 0
         && t.cc_shadow == 0
-        && firmware_core::persist::meta_page_bytes(&CONFIG.persist) == sizes::META_PAGE_BYTES
+        && firmware_core::ftl::persist::meta_page_bytes(&CONFIG.persist) == sizes::META_PAGE_BYTES
         && m.blocks == sizes::MEDIUM_BLOCKS
         && m.pages == sizes::MEDIUM_PAGES
         && m.units == sizes::MEDIUM_UNITS;

@@ -6,7 +6,7 @@
 //! the master core's striping ([`Master`]: LBA `l` goes to core `l % 4` as
 //! local LPN `l / 4`). The cores write superblocks and keep the last page of
 //! every block for the neighbour die's LBA lists (block-level P2L
-//! entrustment, [`firmware_core::p2l_list`]), so CDR* can identify the LBAs
+//! entrustment, [`firmware_core::tech::reparo::p2l_list`]), so CDR* can identify the LBAs
 //! a failed die held by reading a few list pages instead of scanning the
 //! L2P table.
 //!
@@ -29,12 +29,12 @@
 
 use core::fmt;
 
-use firmware_core::controller::{CoreLend, FlashCore, Master, PROBE_ID};
-use firmware_core::die_fail::L2pEntry;
 use firmware_core::driver::execute;
-use firmware_core::p2l_list::ListLend;
-use firmware_core::superblock::SuperblockConfig;
-use firmware_core::tables::{BlockMeta, OpEntry, PlaneState, SlotMeta};
+use firmware_core::ftl::die_fail::L2pEntry;
+use firmware_core::ftl::tables::{BlockMeta, OpEntry, PlaneState, SlotMeta};
+use firmware_core::tech::reparo::controller::{CoreLend, FlashCore, Master, PROBE_ID};
+use firmware_core::tech::reparo::p2l_list::ListLend;
+use firmware_core::tech::reparo::superblock::SuperblockConfig;
 use firmware_core::{
     BlockId, Config, CopybackPolicy, DieId, Error, Ftl, Geometry, HostCompletion, Lpn,
     PersistConfig, PersistTables, ReadStart, ReadStatus, ReadValue, Tables, Tag,
@@ -95,7 +95,7 @@ pub const CONFIG: Config = Config {
     max_inflight: 64,
     copyback: CopybackPolicy::OFF_CHIP,
     persist: PersistConfig::OFF,
-    guard: firmware_core::gerase::GuardConfig::OFF,
+    guard: firmware_core::tech::longftl::gerase::GuardConfig::OFF,
     copy: firmware_core::CopyConfig::PHYSICAL,
     superblock: SuperblockConfig {
         enabled: true,
@@ -110,7 +110,7 @@ pub const CONFIG: Config = Config {
 pub mod sizes {
     use super::{CONFIG, CORES, GEOMETRY, LOGICAL};
     use core::mem::size_of;
-    use firmware_core::tables::{BlockMeta, OpEntry, PlaneState, SlotMeta};
+    use firmware_core::ftl::tables::{BlockMeta, OpEntry, PlaneState, SlotMeta};
     use nand_model::{BlockRec, PageRec, UnitRec};
 
     const PLANES_U: usize = GEOMETRY.channels as usize
@@ -156,9 +156,11 @@ pub mod sizes {
     pub const MARKS: usize = L2P.div_ceil(32);
     /// Flash core: list holders (one word per block) and the per-plane
     /// queues of lists waiting for a list page.
-    pub const HOLDERS: usize = firmware_core::p2l_list::holder_words(BLOCKS, PLANES_U);
+    pub const HOLDERS: usize =
+        firmware_core::tech::reparo::p2l_list::holder_words(BLOCKS, PLANES_U);
     /// Flash core: list page buffers.
-    pub const LIST_BUF_BYTES: usize = firmware_core::p2l_list::LIST_BUFS * META_PAGE_BYTES;
+    pub const LIST_BUF_BYTES: usize =
+        firmware_core::tech::reparo::p2l_list::LIST_BUFS * META_PAGE_BYTES;
     /// Drive: the oracle, one version per host LBA (not per core).
     pub const ORACLE: usize = LOGICAL as usize;
     /// Drive: the ground-truth bitmap, one bit per host LBA (not per core).
@@ -784,7 +786,7 @@ fn build_core<'c, 'a>(
         ops: take(&mut mem.ops, sizes::OPS, "ops")?,
         page_cb: &mut [],
         persist: PersistTables::none(),
-        copyless: firmware_core::copyless::CopylessTables::none(),
+        copyless: firmware_core::tech::copyless::refcount::CopylessTables::none(),
     };
     let lend = CoreLend {
         entrust: take(&mut mem.entrust, sizes::ENTRUST, "entrust")?,
@@ -946,7 +948,7 @@ pub fn run<'a>(
     let victim = d.core(VICTIM)?;
     victim
         .fc
-        .start_identify(firmware_core::p2l::P2lMode::Block)
+        .start_identify(firmware_core::tech::reparo::p2l::P2lMode::Block)
         .map_err(err(Step::Verify))?;
     victim.run(Step::Verify)?;
     let cost = victim.fc.identify_result().map_err(err(Step::Verify))?;

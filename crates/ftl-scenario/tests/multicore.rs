@@ -1,7 +1,7 @@
 //! The multi-core Reparo scenario on the host, over Vec-backed memory: the
 //! very code the QEMU firmware runs.
 
-use firmware_core::tables::{BlockMeta, OpEntry, PlaneState, SlotMeta};
+use firmware_core::ftl::tables::{BlockMeta, OpEntry, PlaneState, SlotMeta};
 use ftl_scenario::multicore::{
     self, sizes, CoreSlot, McFault, McMemory, McOptions, McReport, CORES,
 };

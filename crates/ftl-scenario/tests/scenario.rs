@@ -1,9 +1,9 @@
 //! The shared scenario on the host, over Vec-backed memory: it must pass clean
 //! through its power cuts and remounts, and it must catch an injected corruption.
 
-use firmware_core::map_dirty::DirtyLink;
-use firmware_core::mount::MountStep;
-use firmware_core::tables::{BlockMeta, OpEntry, PlaneState, SlotMeta};
+use firmware_core::ftl::mount::MountStep;
+use firmware_core::ftl::tables::{BlockMeta, OpEntry, PlaneState, SlotMeta};
+use firmware_core::persist::map_dirty::DirtyLink;
 use firmware_core::{PersistTables, ReadValue, Tables};
 use ftl_scenario::{sizes, Corruption, CutKind, Failure, Memory, Options, Report, CUT_PLAN};
 use nand_model::{BlockRec, PageRec, UnitRec};
@@ -82,7 +82,7 @@ impl HostMemory {
                     tp_heads: &mut [],
                     tp_inflight: &mut self.tp_inflight,
                 },
-                copyless: firmware_core::copyless::CopylessTables::none(),
+                copyless: firmware_core::tech::copyless::refcount::CopylessTables::none(),
             },
             data: &mut self.data,
             medium_blocks: &mut self.medium_blocks,

@@ -1,6 +1,6 @@
 //! Tunables of the reliability model and of fault injection.
 
-use firmware_core::ctt::{BerClassifier, CLASSIFIER_STEPS};
+use firmware_core::tech::rcftl::ctt::{BerClassifier, CLASSIFIER_STEPS};
 use firmware_core::Error;
 
 /// Raw bit-error model of the medium.

@@ -30,7 +30,7 @@
 //! holds its full raw capacity in memory (a 16 GiB drive needs 16 GiB plus
 //! over-provisioning).
 
-use firmware_core::addr::MAX_UNITS_PER_PAGE;
+use firmware_core::medium::addr::MAX_UNITS_PER_PAGE;
 use firmware_core::{BlockId, Error, Geometry, Nand, NandResult, Ppn, Spare, UnitMask};
 
 use crate::config::{FaultConfig, ReliabilityConfig};

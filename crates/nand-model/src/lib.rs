@@ -3,7 +3,7 @@
 //! [`Medium`] implements [`firmware_core::Nand`] with `Unit = u64`: every mapping
 //! unit holds a 64-bit stamp (the harness encodes the logical unit and a write
 //! sequence number in it). The medium enforces the contract documented in
-//! `firmware_core::nand`:
+//! `firmware_core::medium::nand`:
 //!
 //! * pages of a block are programmed in strictly increasing order, once per
 //!   erase, otherwise `ProgramOrder`;

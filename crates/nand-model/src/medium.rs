@@ -73,7 +73,7 @@ pub struct BlockStatus {
 }
 
 /// How a program torn by a power cut leaves its page (see the contract in
-/// `firmware_core::nand`). In every case the page counts as written.
+/// `firmware_core::medium::nand`). In every case the page counts as written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum TornProgram {
     /// Nothing reached the cells: the page reads `Erased`.
@@ -311,7 +311,7 @@ fn page_rec(spare: &Spare, state: u8, carried: u8) -> PageRec {
 
 /// A strict simulated NAND medium over the arrays of a [`Storage`].
 ///
-/// It enforces the contract of `firmware_core::nand` (program order, erased
+/// It enforces the contract of `firmware_core::medium::nand` (program order, erased
 /// reads, same-plane copyback), samples raw bit errors from the
 /// [`ReliabilityConfig`] model and injects the faults of a [`FaultConfig`].
 /// Every operation is O(1) except erase-related helpers, and nothing allocates

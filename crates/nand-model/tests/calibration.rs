@@ -5,7 +5,7 @@
 //! `cargo test --release -p nand-model --test calibration -- --nocapture`
 //! prints the measured rates.
 
-use firmware_core::ctt::{RCOPYBACK_CT, RCOPYBACK_PE_UPPER, RCPB_CTT, RCPB_PE_UPPER};
+use firmware_core::tech::rcftl::ctt::{RCOPYBACK_CT, RCOPYBACK_PE_UPPER, RCPB_CTT, RCPB_PE_UPPER};
 use firmware_core::{BlockId, Geometry, Nand, NandError, Spare, UnitMask};
 use nand_model::{FaultConfig, Medium, QualityClass, ReliabilityConfig, SimMedium};
 
@@ -254,7 +254,7 @@ fn copyback_carries_fresh_errors_only() {
 /// lowest, middle and highest P/E of every bucket: the model's classifier never
 /// puts a block into a better class than its own; prints the rates.
 fn misclassification(rel: ReliabilityConfig, pe_upper: [u32; 6], name: &str) -> [[f64; 6]; 3] {
-    use firmware_core::ctt::BerClass;
+    use firmware_core::tech::rcftl::ctt::BerClass;
     let g = geo(1);
     let mut m = Medium::new(g, rel, FaultConfig::default()).unwrap();
     let c = rel.ber_classifier(pe_upper);

@@ -20,8 +20,8 @@
 use std::collections::VecDeque;
 
 use firmware_core::driver::execute;
-use firmware_core::mount::MountStep;
-use firmware_core::tables::BlockState;
+use firmware_core::ftl::mount::MountStep;
+use firmware_core::ftl::tables::BlockState;
 use firmware_core::{
     Config, CopyStop, Error, Ftl, HostCompletion, Loc, Lpn, NandCmd, NandOp, NandResult, ReadStart,
     ReadStatus, Tag,
@@ -608,7 +608,7 @@ impl Drive {
             return Ok(false);
         }
         loop {
-            match ftl.flush(firmware_core::host::Tag(u32::MAX - 1), self.now) {
+            match ftl.flush(firmware_core::ftl::host::Tag(u32::MAX - 1), self.now) {
                 Ok(()) => break,
                 Err(Error::Busy) => {
                     if !self.step(ftl, medium, data, rng, true)? {

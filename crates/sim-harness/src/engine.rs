@@ -21,10 +21,10 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use firmware_core::copyless::ShadowEntry;
 use firmware_core::driver::execute;
-use firmware_core::map_dirty::DirtyLink;
-use firmware_core::tables::{BlockMeta, OpEntry, PlaneState, SlotMeta};
+use firmware_core::ftl::tables::{BlockMeta, OpEntry, PlaneState, SlotMeta};
+use firmware_core::persist::map_dirty::DirtyLink;
+use firmware_core::tech::copyless::refcount::ShadowEntry;
 use firmware_core::{
     Config, CopyStop, Error, Ftl, HostCompletion, Lpn, Nand, NandOp, NandResult, PersistTables,
     ReadReport, ReadStart, ReadStatus, TableSizes, Tables, Tag,
@@ -143,7 +143,7 @@ pub struct CoreStore<U = u64> {
     tp_seq: Vec<u64>,
     tp_flags: Vec<u8>,
     tp_links: Vec<DirtyLink>,
-    lidf: Vec<firmware_core::lidf::TpEntry>,
+    lidf: Vec<firmware_core::tech::dawid::lidf::TpEntry>,
     lidf_heap: Vec<u32>,
     tp_heads: Vec<u16>,
     tp_inflight: Vec<u16>,
@@ -152,16 +152,16 @@ pub struct CoreStore<U = u64> {
     cc_heads: Vec<u32>,
     cc_shadow: Vec<ShadowEntry>,
     data: Vec<U>,
-    wl_entries: Vec<firmware_core::weak_wl::WlEntry>,
+    wl_entries: Vec<firmware_core::tech::longftl::weak_wl::WlEntry>,
     wl_heads: Vec<u16>,
-    guard: Vec<firmware_core::gerase::GuardMeta>,
+    guard: Vec<firmware_core::tech::longftl::gerase::GuardMeta>,
 }
 
 impl<U: Copy + Default> CoreStore<U> {
     /// Allocates every table a configuration needs, and one unit per buffer slot.
     pub fn new(cfg: &Config) -> Result<Self, Error> {
         let s = TableSizes::for_config(cfg)?;
-        let gs = firmware_core::gerase::GuardSizes::for_config(cfg);
+        let gs = firmware_core::tech::longftl::gerase::GuardSizes::for_config(cfg);
         Ok(CoreStore {
             wl_entries: vec![Default::default(); gs.wl_entries],
             wl_heads: vec![0; gs.wl_heads],
@@ -200,7 +200,11 @@ impl<U: Copy + Default> CoreStore<U> {
     /// guard is off).
     pub fn split_guarded(
         &mut self,
-    ) -> (Tables<'_>, &mut [U], firmware_core::gerase::GuardTables<'_>) {
+    ) -> (
+        Tables<'_>,
+        &mut [U],
+        firmware_core::tech::longftl::gerase::GuardTables<'_>,
+    ) {
         (
             Tables {
                 l2p: &mut self.l2p,
@@ -222,15 +226,15 @@ impl<U: Copy + Default> CoreStore<U> {
                     tp_inflight: &mut self.tp_inflight,
                     meta: &mut self.meta,
                 },
-                copyless: firmware_core::copyless::CopylessTables {
+                copyless: firmware_core::tech::copyless::refcount::CopylessTables {
                     counts: &mut self.cc_counts,
                     shadow_heads: &mut self.cc_heads,
                     shadow: &mut self.cc_shadow,
                 },
             },
             &mut self.data,
-            firmware_core::gerase::GuardTables {
-                wl: firmware_core::weak_wl::WeakWlTables {
+            firmware_core::tech::longftl::gerase::GuardTables {
+                wl: firmware_core::tech::longftl::weak_wl::WeakWlTables {
                     entries: &mut self.wl_entries,
                     heads: &mut self.wl_heads,
                 },

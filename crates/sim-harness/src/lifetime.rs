@@ -11,7 +11,7 @@
 
 use std::time::Instant;
 
-use firmware_core::tables::BlockState;
+use firmware_core::ftl::tables::BlockState;
 use firmware_core::{BlockId, Nand};
 use nand_model::{GuardedMedium, WlMedium};
 
@@ -200,7 +200,7 @@ where
         end_reason,
         bad_blocks: lost_blocks(&eng, total),
         mode_history: eng.ftl.gerase_mode_history().to_vec(),
-        mode_waf: (0..firmware_core::gerase_select::MAX_MODES)
+        mode_waf: (0..firmware_core::tech::longftl::gerase_select::MAX_MODES)
             .map(|m| eng.ftl.gerase_waf(m))
             .collect(),
         outcome: out,

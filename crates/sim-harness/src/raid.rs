@@ -18,7 +18,7 @@
 //! into the shared area. Stripe contents are `u64` stamps; parity is their
 //! XOR.
 
-use firmware_core::p2l::P2lMode;
+use firmware_core::tech::reparo::p2l::P2lMode;
 use firmware_core::{Error, ReadValue};
 
 use crate::reparo::{effective_p2l, Drive, DriveSpec, DriveStore, Mode};

@@ -1,5 +1,5 @@
 //! A multi-core drive for Reparo (seed 001, Ch. 5): the master core's
-//! striping over `N` flash cores ([`firmware_core::controller`]), each core
+//! striping over `N` flash cores ([`firmware_core::tech::reparo::controller`]), each core
 //! an FTL over its own medium of `D_ssd / N` dies, run functionally (every
 //! operation executes at once, in emission order) with the medium's
 //! operation counts kept for the time model.
@@ -10,11 +10,11 @@
 
 use std::collections::BTreeSet;
 
-use firmware_core::controller::{CoreLend, FlashCore, IdentifyStats, Master};
 use firmware_core::driver::execute;
-use firmware_core::p2l::P2lMode;
-use firmware_core::p2l_list::ListLend;
-use firmware_core::reparo::{Cdr, SsdShape};
+use firmware_core::tech::reparo::controller::{CoreLend, FlashCore, IdentifyStats, Master};
+use firmware_core::tech::reparo::handler::{Cdr, SsdShape};
+use firmware_core::tech::reparo::p2l::P2lMode;
+use firmware_core::tech::reparo::p2l_list::ListLend;
 use firmware_core::{
     Config, DieId, Error, Geometry, HostCompletion, Lpn, ReadStart, ReadStatus, ReadValue, Tag,
 };
@@ -177,7 +177,7 @@ impl DriveStore {
                         holders: vec![
                             0u32;
                             if lists {
-                                firmware_core::p2l_list::holder_words(
+                                firmware_core::tech::reparo::p2l_list::holder_words(
                                     g.total_blocks() as usize,
                                     g.planes() as usize,
                                 )
@@ -188,7 +188,9 @@ impl DriveStore {
                         pages: vec![
                             0u32;
                             if p2l == P2lMode::Page {
-                                firmware_core::p2l_page::page_words(g.total_pages() as usize)
+                                firmware_core::tech::reparo::p2l_page::page_words(
+                                    g.total_pages() as usize
+                                )
                             } else {
                                 0
                             }
@@ -196,7 +198,8 @@ impl DriveStore {
                         list_bufs: vec![
                             0u8;
                             if lists {
-                                firmware_core::p2l_list::LIST_BUFS * g.page_bytes as usize
+                                firmware_core::tech::reparo::p2l_list::LIST_BUFS
+                                    * g.page_bytes as usize
                             } else {
                                 0
                             }
@@ -226,7 +229,7 @@ impl Core<'_> {
         let mut ops = 0u64;
         loop {
             while let Some(op) = self.fc.poll_op() {
-                let meta = if op.id == firmware_core::controller::PROBE_ID {
+                let meta = if op.id == firmware_core::tech::reparo::controller::PROBE_ID {
                     &mut [][..]
                 } else {
                     self.fc.meta_for(&op)
@@ -245,7 +248,7 @@ impl Core<'_> {
                 match again {
                     None => return Ok(()),
                     Some(op) => {
-                        let meta = if op.id == firmware_core::controller::PROBE_ID {
+                        let meta = if op.id == firmware_core::tech::reparo::controller::PROBE_ID {
                             &mut [][..]
                         } else {
                             self.fc.meta_for(&op)
@@ -438,7 +441,7 @@ impl<'a> Drive<'a> {
         let home = self.master.static_home(lba)?;
         if home != t {
             let c = self.core(home.core)?;
-            if c.fc.ftl.l2p_entry(home.lpn)? != firmware_core::die_fail::L2pEntry::Unmapped {
+            if c.fc.ftl.l2p_entry(home.lpn)? != firmware_core::ftl::die_fail::L2pEntry::Unmapped {
                 c.fc.ftl.trim(home.lpn, 0)?;
                 c.run()?;
             }
@@ -528,7 +531,7 @@ impl<'a> Drive<'a> {
                     // area; every core scans one of N regions, on its own
                     // thread; results merge in LPN order.
                     let mut shared =
-                        vec![firmware_core::die_fail::L2pEntry::Unmapped; cnt as usize];
+                        vec![firmware_core::ftl::die_fail::L2pEntry::Unmapped; cnt as usize];
                     let len = c.fc.copy_to_shared(f, &mut shared)?;
                     let view = c.fc.failure_view();
                     let chunk = len.div_ceil(n as usize).max(1);
@@ -571,7 +574,7 @@ impl<'a> Drive<'a> {
                 if self.master.is_fake_failure(l) {
                     let t = self.master.route(l)?;
                     let e = self.core(t.core)?.fc.ftl.l2p_entry(t.lpn)?;
-                    if e == firmware_core::die_fail::L2pEntry::Unmapped && out.insert(l) {
+                    if e == firmware_core::ftl::die_fail::L2pEntry::Unmapped && out.insert(l) {
                         fake += 1;
                     }
                 }
@@ -669,7 +672,7 @@ impl<'a> Drive<'a> {
                     let lpn = spare.lpns[usize::from(off)];
                     // Live: the L2P still names this unit.
                     if c.fc.ftl.l2p_entry(lpn)?
-                        == firmware_core::die_fail::L2pEntry::Flash(g.pun(ppn, off))
+                        == firmware_core::ftl::die_fail::L2pEntry::Flash(g.pun(ppn, off))
                         && u64::from(lpn.0) < self.master.per_core()
                     {
                         out.insert(u64::from(lpn.0) * n + u64::from(core));

@@ -185,7 +185,7 @@ pub fn json_report(o: &Outcome, extra: Value) -> Value {
         },
         "memory": {
             "core_table_bytes": o.core_table_bytes,
-            "epm_bytes": firmware_core::copyback::epm_bytes(g, &o.plan.core.copyback).unwrap_or(0),
+            "epm_bytes": firmware_core::tech::rcftl::copyback::epm_bytes(g, &o.plan.core.copyback).unwrap_or(0),
         },
         "copy": {
             "commands": r.copy_requests,

@@ -350,8 +350,8 @@ pub fn outcome<N: Nand, H: HostSide<N::Unit>>(
             .filter(|(_, st, _)| {
                 !matches!(
                     st,
-                    firmware_core::tables::BlockState::Bad
-                        | firmware_core::tables::BlockState::Unknown
+                    firmware_core::ftl::tables::BlockState::Bad
+                        | firmware_core::ftl::tables::BlockState::Unknown
                 )
             })
             .map(|(pe, _, _)| pe)

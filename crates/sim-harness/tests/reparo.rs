@@ -1,7 +1,7 @@
 //! Reparo end to end: die failure, detection, failed-LBA queries against
 //! the simulator's ground truth, CDR redirection, RAID-5 recovery.
 
-use firmware_core::p2l::P2lMode;
+use firmware_core::tech::reparo::p2l::P2lMode;
 use firmware_core::{Geometry, ReadValue};
 use sim_harness::raid::{self, RaidSpec, TimeModel};
 use sim_harness::reparo::{effective_p2l, Drive, DriveSpec, DriveStore, Mode};
@@ -107,7 +107,7 @@ struct Identified {
     /// The die's LBAs (ground truth) plus CDR's fake failures.
     want: std::collections::BTreeSet<u64>,
     /// The victim core's P2L work.
-    p2l: firmware_core::p2l::P2lCost,
+    p2l: firmware_core::tech::reparo::p2l::P2lCost,
     /// Medium reads on the victim core during the queries.
     reads: u64,
     /// Blocks of the failed die holding data.

@@ -31,8 +31,8 @@ use core::sync::atomic::{AtomicBool, Ordering};
 use cortex_m_rt::{entry, exception, ExceptionFrame};
 use cortex_m_semihosting::debug::{self, EXIT_FAILURE, EXIT_SUCCESS};
 use cortex_m_semihosting::hprintln;
-use firmware_core::map_dirty::DirtyLink;
-use firmware_core::tables::{BlockMeta, OpEntry, PlaneState, SlotMeta};
+use firmware_core::persist::map_dirty::DirtyLink;
+use firmware_core::ftl::tables::{BlockMeta, OpEntry, PlaneState, SlotMeta};
 use firmware_core::{Ftl, PersistTables, ReadValue, Tables};
 use ftl_scenario::multicore::{self, CoreSlot, McMemory, McOptions, CORES};
 use ftl_scenario::{sizes, Corruption, CutKind, Failure, Memory, Options, Report, GEOMETRY};
@@ -150,7 +150,7 @@ fn take_memory() -> Memory<'static> {
                 tp_heads: &mut [],
                 tp_inflight: lend!(u16, sizes::TPS, 0),
             },
-            copyless: firmware_core::copyless::CopylessTables::none(),
+            copyless: firmware_core::tech::copyless::refcount::CopylessTables::none(),
         },
         data: lend!(u64, sizes::DATA, 0),
         medium_blocks: lend!(BlockRec, sizes::MEDIUM_BLOCKS, BlockRec::INIT),

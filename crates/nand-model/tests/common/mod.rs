@@ -1,7 +1,7 @@
 //! Shared helpers of the integration tests.
 #![allow(dead_code)]
 
-use firmware_core::addr::MAX_UNITS_PER_PAGE;
+use firmware_core::medium::addr::MAX_UNITS_PER_PAGE;
 use firmware_core::{Geometry, Lpn, PageKind, Spare, UnitMask};
 
 /// A small array: 2 dies x 2 planes x 16 blocks x 16 pages, 2 units per page.

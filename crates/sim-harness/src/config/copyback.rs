@@ -1,7 +1,7 @@
 //! Section `[copyback]`: how GC migrates valid data (rcFTL and its baselines).
 
-use firmware_core::copyback::{CopybackMode, CopybackPolicy, Selector};
-use firmware_core::ctt::{CopybackConfig, CtModel, Retention, MAX_CT};
+use firmware_core::tech::rcftl::copyback::{CopybackMode, CopybackPolicy, Selector};
+use firmware_core::tech::rcftl::ctt::{CopybackConfig, CtModel, Retention, MAX_CT};
 use serde::{Deserialize, Serialize};
 
 use super::ConfigError;

@@ -1,7 +1,7 @@
 //! Section `[erase]`: GuardedErase (longFTL) and the BPM baseline.
 
-use firmware_core::gerase::{EraseMode, GEraseScope, GModeParams, GuardConfig};
-use firmware_core::gerase_select::MAX_MODES;
+use firmware_core::tech::longftl::gerase::{EraseMode, GEraseScope, GModeParams, GuardConfig};
+use firmware_core::tech::longftl::gerase_select::MAX_MODES;
 use serde::{Deserialize, Serialize};
 
 use super::ConfigError;
@@ -76,7 +76,9 @@ impl EraseSection {
     /// chip's wordline profile (`nand_model::wordline`).
     pub fn to_guard(&self, wls: u32, ecc_limit: u16) -> Result<GuardConfig, ConfigError> {
         let fixed_mode = self.fixed_mode()?;
-        if !(1..=firmware_core::waf_monitor::MAX_WINDOW as u8).contains(&self.waf_window) {
+        if !(1..=firmware_core::tech::longftl::waf_monitor::MAX_WINDOW as u8)
+            .contains(&self.waf_window)
+        {
             return Err(ConfigError::check(
                 "erase.waf_window",
                 "must be within 1..16",
@@ -115,7 +117,7 @@ impl EraseSection {
             })?;
         let ecc_limit = u8::try_from(ecc_limit)
             .ok()
-            .filter(|&e| e >= firmware_core::weak_wl::SORTED_FROM)
+            .filter(|&e| e >= firmware_core::tech::longftl::weak_wl::SORTED_FROM)
             .ok_or_else(|| {
                 ConfigError::check("nand.ecc_limit", "erase.mode gerase/bpm needs 10..=255")
             })?;

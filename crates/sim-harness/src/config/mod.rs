@@ -97,7 +97,7 @@ pub use presets::{presets, PresetInfo};
 mod tests;
 
 /// Most mapping units one page may hold (the core's limit).
-const MAX_UNITS_PER_PAGE: u32 = firmware_core::addr::MAX_UNITS_PER_PAGE as u32;
+const MAX_UNITS_PER_PAGE: u32 = firmware_core::medium::addr::MAX_UNITS_PER_PAGE as u32;
 
 /// Most buffer slots the core can address.
 const MAX_SLOTS: u64 = u16::MAX as u64;
@@ -544,10 +544,12 @@ impl SimConfig {
     /// per P/E bucket of seed 001 Table 6 scaled to `nand.rated_pe`, for one
     /// read of a block's first page right after it is programmed (see
     /// `nand_model::ReliabilityConfig::ber_classifier`).
-    pub fn ber_classifier(&self) -> Result<firmware_core::ctt::BerClassifier, ConfigError> {
+    pub fn ber_classifier(
+        &self,
+    ) -> Result<firmware_core::tech::rcftl::ctt::BerClassifier, ConfigError> {
         let rel = self.reliability()?;
         let rated = u64::from(rel.rated_pe);
-        let upper = firmware_core::ctt::RCPB_PE_UPPER
+        let upper = firmware_core::tech::rcftl::ctt::RCPB_PE_UPPER
             .map(|u| u32::try_from(u64::from(u) * rated / 5000).unwrap_or(u32::MAX));
         Ok(rel.ber_classifier(upper))
     }
@@ -579,7 +581,7 @@ impl SimConfig {
                 ..self.copyback.clone()
             };
             let policy = section.to_policy(1)?;
-            let bytes = firmware_core::copyback::epm_bytes(&g, &policy)
+            let bytes = firmware_core::tech::rcftl::copyback::epm_bytes(&g, &policy)
                 .map_err(|e| ConfigError::check("copyback.mode", e.to_string()))?;
             out.push((name, bytes));
         }
@@ -630,7 +632,7 @@ impl SimConfig {
         core.wl_threshold = f.wl_threshold;
         core.wl_check_interval = f.wl_check_interval;
         core.max_inflight = f.max_inflight;
-        core.superblock = firmware_core::superblock::SuperblockConfig {
+        core.superblock = firmware_core::tech::reparo::superblock::SuperblockConfig {
             enabled: f.superblock,
             list_pages: f.list_pages,
         };

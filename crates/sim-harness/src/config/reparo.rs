@@ -81,11 +81,11 @@ impl ReparoSection {
     }
 
     /// The P2L entrustment.
-    pub fn p2l(&self) -> firmware_core::p2l::P2lMode {
+    pub fn p2l(&self) -> firmware_core::tech::reparo::p2l::P2lMode {
         match self.p2l {
-            P2lKey::None => firmware_core::p2l::P2lMode::None,
-            P2lKey::Page => firmware_core::p2l::P2lMode::Page,
-            P2lKey::Block => firmware_core::p2l::P2lMode::Block,
+            P2lKey::None => firmware_core::tech::reparo::p2l::P2lMode::None,
+            P2lKey::Page => firmware_core::tech::reparo::p2l::P2lMode::Page,
+            P2lKey::Block => firmware_core::tech::reparo::p2l::P2lMode::Block,
         }
     }
 

@@ -671,8 +671,11 @@ fn calibrated_presets_and_classifier() {
     assert_eq!(rel.retention_months, 12.0);
     let k = c.ber_classifier().unwrap();
     // Four steps per column of Table 6, each column ending where the table's does.
-    let steps = firmware_core::ctt::CLASSIFIER_STEPS;
-    for (i, end) in firmware_core::ctt::RCPB_PE_UPPER.iter().enumerate() {
+    let steps = firmware_core::tech::rcftl::ctt::CLASSIFIER_STEPS;
+    for (i, end) in firmware_core::tech::rcftl::ctt::RCPB_PE_UPPER
+        .iter()
+        .enumerate()
+    {
         assert_eq!(k.pe_upper[(i + 1) * steps / 6 - 1], *end);
     }
     for b in 0..steps {

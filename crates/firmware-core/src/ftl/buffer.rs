@@ -1,0 +1,252 @@
+//! Buffer slots: the write buffer, read staging and per-plane GC staging.
+//!
+//! Slots are indices into the driver's data pool; the core only tracks what
+//! each holds. The pool is cut into fixed classes so that reads and GC can
+//! always make progress however full the write buffer is:
+//! `[0, W)` write buffer, `[W, W+R)` host reads, then `G` slots per plane for GC.
+
+use crate::error::Error;
+use crate::ftl::tables::{stack_pop, stack_push, SlotMeta, SlotState, NIL16};
+use crate::ftl::Ftl;
+use crate::medium::addr::PlaneId;
+use crate::medium::nand::Slot;
+
+impl Ftl<'_> {
+    #[inline]
+    pub(crate) fn slot(&self, s: Slot) -> Result<&SlotMeta, Error> {
+        self.t
+            .slots
+            .get(usize::from(s.0))
+            .ok_or(Error::Corrupt("slot index"))
+    }
+
+    #[inline]
+    pub(crate) fn slot_mut(&mut self, s: Slot) -> Result<&mut SlotMeta, Error> {
+        self.t
+            .slots
+            .get_mut(usize::from(s.0))
+            .ok_or(Error::Corrupt("slot index"))
+    }
+
+    /// Lays out the slot classes and fills every free stack.
+    pub(crate) fn init_slots(&mut self) -> Result<(), Error> {
+        let w = self.cfg.write_buffer_units;
+        let r = self.cfg.read_slots;
+        let g = self.cfg.gc_slots_per_plane;
+        self.wb_free = NIL16;
+        self.read_free = NIL16;
+        let total = self.cfg.total_slots();
+        // Push in reverse so the lowest index is handed out first.
+        let mut i = total;
+        while i > 0 {
+            i = i.saturating_sub(1);
+            let idx = u16::try_from(i).map_err(|_| Error::InvalidConfig("slot count"))?;
+            *self.slot_mut(Slot(idx))? = SlotMeta::default();
+            if i < w {
+                stack_push(self.t.slots, &mut self.wb_free, idx)?;
+            } else if i < w.saturating_add(r) {
+                stack_push(self.t.slots, &mut self.read_free, idx)?;
+            } else {
+                let p = i
+                    .saturating_sub(w.saturating_add(r))
+                    .checked_div(g)
+                    .unwrap_or(0);
+                let pl = self
+                    .t
+                    .planes
+                    .get_mut(p as usize)
+                    .ok_or(Error::Corrupt("gc slot plane"))?;
+                stack_push(self.t.slots, &mut pl.gc_free_head, idx)?;
+            }
+        }
+        self.wb_free_count = w;
+        Ok(())
+    }
+
+    /// Takes a free write-buffer slot.
+    pub(crate) fn wb_alloc(&mut self) -> Result<Option<Slot>, Error> {
+        let s = stack_pop(self.t.slots, &mut self.wb_free)?.map(Slot);
+        if s.is_some() {
+            self.wb_free_count = self.wb_free_count.saturating_sub(1);
+        }
+        Ok(s)
+    }
+
+    /// Returns a write-buffer slot.
+    pub(crate) fn wb_release(&mut self, s: Slot) -> Result<(), Error> {
+        self.slot_mut(s)?.state = SlotState::Free;
+        stack_push(self.t.slots, &mut self.wb_free, s.0)?;
+        self.wb_free_count = self.wb_free_count.saturating_add(1);
+        Ok(())
+    }
+
+    /// Takes a free read slot.
+    pub(crate) fn read_alloc(&mut self) -> Result<Option<Slot>, Error> {
+        Ok(stack_pop(self.t.slots, &mut self.read_free)?.map(Slot))
+    }
+
+    /// Returns a read slot.
+    pub(crate) fn read_release(&mut self, s: Slot) -> Result<(), Error> {
+        self.slot_mut(s)?.state = SlotState::Free;
+        stack_push(self.t.slots, &mut self.read_free, s.0)
+    }
+
+    /// Takes a free GC slot of plane `p`.
+    pub(crate) fn gc_slot_alloc(&mut self, p: PlaneId) -> Result<Option<Slot>, Error> {
+        let pl = self
+            .t
+            .planes
+            .get_mut(p.0 as usize)
+            .ok_or(Error::AddressOutOfRange)?;
+        Ok(stack_pop(self.t.slots, &mut pl.gc_free_head)?.map(Slot))
+    }
+
+    /// Returns a GC slot to plane `p`.
+    pub(crate) fn gc_slot_release(&mut self, p: PlaneId, s: Slot) -> Result<(), Error> {
+        self.slot_mut(s)?.state = SlotState::Free;
+        let pl = self
+            .t
+            .planes
+            .get_mut(p.0 as usize)
+            .ok_or(Error::AddressOutOfRange)?;
+        stack_push(self.t.slots, &mut pl.gc_free_head, s.0)
+    }
+
+    /// Free GC slots of plane `p` (walks the stack; at most a few per plane).
+    pub(crate) fn gc_slots_free(&self, p: PlaneId) -> Result<u32, Error> {
+        let mut n = 0u32;
+        let mut cur = self.pl(p)?.gc_free_head;
+        while cur != NIL16 {
+            n = n.saturating_add(1);
+            cur = self.slot(Slot(cur))?.next;
+        }
+        Ok(n)
+    }
+
+    /// Appends a write-buffer slot to the flush queue.
+    pub(crate) fn pending_push_back(&mut self, s: Slot) -> Result<(), Error> {
+        if self.ps.lidf_on {
+            return self.lidf_push(s);
+        }
+        self.pending.push_back(self.t.slots, s.0)
+    }
+
+    /// Puts a slot back at the head of the flush queue (after a failed program).
+    pub(crate) fn pending_push_front(&mut self, s: Slot) -> Result<(), Error> {
+        if self.ps.lidf_on {
+            return self.lidf_push(s);
+        }
+        self.pending.push_front(self.t.slots, s.0)
+    }
+
+    /// LIDF: files a buffered write under the translation page of its
+    /// mapping entry.
+    fn lidf_push(&mut self, s: Slot) -> Result<(), Error> {
+        let tp = self.ps.tp_of(crate::medium::addr::Lpn(self.slot(s)?.lpn));
+        let head = self
+            .ps
+            .tp_heads
+            .get_mut(tp.0 as usize)
+            .ok_or(Error::Corrupt("lidf list"))?;
+        let next = *head;
+        *head = s.0;
+        self.slot_mut(s)?.next = next;
+        self.ps.lidf.buffered_write(tp)?;
+        self.ps.lidf_len = self.ps.lidf_len.saturating_add(1);
+        Ok(())
+    }
+
+    /// LIDF: the next buffered write of the translation page LIDF picks
+    /// (one already dirty, else the one covering the most buffered writes).
+    fn lidf_pop(&mut self) -> Result<Option<u16>, Error> {
+        let Some(tp) = self.ps.lidf.next() else {
+            return Ok(None);
+        };
+        let head = self
+            .ps
+            .tp_heads
+            .get_mut(tp.0 as usize)
+            .ok_or(Error::Corrupt("lidf list"))?;
+        let s = *head;
+        if s == NIL16 {
+            return Err(Error::Corrupt("LIDF counts a write its list lacks"));
+        }
+        let next = self.slot(Slot(s))?.next;
+        if let Some(h) = self.ps.tp_heads.get_mut(tp.0 as usize) {
+            *h = next;
+        }
+        self.ps.lidf.flushed(tp, 1)?;
+        self.ps.lidf_len = self.ps.lidf_len.saturating_sub(1);
+        Ok(Some(s))
+    }
+
+    /// Puts units taken by [`Self::pending_pop_live`] for a page that is not
+    /// programmed after all back where they were (`units` in the order they
+    /// were taken).
+    pub(crate) fn pending_unpop(&mut self, units: &[Slot]) -> Result<(), Error> {
+        for s in units.iter().rev() {
+            self.slot_mut(*s)?.state = SlotState::WbPending;
+            if self.ps.lidf_on {
+                let tp = self.ps.tp_of(crate::medium::addr::Lpn(self.slot(*s)?.lpn));
+                self.lidf_push(*s)?;
+                // Taken, it counted as dirty for LIDF; back, it is dirty
+                // only if its mapping page is.
+                if !self.ps.dirty.is_dirty(tp)
+                    && self.ps.flag(tp) & crate::ftl::persist::F_RESERVED == 0
+                {
+                    self.ps.lidf.set_dirty(tp, false)?;
+                }
+            } else {
+                self.pending.push_front(self.t.slots, s.0)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Takes the next live unit of the flush queue (oldest first, or in LIDF
+    /// order), freeing trimmed ones on the way.
+    pub(crate) fn pending_pop_live(&mut self) -> Result<Option<Slot>, Error> {
+        loop {
+            let next = if self.ps.lidf_on {
+                self.lidf_pop()?
+            } else {
+                self.pending.pop(self.t.slots)?
+            };
+            let Some(i) = next else { break };
+            let s = Slot(i);
+            match self.slot(s)?.state {
+                SlotState::WbPending => {
+                    if self.ps.lidf_on {
+                        // Its program will dirty the page: from now on the
+                        // rest of its writes are free, so they go next
+                        // instead of another page's.
+                        let tp = self.ps.tp_of(crate::medium::addr::Lpn(self.slot(s)?.lpn));
+                        self.ps.lidf.set_dirty(tp, true)?;
+                    }
+                    return Ok(Some(s));
+                }
+                SlotState::WbDead => {
+                    self.pending_dead = self.pending_dead.saturating_sub(1);
+                    self.wb_release(s)?;
+                }
+                _ => {
+                    return Err(Error::Corrupt(
+                        "flush queue holds a slot in the wrong state",
+                    ))
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// Live units waiting in the flush queue.
+    #[inline]
+    pub(crate) fn pending_live(&self) -> u32 {
+        let queued = if self.ps.lidf_on {
+            self.ps.lidf_len
+        } else {
+            u32::from(self.pending.len)
+        };
+        queued.saturating_sub(self.pending_dead)
+    }
+}

@@ -1,0 +1,396 @@
+//! Garbage collection, per plane: greedy victim selection, relocation through
+//! per-plane GC slots into the plane's GC active block, and erase.
+//!
+//! Data path of one GC migration: the victim's valid units are read into GC
+//! slots (`GcRead`), queued in the plane's holding FIFO, packed into pages of
+//! the GC active block (`GcProgram`); on completion each unit is remapped only
+//! if the host has not overwritten it meanwhile. Once the victim holds no
+//! valid unit it is erased and returns to the free list.
+//!
+//! Forward progress: hosts may not take a plane's last free block nor dip
+//! below `gc_reserve_blocks` of GC space (`Ftl::gc_free`); GC slots are
+//! reserved per plane, so GC never waits for the host; a plane never fills
+//! with valid data (`Ftl::has_room`). A victim holds at least a page's worth
+//! of dead units: GC pads the last page it writes for a victim, so a fuller
+//! block would cost a whole block of pages and GC would erase without
+//! gaining. When no block qualifies, GC waits and host writes go to planes
+//! that can take them until overwrites free units here.
+
+use crate::error::Error;
+use crate::ftl::tables::{BlockState, OpKind, SlotState, NIL};
+use crate::ftl::{Ftl, Stream};
+use crate::medium::addr::{BlockId, Lpn, PlaneId, Pun, UnitMask, MAX_UNITS_PER_PAGE};
+use crate::medium::nand::{NandCmd, NandResult, Origin, PageKind, Slot, Spare};
+use crate::tech::rcftl::copyback::CopybackStep;
+
+impl Ftl<'_> {
+    /// Does whatever GC work plane `p` can start now.
+    pub(crate) fn gc_step(&mut self, p: PlaneId) -> Result<(), Error> {
+        let ppb = self.g.pages_per_block;
+        loop {
+            if self.pl(p)?.victim == NIL && !self.choose_victim(p)? {
+                // Nothing to reclaim, but relocated data may still wait for a page.
+                return self.gc_program_holding(p, true);
+            }
+            let victim = BlockId(self.pl(p)?.victim);
+            self.gc_issue_reads(p, victim)?;
+            let done = {
+                let pl = self.pl(p)?;
+                pl.victim_cursor >= ppb && pl.gc_reads == 0
+            };
+            self.gc_program_holding(p, done)?;
+            if !(done && self.blk(victim)?.valid == 0) {
+                return Ok(());
+            }
+            if !self.finish_victim(p, victim)? {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Picks the next victim of plane `p`: retiring blocks first, then greedy GC
+    /// when free blocks run low, then a wear-levelling candidate.
+    fn choose_victim(&mut self, p: PlaneId) -> Result<bool, Error> {
+        let (victim, origin) = if let Some(b) = self.take_retiring(p)? {
+            (b, Origin::Retire)
+        } else if let Some(b) = self.take_wl_candidate(p)? {
+            (b, Origin::WearLevel)
+        } else if self.gc_wanted(p)? {
+            match self.greedy_victim(p)? {
+                Some(b) => (b, Origin::Gc),
+                None => match self.evict_level_block(p)? {
+                    Some(b) => (b, Origin::Gc),
+                    None => return Ok(false),
+                },
+            }
+        } else {
+            return Ok(false);
+        };
+        if origin != Origin::Retire {
+            if self.blk(victim)?.state == BlockState::Full {
+                self.bucket_remove(victim)?;
+            }
+            self.blk_mut(victim)?.state = BlockState::Victim;
+        }
+        let copyback = self.victim_mode(p);
+        let pl = self.pl_mut(p)?;
+        pl.victim = victim.0;
+        pl.victim_origin = origin;
+        pl.victim_cursor = 0;
+        pl.victim_copyback = copyback;
+        Ok(true)
+    }
+
+    /// Takes plane `p`'s wear-levelling candidate when the plane has GC
+    /// space above its reserve to move it (also while GC is wanted, or
+    /// sustained writes would starve levelling and pin young blocks).
+    fn take_wl_candidate(&mut self, p: PlaneId) -> Result<Option<BlockId>, Error> {
+        let c = self.pl(p)?.wl_candidate;
+        if c == NIL || self.gc_free(p)? <= self.cfg.gc_reserve_blocks {
+            return Ok(None);
+        }
+        self.pl_mut(p)?.wl_candidate = NIL;
+        Ok((self.blk(BlockId(c))?.state == BlockState::Full).then_some(BlockId(c)))
+    }
+
+    /// Issues reads of the victim's valid units while GC slots and op entries last.
+    fn gc_issue_reads(&mut self, p: PlaneId, victim: BlockId) -> Result<(), Error> {
+        let ppb = self.g.pages_per_block;
+        let upp = self.g.units_per_page;
+        // Only this loop moves the cursor while it runs: keep it in a local
+        // and store each step.
+        let (origin, mut cursor) = {
+            let pl = self.pl(p)?;
+            (pl.victim_origin, pl.victim_cursor)
+        };
+        let mut free_slots = self.gc_slots_free(p)?;
+        while cursor < ppb {
+            let page = self.g.ppn(victim, cursor);
+            let mut units = UnitMask::default();
+            for off in 0..upp {
+                if self.p2l(self.g.pun(page, off))?.is_some() {
+                    units.insert(off);
+                }
+            }
+            let need = units.count();
+            if need > 0 {
+                if self.ops_available() == 0 {
+                    return Ok(());
+                }
+                match self.try_copyback(p, victim, page, units)? {
+                    CopybackStep::Issued => {
+                        cursor = cursor.saturating_add(1);
+                        self.pl_mut(p)?.victim_cursor = cursor;
+                        continue;
+                    }
+                    CopybackStep::Wait => return Ok(()),
+                    CopybackStep::OffChip => {}
+                }
+                if free_slots < need {
+                    return Ok(());
+                }
+                let mut dst = [Slot(0); MAX_UNITS_PER_PAGE];
+                let mut j = 0usize;
+                for off in 0..upp {
+                    if !units.contains(off) {
+                        continue;
+                    }
+                    let pun = self.g.pun(page, off);
+                    let lpn = self.p2l(pun)?.ok_or(Error::Corrupt("gc unit vanished"))?;
+                    self.prefetch_l2p(lpn);
+                    let s = self
+                        .gc_slot_alloc(p)?
+                        .ok_or(Error::Corrupt("gc slot count"))?;
+                    {
+                        let m = self.slot_mut(s)?;
+                        m.lpn = lpn.0;
+                        m.aux = pun.0;
+                        m.state = SlotState::GcReading;
+                    }
+                    if let Some(d) = dst.get_mut(j) {
+                        *d = s;
+                    }
+                    j = j.saturating_add(1);
+                }
+                free_slots = free_slots.saturating_sub(need);
+                self.emit(
+                    OpKind::GcRead,
+                    NandCmd::Read { page, units, dst },
+                    origin,
+                    need as u8,
+                    0,
+                )?;
+                let pl = self.pl_mut(p)?;
+                pl.gc_reads = pl.gc_reads.saturating_add(1);
+                self.stats.gc_read_units = self.stats.gc_read_units.saturating_add(u64::from(need));
+            }
+            cursor = cursor.saturating_add(1);
+            self.pl_mut(p)?.victim_cursor = cursor;
+        }
+        Ok(())
+    }
+
+    /// Programs relocated units into the plane's GC active block, a page at a time;
+    /// with `drain`, a last partial page too.
+    fn gc_program_holding(&mut self, p: PlaneId, drain: bool) -> Result<(), Error> {
+        let upp = u16::from(self.g.units_per_page);
+        loop {
+            let (held, origin) = {
+                let pl = self.pl(p)?;
+                (pl.hold.len, pl.victim_origin)
+            };
+            if held == 0 || (held < upp && !drain) || self.ops_available() == 0 {
+                return Ok(());
+            }
+            if !self.map_room_for_page()? {
+                return Ok(());
+            }
+            let Some(BlockId(dest)) = self.offchip_target(p)? else {
+                return Ok(());
+            };
+            let mut src = [Slot(0); MAX_UNITS_PER_PAGE];
+            let mut spare = Spare {
+                kind: PageKind::Data,
+                ..Spare::default()
+            };
+            let mut n = 0u8;
+            // Translation pages the other tags of shared units will dirty
+            // (partial protection only, see `copy.rs`).
+            let mut extra = 0u32;
+            while u16::from(n) < upp {
+                let popped = {
+                    let pl = self
+                        .t
+                        .planes
+                        .get_mut(p.0 as usize)
+                        .ok_or(Error::AddressOutOfRange)?;
+                    pl.hold.pop(self.t.slots)?
+                };
+                let Some(i) = popped else { break };
+                let s = Slot(i);
+                let more = self.cc_extra_tps(Pun(self.slot(s)?.aux))?;
+                if more > 0 && !self.cc_room_for(extra.saturating_add(more))? {
+                    let pl = self
+                        .t
+                        .planes
+                        .get_mut(p.0 as usize)
+                        .ok_or(Error::AddressOutOfRange)?;
+                    pl.hold.push_front(self.t.slots, i)?;
+                    break;
+                }
+                extra = extra.saturating_add(more);
+                let m = self.slot_mut(s)?;
+                m.state = SlotState::GcProgramming;
+                let lpn = Lpn(m.lpn);
+                if let (Some(d), Some(l)) = (
+                    src.get_mut(usize::from(n)),
+                    spare.lpns.get_mut(usize::from(n)),
+                ) {
+                    *d = s;
+                    *l = lpn;
+                }
+                spare.units.insert(n);
+                n = n.saturating_add(1);
+            }
+            if n == 0 {
+                return Ok(());
+            }
+            self.cc_reserve(extra, true);
+            let pad = u64::from(upp.saturating_sub(u16::from(n)));
+            self.stats.pad_units = self.stats.pad_units.saturating_add(pad);
+            let page = self.next_page_of(BlockId(dest), Stream::Gc)?;
+            spare.seq = self.next_seq();
+            self.map_reserve_page(&spare);
+            self.emit(
+                OpKind::GcProgram,
+                NandCmd::Program { page, src, spare },
+                origin,
+                n,
+                extra,
+            )?;
+            self.emit_due_list_pages()?;
+        }
+    }
+
+    /// Erases (or retires) an emptied victim. Returns false if no op entry was free.
+    fn finish_victim(&mut self, p: PlaneId, victim: BlockId) -> Result<bool, Error> {
+        let origin = self.pl(p)?.victim_origin;
+        if self.blk(victim)?.state == BlockState::Retiring {
+            self.guard_forget(victim)?;
+            self.blk_mut(victim)?.state = BlockState::Bad;
+            self.stats.bad_blocks = self.stats.bad_blocks.saturating_add(1);
+        } else {
+            if self.ops_available() == 0 {
+                return Ok(false);
+            }
+            let cmd = self.victim_erase(p, victim)?;
+            self.emit(OpKind::Erase, cmd, origin, 0, 0)?;
+            match origin {
+                Origin::WearLevel => self.stats.wl_moves = self.stats.wl_moves.saturating_add(1),
+                _ => self.stats.gc_victims = self.stats.gc_victims.saturating_add(1),
+            }
+        }
+        self.pl_mut(p)?.victim = NIL;
+        Ok(true)
+    }
+
+    /// A GC read finished: queue live units for programming, or record them lost.
+    pub(crate) fn gc_read_done(&mut self, cmd: &NandCmd, result: NandResult) -> Result<(), Error> {
+        let NandCmd::Read { page, units, dst } = cmd else {
+            return Err(Error::Corrupt("gc read op is not a read"));
+        };
+        let p = self.g.plane_of(self.g.block_of(*page));
+        {
+            let pl = self.pl_mut(p)?;
+            pl.gc_reads = pl.gc_reads.saturating_sub(1);
+        }
+        self.guard_read(*page, &result)?;
+        for s in dst.iter().take(units.count() as usize) {
+            let (lpn, from) = {
+                let m = self.slot(*s)?;
+                (Lpn(m.lpn), Pun(m.aux))
+            };
+            let tag = self.reloc_tag(lpn, from)?;
+            match (&result, tag) {
+                (Ok(_), Some(t)) => {
+                    self.slot_mut(*s)?.lpn = t.0;
+                    self.slot_mut(*s)?.state = SlotState::GcHolding;
+                    let pl = self
+                        .t
+                        .planes
+                        .get_mut(p.0 as usize)
+                        .ok_or(Error::AddressOutOfRange)?;
+                    pl.hold.push_back(self.t.slots, s.0)?;
+                }
+                (Err(_), Some(t)) => {
+                    self.lose_unit(from, t)?;
+                    self.gc_slot_release(p, *s)?;
+                }
+                (_, None) => self.gc_slot_release(p, *s)?,
+            }
+        }
+        self.attend(p)
+    }
+
+    /// A GC program finished: remap units still current, or requeue them on failure.
+    /// `extra` is what the program reserved for the other tags of shared
+    /// units (`copy.rs`).
+    pub(crate) fn gc_program_done(
+        &mut self,
+        cmd: &NandCmd,
+        count: u8,
+        extra: u32,
+        result: NandResult,
+    ) -> Result<(), Error> {
+        let NandCmd::Program { page, src, spare } = cmd else {
+            return Err(Error::Corrupt("gc program op is not a program"));
+        };
+        self.map_release_page(spare);
+        self.cc_reserve(extra, false);
+        let b = self.g.block_of(*page);
+        let p = self.g.plane_of(b);
+        {
+            let m = self.blk_mut(b)?;
+            m.pending = m.pending.saturating_sub(1);
+        }
+        if result.is_err() {
+            // Requeue in reverse so the original order is kept at the head.
+            for s in src.iter().take(usize::from(count)).rev() {
+                self.slot_mut(*s)?.state = SlotState::GcHolding;
+                let pl = self
+                    .t
+                    .planes
+                    .get_mut(p.0 as usize)
+                    .ok_or(Error::AddressOutOfRange)?;
+                pl.hold.push_front(self.t.slots, s.0)?;
+            }
+            self.stats.program_failures = self.stats.program_failures.saturating_add(1);
+            self.retire_block(b)?;
+        } else {
+            self.set_page_state(*page, self.fresh_page_state())?;
+            self.maybe_classify(*page)?;
+            for (j, s) in src.iter().take(usize::from(count)).enumerate() {
+                let (lpn, from) = {
+                    let m = self.slot(*s)?;
+                    (Lpn(m.lpn), Pun(m.aux))
+                };
+                if let Some(t) = self.reloc_tag(lpn, from)? {
+                    let to = self.g.pun(*page, j as u8);
+                    self.move_unit(from, to, t)?;
+                } else {
+                    self.stats.gc_stale_units = self.stats.gc_stale_units.saturating_add(1);
+                }
+                self.gc_slot_release(p, *s)?;
+            }
+        }
+        self.block_settle(b)?;
+        self.attend(p)
+    }
+
+    /// A victim erase finished: the block is free again, or bad.
+    pub(crate) fn erase_done(&mut self, cmd: &NandCmd, result: NandResult) -> Result<(), Error> {
+        let (NandCmd::Erase { block } | NandCmd::GuardedErase { block, .. }) = cmd else {
+            return Err(Error::Corrupt("erase op is not an erase"));
+        };
+        let p = self.g.plane_of(*block);
+        if result.is_ok() {
+            self.guard_erased(cmd)?;
+            {
+                let m = self.blk_mut(*block)?;
+                m.pe = m.pe.saturating_add(1);
+            }
+            self.free_push(*block)?;
+            self.wear_tick(p)?;
+        } else {
+            self.guard_forget(*block)?;
+            self.blk_mut(*block)?.state = BlockState::Bad;
+            let pl = self.pl_mut(p)?;
+            pl.lost_blocks = pl.lost_blocks.saturating_add(1);
+            self.refresh_ready(p)?;
+            self.stats.erase_failures = self.stats.erase_failures.saturating_add(1);
+            self.stats.grown_bad_blocks = self.stats.grown_bad_blocks.saturating_add(1);
+            self.stats.bad_blocks = self.stats.bad_blocks.saturating_add(1);
+        }
+        self.attend(p)
+    }
+}

@@ -1,0 +1,183 @@
+//! Page-level mapping: the L2P table, the P2L table (which doubles as the
+//! valid bitmap) and the valid counts they imply.
+
+use crate::error::Error;
+use crate::ftl::Ftl;
+use crate::medium::addr::{Lpn, Pun};
+use crate::medium::hint::prefetch;
+use crate::medium::nand::Slot;
+
+const UNMAPPED: u32 = u32::MAX;
+const LOST: u32 = u32::MAX - 1;
+const BUFFER_FLAG: u32 = 0x8000_0000;
+/// P2L value of a physical unit that holds no live data.
+pub(crate) const P2L_NONE: u32 = u32::MAX;
+
+/// Where the current copy of a logical unit is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Loc {
+    /// Never written, or trimmed.
+    Unmapped,
+    /// Its data was lost (uncorrectable during relocation, or a failed die).
+    Lost,
+    /// In a buffer slot (not yet on flash).
+    Buffer(Slot),
+    /// On flash.
+    Flash(Pun),
+}
+
+impl Loc {
+    /// Encodes a location as one table word. Physical units stay below 2^31 (see
+    /// [`crate::Geometry::validate`]), so the top bit marks buffer slots.
+    #[inline]
+    pub(crate) fn encode(self) -> u32 {
+        match self {
+            Loc::Unmapped => UNMAPPED,
+            Loc::Lost => LOST,
+            Loc::Buffer(s) => BUFFER_FLAG | u32::from(s.0),
+            Loc::Flash(p) => p.0,
+        }
+    }
+
+    /// Decodes a table word.
+    #[inline]
+    pub(crate) fn decode(w: u32) -> Loc {
+        match w {
+            UNMAPPED => Loc::Unmapped,
+            LOST => Loc::Lost,
+            // The mask keeps 16 bits, so the cast is exact.
+            w if w & BUFFER_FLAG != 0 => Loc::Buffer(Slot((w & 0xffff) as u16)),
+            w => Loc::Flash(Pun(w)),
+        }
+    }
+}
+
+impl Ftl<'_> {
+    /// Current location of a logical unit.
+    #[inline]
+    pub(crate) fn loc(&self, lpn: Lpn) -> Result<Loc, Error> {
+        self.t
+            .l2p
+            .get(lpn.0 as usize)
+            .map(|w| Loc::decode(*w))
+            .ok_or(Error::LpnOutOfRange)
+    }
+
+    /// Points a logical unit at a new location (no valid-count bookkeeping).
+    #[inline]
+    pub(crate) fn set_loc(&mut self, lpn: Lpn, loc: Loc) -> Result<(), Error> {
+        let e = self
+            .t
+            .l2p
+            .get_mut(lpn.0 as usize)
+            .ok_or(Error::LpnOutOfRange)?;
+        *e = loc.encode();
+        if !matches!(loc, Loc::Buffer(_)) {
+            self.map_touch(lpn)?;
+        }
+        Ok(())
+    }
+
+    /// Logical unit stored at a physical unit, if it is live.
+    #[inline]
+    pub(crate) fn p2l(&self, pun: Pun) -> Result<Option<Lpn>, Error> {
+        let w = *self
+            .t
+            .p2l
+            .get(pun.0 as usize)
+            .ok_or(Error::AddressOutOfRange)?;
+        Ok(if w == P2L_NONE { None } else { Some(Lpn(w)) })
+    }
+
+    /// Marks a physical unit as holding `lpn` and counts it valid in its block.
+    pub(crate) fn validate_unit(&mut self, pun: Pun, lpn: Lpn) -> Result<(), Error> {
+        let e = self
+            .t
+            .p2l
+            .get_mut(pun.0 as usize)
+            .ok_or(Error::AddressOutOfRange)?;
+        if *e != P2L_NONE {
+            return Err(Error::Corrupt("unit validated twice"));
+        }
+        *e = lpn.0;
+        let b = self.g.block_of(self.g.page_of_unit(pun));
+        self.adjust_valid(b, true)
+    }
+
+    /// Marks a physical unit as dead and uncounts it from its block.
+    pub(crate) fn invalidate_unit(&mut self, pun: Pun) -> Result<(), Error> {
+        let e = self
+            .t
+            .p2l
+            .get_mut(pun.0 as usize)
+            .ok_or(Error::AddressOutOfRange)?;
+        if *e == P2L_NONE {
+            return Err(Error::Corrupt("unit invalidated twice"));
+        }
+        *e = P2L_NONE;
+        let b = self.g.block_of(self.g.page_of_unit(pun));
+        self.adjust_valid(b, false)
+    }
+
+    /// Names another tag of a live shared unit in the P2L (no valid-count
+    /// change; see `copy.rs`).
+    pub(crate) fn set_p2l(&mut self, pun: Pun, lpn: Lpn) -> Result<(), Error> {
+        let e = self
+            .t
+            .p2l
+            .get_mut(pun.0 as usize)
+            .ok_or(Error::AddressOutOfRange)?;
+        if *e == P2L_NONE {
+            return Err(Error::Corrupt("retagging a dead unit"));
+        }
+        *e = lpn.0;
+        Ok(())
+    }
+}
+
+impl Ftl<'_> {
+    /// Look-ahead hint, stage 1: the driver will soon touch `lpn`; start fetching
+    /// its L2P entry. Issue it two commands ahead of [`Ftl::prefetch_location`].
+    /// Hints never change behaviour; on targets without a prefetch instruction
+    /// (or with tables in SRAM) they do nothing.
+    #[inline]
+    pub fn prefetch_mapping(&self, lpn: Lpn) {
+        prefetch(self.t.l2p, lpn.0 as usize);
+    }
+
+    /// Look-ahead hint, stage 2: read `lpn`'s (by now cached) L2P entry and start
+    /// fetching the P2L entry and block metadata an overwrite of it will touch.
+    #[inline]
+    pub fn prefetch_location(&self, lpn: Lpn) {
+        if let Ok(Loc::Flash(p)) = self.loc(lpn) {
+            prefetch(self.t.p2l, p.0 as usize);
+            let b = self.g.block_of(self.g.page_of_unit(p));
+            prefetch(self.t.blocks, b.0 as usize);
+        }
+    }
+
+    /// Starts fetching the L2P entry of a unit relocation will check later.
+    #[inline]
+    pub(crate) fn prefetch_l2p(&self, lpn: Lpn) {
+        prefetch(self.t.l2p, lpn.0 as usize);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loc_round_trip() {
+        for l in [
+            Loc::Unmapped,
+            Loc::Lost,
+            Loc::Buffer(Slot(0)),
+            Loc::Buffer(Slot(65535)),
+            Loc::Flash(Pun(0)),
+            Loc::Flash(Pun(0x7fff_ffff)),
+        ] {
+            assert_eq!(Loc::decode(l.encode()), l);
+        }
+    }
+}

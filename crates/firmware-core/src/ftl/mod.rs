@@ -1,0 +1,1127 @@
+//! The FTL state machine: public API, host data path and scheduling.
+//!
+//! Data path of one host write: [`Ftl::write`] takes a write-buffer slot and
+//! points the L2P entry at it (the old flash copy is invalidated at once); the
+//! scheduler packs buffered units into pages and programs them round-robin
+//! over planes (channel first, for parallelism); the program's completion
+//! points the L2P entry at flash, unless the unit was overwritten meanwhile.
+
+mod blocks;
+mod buffer;
+mod checkpoint;
+pub mod die_fail;
+mod gc;
+pub mod host;
+pub(crate) mod mapping;
+pub mod mount;
+mod ops;
+pub mod persist;
+pub mod power;
+pub mod tables;
+mod wear;
+
+use crate::config::Config;
+use crate::error::Error;
+use crate::ftl::host::{HostCompletion, ReadStart, ReadStatus, Tag};
+use crate::ftl::mapping::{Loc, P2L_NONE};
+use crate::ftl::tables::{
+    BlockMeta, BlockState, Fifo, OpKind, PlaneState, SlotMeta, SlotState, TableSizes, Tables, NIL,
+    NIL16,
+};
+use crate::medium::addr::{BlockId, Geometry, Lpn, PlaneId, UnitMask, MAX_UNITS_PER_PAGE};
+use crate::medium::nand::{NandCmd, NandResult, OpId, Origin, PageKind, Slot, Spare};
+
+/// Write streams; each plane keeps one open block per stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Stream {
+    /// Host writes (write-buffer flushes).
+    Host = 0,
+    /// Relocated data (GC, wear levelling, retirement).
+    Gc = 1,
+}
+
+/// Counters the core keeps; the harness turns them into reports.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Mapping units written by the host.
+    pub host_write_units: u64,
+    /// Mapping units read by the host.
+    pub host_read_units: u64,
+    /// Units programmed from the write buffer.
+    pub host_program_units: u64,
+    /// Units programmed by GC, wear levelling and retirement.
+    pub gc_program_units: u64,
+    /// Pages relocated through the controller (read, ECC, program: off-chip copies).
+    pub offchip_copy_pages: u64,
+    /// Units of padding in partly filled pages.
+    pub pad_units: u64,
+    /// NAND reads emitted.
+    pub nand_reads: u64,
+    /// NAND programs emitted.
+    pub nand_programs: u64,
+    /// NAND erases emitted.
+    pub nand_erases: u64,
+    /// NAND copybacks emitted.
+    pub nand_copybacks: u64,
+    /// Units read for relocation.
+    pub gc_read_units: u64,
+    /// Victims reclaimed by GC.
+    pub gc_victims: u64,
+    /// Victims moved by static wear levelling.
+    pub wl_moves: u64,
+    /// Relocated units found overwritten when their program finished.
+    pub gc_stale_units: u64,
+    /// Units lost to uncorrectable reads during relocation.
+    pub lost_units: u64,
+    /// Program failures reported by the medium.
+    pub program_failures: u64,
+    /// Erase failures reported by the medium.
+    pub erase_failures: u64,
+    /// Blocks that went bad in service.
+    pub grown_bad_blocks: u64,
+    /// Blocks retired for good (factory and grown).
+    pub bad_blocks: u64,
+    /// Host reads that failed on the medium.
+    pub host_read_errors: u64,
+    /// Victims the migration mode selector sent off-chip.
+    pub offchip_victims: u64,
+    /// Blocks whose BER class was measured.
+    pub classified_blocks: u64,
+    /// Most GC active blocks (copyback quota levels) open at once in one plane.
+    pub epm_active_blocks_max: u32,
+    /// Victim pages of copyback victims sent off-chip because the EPM check
+    /// failed (quota or counter used up, threshold 0).
+    pub epm_offchip_pages: u64,
+    /// Victim pages of copyback victims sent off-chip because no destination
+    /// block of their quota level was open or could be opened.
+    pub epm_no_block_pages: u64,
+    /// Translation pages written while running (write-backs and region moves).
+    pub map_programs: u64,
+    /// Batches of translation-page write-backs the dirty budget forced.
+    pub map_flushes: u64,
+    /// Programs the power-cut flushes emitted.
+    pub cut_programs: u64,
+    /// Operations mount emitted.
+    pub mount_ops: u64,
+    /// Mount reads of blocks' first pages (every block, when no checkpoint
+    /// describes the drive).
+    pub mount_head_reads: u64,
+    /// Mount reads of the pages the last power-cut flush wrote (the data
+    /// written since the checkpoint).
+    pub mount_replay_reads: u64,
+    /// Mounts that took the block table from a checkpoint.
+    pub checkpoint_mounts: u64,
+    /// Wordlines erased in low-stress mode (GuardedErase).
+    pub low_stress_wls: u64,
+    /// Erases done with a gErase mode.
+    pub guarded_erases: u64,
+    /// Copy units served without a NAND operation (remapped, or already the
+    /// same, or from an unmapped or lost source).
+    pub copy_remapped_units: u64,
+    /// Copy units handed back to the driver for a physical copy.
+    pub copy_fallback_units: u64,
+    /// Host superblocks opened ([`crate::tech::reparo::superblock`]).
+    pub superblocks: u64,
+    /// Superpage slots skipped because the member's plane had no room.
+    pub superpage_skips: u64,
+    /// List pages programmed (the last page of each block, for a Reparo
+    /// controller's block-level P2L lists).
+    pub list_pages: u64,
+}
+
+/// Open blocks a plane's room check sets aside: the host and GC active
+/// blocks, and one that filled with programs still in flight.
+pub(crate) const OPEN_MARGIN: u32 = 3;
+
+/// The FTL core. See the crate documentation.
+pub struct Ftl<'a> {
+    pub(crate) cfg: Config,
+    pub(crate) g: Geometry,
+    pub(crate) t: Tables<'a>,
+    pub(crate) stats: Stats,
+    pub(crate) wb_free: u16,
+    pub(crate) wb_free_count: u32,
+    pub(crate) read_free: u16,
+    pub(crate) op_free: u16,
+    pub(crate) op_free_count: u32,
+    pub(crate) outbound: Fifo,
+    pub(crate) pending: Fifo,
+    pub(crate) pending_dead: u32,
+    pub(crate) done: Fifo,
+    pub(crate) handed_out: u16,
+    pub(crate) attn_head: u32,
+    pub(crate) attn_tail: u32,
+    pub(crate) seq: u64,
+    pub(crate) cursor_pos: [u32; 3],
+    pub(crate) ready_planes: u32,
+    pub(crate) format_cursor: u32,
+    pub(crate) format_pending: u32,
+    pub(crate) ready: bool,
+    pub(crate) admit_seq: u32,
+    pub(crate) flushes: heapless::Vec<(Tag, u32), 8>,
+    pub(crate) flush_done: heapless::Deque<Tag, 8>,
+    pub(crate) force_flush: bool,
+    pub(crate) last_now: u64,
+    pub(crate) cb: crate::tech::rcftl::copyback::CopybackState,
+    pub(crate) format_pe: u32,
+    pub(crate) ps: crate::ftl::persist::Persist<'a>,
+    pub(crate) dying: bool,
+    /// Mounted, but the region lacks the cut reserve: host commands wait.
+    pub(crate) settling: bool,
+    pub(crate) cut: crate::ftl::power::CutState,
+    pub(crate) mnt: crate::ftl::mount::MountState,
+    pub(crate) anc: crate::ftl::checkpoint::AnchorState,
+    pub(crate) guard: Option<crate::tech::longftl::gerase::Guard<'a>>,
+    /// Copyless-copy bookkeeping (`None` unless copies remap).
+    pub(crate) cc: Option<crate::tech::copyless::refcount::CopylessMap<'a>>,
+    /// Write cursor of the open host superblock.
+    pub(crate) sb: crate::tech::reparo::superblock::SbCursor,
+    /// Blocks whose data pages are claimed and whose list page is due.
+    pub(crate) list_due: heapless::Deque<u32, { crate::tech::reparo::superblock::LIST_DUE }>,
+}
+
+impl<'a> Ftl<'a> {
+    /// Builds a core over lent tables. Call [`Ftl::format`] before host commands.
+    pub fn new(cfg: Config, mut t: Tables<'a>) -> Result<Self, Error> {
+        let sizes = TableSizes::for_config(&cfg)?;
+        t.check(&sizes)?;
+        let pt = core::mem::replace(&mut t.persist, crate::ftl::persist::PersistTables::none());
+        let wb_pages = cfg
+            .write_buffer_units
+            .div_ceil(u32::from(cfg.geometry.units_per_page).max(1));
+        let ps = crate::ftl::persist::Persist::new(&cfg, pt, wb_pages)?;
+        let ct = core::mem::replace(
+            &mut t.copyless,
+            crate::tech::copyless::refcount::CopylessTables::none(),
+        );
+        let cc = if cfg.copy.remap() {
+            let shadow = ct
+                .shadow
+                .get_mut(..sizes.cc_shadow)
+                .ok_or(Error::TableTooSmall("cc_shadow"))?;
+            let shadow_heads = ct
+                .shadow_heads
+                .get_mut(..sizes.cc_heads)
+                .ok_or(Error::TableTooSmall("cc_heads"))?;
+            Some(crate::tech::copyless::refcount::CopylessMap::new(
+                crate::tech::copyless::refcount::CopylessTables {
+                    counts: ct.counts,
+                    shadow_heads,
+                    shadow,
+                },
+                cfg.geometry.total_units(),
+                cfg.copy.refcount_bits,
+            )?)
+        } else {
+            None
+        };
+        let mut f = Ftl {
+            cfg,
+            g: cfg.geometry,
+            t,
+            stats: Stats::default(),
+            wb_free: NIL16,
+            wb_free_count: 0,
+            read_free: NIL16,
+            op_free: NIL16,
+            op_free_count: 0,
+            outbound: Fifo::EMPTY,
+            pending: Fifo::EMPTY,
+            pending_dead: 0,
+            done: Fifo::EMPTY,
+            handed_out: NIL16,
+            attn_head: NIL,
+            attn_tail: NIL,
+            seq: 0,
+            cursor_pos: [0; 3],
+            ready_planes: 0,
+            format_cursor: 0,
+            format_pending: 0,
+            ready: false,
+            admit_seq: 0,
+            flushes: heapless::Vec::new(),
+            flush_done: heapless::Deque::new(),
+            force_flush: false,
+            last_now: 0,
+            cb: crate::tech::rcftl::copyback::CopybackState::new(&cfg.copyback)?,
+            format_pe: 0,
+            ps,
+            dying: false,
+            settling: false,
+            cut: crate::ftl::power::CutState::default(),
+            mnt: crate::ftl::mount::MountState::default(),
+            anc: crate::ftl::checkpoint::AnchorState::default(),
+            guard: None,
+            cc,
+            sb: crate::tech::reparo::superblock::SbCursor::default(),
+            list_due: heapless::Deque::new(),
+        };
+        for e in f.t.l2p.iter_mut().take(sizes.l2p) {
+            *e = Loc::Unmapped.encode();
+        }
+        for e in f.t.p2l.iter_mut().take(sizes.p2l) {
+            *e = P2L_NONE;
+        }
+        for b in f.t.blocks.iter_mut().take(sizes.blocks) {
+            *b = BlockMeta {
+                next: NIL,
+                prev: NIL,
+                ..BlockMeta::default()
+            };
+        }
+        for h in f.t.buckets.iter_mut().take(sizes.buckets) {
+            *h = NIL;
+        }
+        for p in f.t.planes.iter_mut().take(sizes.planes) {
+            *p = PlaneState::default();
+        }
+        f.init_slots()?;
+        f.init_ops()?;
+        Ok(f)
+    }
+
+    /// Starts a low-level format: every block is erased; blocks that fail are retired.
+    /// The device is ready once all erases have completed (see [`Ftl::is_ready`]).
+    pub fn format(&mut self, now: u64) -> Result<(), Error> {
+        self.format_aged(now, 0)
+    }
+
+    /// [`Ftl::format`] of a drive whose blocks have already seen `pe`
+    /// program/erase cycles (their counts carried over from earlier life).
+    pub fn format_aged(&mut self, now: u64, pe: u32) -> Result<(), Error> {
+        self.format_pe = pe;
+        self.last_now = now;
+        self.ready = false;
+        self.format_cursor = 0;
+        self.format_pending = 0;
+        self.anc = crate::ftl::checkpoint::AnchorState::default();
+        self.pump()
+    }
+
+    /// Whether format (or mount) has finished and host commands are accepted.
+    pub fn is_ready(&self) -> bool {
+        self.ready && !self.settling
+    }
+
+    /// The configuration in force.
+    pub fn config(&self) -> &Config {
+        &self.cfg
+    }
+
+    /// Counters since creation (or the last [`Ftl::reset_stats`]).
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    /// Zeroes the counters (after preconditioning, for example).
+    pub fn reset_stats(&mut self) {
+        self.stats = Stats {
+            bad_blocks: self.stats.bad_blocks,
+            epm_active_blocks_max: self.stats.epm_active_blocks_max,
+            ..Stats::default()
+        };
+    }
+
+    /// Exported capacity in mapping units.
+    pub fn logical_units(&self) -> u32 {
+        self.cfg.logical_units
+    }
+
+    /// Operations handed out and not yet completed, plus those not yet polled.
+    pub fn inflight(&self) -> u32 {
+        self.cfg.max_inflight.saturating_sub(self.op_free_count)
+    }
+
+    /// Free write-buffer slots.
+    pub fn write_buffer_free(&self) -> u32 {
+        self.wb_free_count
+    }
+
+    /// Free blocks of a plane.
+    pub fn free_blocks(&self, p: PlaneId) -> Result<u32, Error> {
+        Ok(self.pl(p)?.free_count)
+    }
+
+    /// Program/erase count and state of a block, as the core tracks them.
+    pub fn block_info(&self, b: BlockId) -> Result<(u32, BlockState, u16), Error> {
+        let m = self.blk(b)?;
+        Ok((m.pe, m.state, m.valid))
+    }
+
+    /// Where a logical unit lives now (for tests and tools that check the
+    /// core against ground truth, such as power-cut and die-failure runs).
+    pub fn location(&self, lpn: Lpn) -> Result<crate::ftl::mapping::Loc, Error> {
+        self.loc(lpn)
+    }
+
+    fn release_handed_out(&mut self) -> Result<(), Error> {
+        if self.handed_out != NIL16 {
+            let s = Slot(self.handed_out);
+            self.handed_out = NIL16;
+            self.read_release(s)?;
+        }
+        Ok(())
+    }
+
+    pub(crate) fn check_host(&mut self, lpn: Lpn, now: u64) -> Result<(), Error> {
+        self.last_now = now;
+        self.release_handed_out()?;
+        if !self.ready || self.settling {
+            return Err(Error::NotReady);
+        }
+        if lpn.0 >= self.cfg.logical_units {
+            return Err(Error::LpnOutOfRange);
+        }
+        Ok(())
+    }
+
+    /// Accepts one mapping unit of host data. Returns the slot the driver must
+    /// fill before its next call into the core; the write is then durable as far
+    /// as the host is concerned (the buffer is capacitor-backed).
+    /// `Err(Busy)` means the write buffer is full: retry after a completion.
+    pub fn write(&mut self, lpn: Lpn, now: u64) -> Result<Slot, Error> {
+        self.check_host(lpn, now)?;
+        self.admit_seq = self.admit_seq.wrapping_add(1);
+        let seq = self.admit_seq;
+        if let Loc::Buffer(s) = self.loc(lpn)? {
+            let m = self.slot_mut(s)?;
+            if m.state == SlotState::WbPending {
+                m.aux = seq;
+                self.stats.host_write_units = self.stats.host_write_units.saturating_add(1);
+                return Ok(s);
+            }
+        }
+        let Some(s) = self.wb_alloc()? else {
+            return Err(Error::Busy);
+        };
+        if let Loc::Flash(p) = self.loc(lpn)? {
+            self.release_flash(p, lpn)?;
+        }
+        self.set_loc(lpn, Loc::Buffer(s))?;
+        *self.slot_mut(s)? = SlotMeta {
+            lpn: lpn.0,
+            aux: seq,
+            next: NIL16,
+            state: SlotState::WbPending,
+        };
+        self.pending_push_back(s)?;
+        self.stats.host_write_units = self.stats.host_write_units.saturating_add(1);
+        self.note_buffer_use();
+        self.pump()?;
+        Ok(s)
+    }
+
+    /// Starts a host read of one mapping unit.
+    pub fn read(&mut self, tag: Tag, lpn: Lpn, now: u64) -> Result<ReadStart, Error> {
+        self.check_host(lpn, now)?;
+        let start = match self.loc(lpn)? {
+            Loc::Unmapped => ReadStart::Unmapped,
+            Loc::Lost => ReadStart::Lost,
+            Loc::Buffer(s) => ReadStart::Buffered(s),
+            Loc::Flash(pun) => {
+                let page = self.g.page_of_unit(pun);
+                let off = self.g.unit_offset(pun);
+                if !self.can_join_read(page, off) && self.ops_available() == 0 {
+                    return Err(Error::Busy);
+                }
+                let Some(s) = self.read_alloc()? else {
+                    return Err(Error::Busy);
+                };
+                *self.slot_mut(s)? = SlotMeta {
+                    lpn: tag.0,
+                    aux: pun.0,
+                    next: NIL16,
+                    state: SlotState::Reading,
+                };
+                if !self.join_read(page, off, s)? {
+                    let mut units = UnitMask::default();
+                    units.insert(off);
+                    let mut dst = [Slot(0); MAX_UNITS_PER_PAGE];
+                    dst[0] = s;
+                    self.emit(
+                        OpKind::HostRead,
+                        NandCmd::Read { page, units, dst },
+                        Origin::Host,
+                        1,
+                        tag.0,
+                    )?;
+                }
+                ReadStart::Issued
+            }
+        };
+        self.stats.host_read_units = self.stats.host_read_units.saturating_add(1);
+        Ok(start)
+    }
+
+    /// Discards one mapping unit; later reads return zeros. `Err(Busy)`: the
+    /// translation-page budget is full; retry after a completion.
+    pub fn trim(&mut self, lpn: Lpn, now: u64) -> Result<(), Error> {
+        self.check_host(lpn, now)?;
+        if !self.map_may_touch(lpn)? {
+            return Err(Error::Busy);
+        }
+        self.release_loc(lpn)?;
+        self.set_loc(lpn, Loc::Unmapped)
+    }
+
+    /// Asks for everything written so far to reach flash; a
+    /// [`HostCompletion::Flush`] with `tag` follows. Partly filled pages are padded.
+    pub fn flush(&mut self, tag: Tag, now: u64) -> Result<(), Error> {
+        self.last_now = now;
+        self.release_handed_out()?;
+        if !self.is_ready() {
+            return Err(Error::NotReady);
+        }
+        let target = self.admit_seq;
+        if self.flushes.push((tag, target)).is_err() {
+            return Err(Error::Busy);
+        }
+        self.force_flush = true;
+        self.check_flushes()?;
+        self.pump()
+    }
+
+    /// Next finished host command, if any.
+    pub fn poll_completion(&mut self) -> Option<HostCompletion> {
+        self.release_handed_out().ok()?;
+        if let Some(tag) = self.flush_done.pop_front() {
+            return Some(HostCompletion::Flush { tag });
+        }
+        let i = self.done.pop(self.t.slots).ok().flatten()?;
+        let m = self.t.slots.get_mut(usize::from(i))?;
+        let status = if m.state == SlotState::ReadDone {
+            ReadStatus::Ok
+        } else {
+            ReadStatus::MediaError
+        };
+        m.state = SlotState::ReadHandedOut;
+        let tag = Tag(m.lpn);
+        self.handed_out = i;
+        Some(HostCompletion::Read {
+            tag,
+            slot: Slot(i),
+            status,
+        })
+    }
+
+    /// Hands the core the result of an operation it emitted.
+    pub fn complete(&mut self, id: OpId, result: NandResult, now: u64) -> Result<(), Error> {
+        self.last_now = now;
+        self.release_handed_out()?;
+        let e = self.take_op(id)?;
+        match e.kind {
+            OpKind::Free => return Err(Error::UnknownOp),
+            OpKind::Cut => self.cut_done(&e.cmd, result)?,
+            OpKind::MapProgram | OpKind::MapMove => {
+                self.map_program_done(e.kind, &e.cmd, e.tag, result)?
+            }
+            OpKind::MapErase => self.map_erase_done(&e.cmd, result)?,
+            OpKind::MountHead
+            | OpKind::MountRegion
+            | OpKind::MountRecord
+            | OpKind::MountReplay
+            | OpKind::MountErase
+            | OpKind::MountAnchor
+            | OpKind::MountTable
+            | OpKind::MountSeal
+            | OpKind::MountSealErase => self.mount_done(e.kind, &e.cmd, e.tag, result)?,
+            OpKind::HostRead => self.host_read_done(&e.cmd, result)?,
+            OpKind::HostProgram => self.host_program_done(&e.cmd, e.count, result)?,
+            OpKind::GcRead => self.gc_read_done(&e.cmd, result)?,
+            OpKind::GcProgram => self.gc_program_done(&e.cmd, e.count, e.tag, result)?,
+            OpKind::Erase => self.erase_done(&e.cmd, result)?,
+            OpKind::FormatErase => self.format_erase_done(&e.cmd, result)?,
+            OpKind::GcCopyback => self.gc_copyback_done(&e.cmd, e.tag, result)?,
+            OpKind::Classify => self.classify_done(&e.cmd, result)?,
+        }
+        self.pump()
+    }
+
+    fn host_read_done(&mut self, cmd: &NandCmd, result: NandResult) -> Result<(), Error> {
+        let NandCmd::Read {
+            dst, units, page, ..
+        } = cmd
+        else {
+            return Err(Error::Corrupt("host read op is not a read"));
+        };
+        self.guard_read(*page, &result)?;
+        let ok = result.is_ok();
+        for s in dst.iter().take(units.count() as usize) {
+            if !ok {
+                self.stats.host_read_errors = self.stats.host_read_errors.saturating_add(1);
+            }
+            self.slot_mut(*s)?.state = if ok {
+                SlotState::ReadDone
+            } else {
+                SlotState::ReadFailed
+            };
+            self.done.push_back(self.t.slots, s.0)?;
+        }
+        Ok(())
+    }
+
+    fn host_program_done(
+        &mut self,
+        cmd: &NandCmd,
+        count: u8,
+        result: NandResult,
+    ) -> Result<(), Error> {
+        let NandCmd::Program { page, src, spare } = cmd else {
+            return Err(Error::Corrupt("host program op is not a program"));
+        };
+        let b = self.g.block_of(*page);
+        {
+            let m = self.blk_mut(b)?;
+            m.pending = m.pending.saturating_sub(1);
+        }
+        self.map_release_page(spare);
+        let failed = result.is_err();
+        for (j, (s, lpn)) in src
+            .iter()
+            .zip(spare.lpns.iter())
+            .take(usize::from(count))
+            .enumerate()
+        {
+            let current = self.loc(*lpn)? == Loc::Buffer(*s);
+            if current && !failed {
+                let pun = self.g.pun(*page, j as u8);
+                self.set_loc(*lpn, Loc::Flash(pun))?;
+                self.validate_unit(pun, *lpn)?;
+                self.cc_program(pun)?;
+                self.wb_release(*s)?;
+            } else if current {
+                self.slot_mut(*s)?.state = SlotState::WbPending;
+                self.pending_push_front(*s)?;
+            } else {
+                self.wb_release(*s)?;
+            }
+        }
+        if failed {
+            self.stats.program_failures = self.stats.program_failures.saturating_add(1);
+            self.retire_block(b)?;
+        } else {
+            self.set_page_state(*page, self.fresh_page_state())?;
+            self.maybe_classify(*page)?;
+        }
+        self.block_settle(b)?;
+        self.note_buffer_use();
+        self.check_flushes()
+    }
+
+    fn format_erase_done(&mut self, cmd: &NandCmd, result: NandResult) -> Result<(), Error> {
+        let NandCmd::Erase { block } = cmd else {
+            return Err(Error::Corrupt("format op is not an erase"));
+        };
+        self.format_pending = self.format_pending.saturating_sub(1);
+        if result.is_ok() {
+            let base = self.format_pe;
+            let m = self.blk_mut(*block)?;
+            m.pe = m.pe.max(base).saturating_add(1);
+            if self.anchor_index(*block).is_some() {
+                // Kept for the checkpoint's anchor pages.
+                self.blk_mut(*block)?.state = BlockState::Anchor;
+                let p = self.g.plane_of(*block);
+                let pl = self.pl_mut(p)?;
+                pl.lost_blocks = pl.lost_blocks.saturating_add(1);
+            } else {
+                self.free_push(*block)?;
+            }
+        } else {
+            if let Some(i) = self.anchor_index(*block) {
+                if let Some(b) = self.anc.bad.get_mut(usize::from(i)) {
+                    *b = true;
+                }
+            }
+            self.blk_mut(*block)?.state = BlockState::Bad;
+            self.stats.bad_blocks = self.stats.bad_blocks.saturating_add(1);
+            let p = self.g.plane_of(*block);
+            let pl = self.pl_mut(p)?;
+            pl.lost_blocks = pl.lost_blocks.saturating_add(1);
+        }
+        if self.format_pending == 0 && self.format_cursor >= self.g.total_blocks() {
+            self.ready = true;
+            self.region_fill()?;
+            self.settling = !self.cut_reserve_ok();
+        }
+        Ok(())
+    }
+
+    /// Queues a plane for GC / retirement / wear-levelling attention.
+    pub(crate) fn attend(&mut self, p: PlaneId) -> Result<(), Error> {
+        let tail = self.attn_tail;
+        let pl = self.pl_mut(p)?;
+        if pl.in_attn {
+            return Ok(());
+        }
+        pl.in_attn = true;
+        pl.attn_next = NIL;
+        if tail == NIL {
+            self.attn_head = p.0;
+        } else {
+            self.pl_mut(PlaneId(tail))?.attn_next = p.0;
+        }
+        self.attn_tail = p.0;
+        Ok(())
+    }
+
+    fn attn_pop(&mut self) -> Result<Option<PlaneId>, Error> {
+        if self.attn_head == NIL {
+            return Ok(None);
+        }
+        let p = PlaneId(self.attn_head);
+        let pl = self.pl_mut(p)?;
+        let next = pl.attn_next;
+        pl.in_attn = false;
+        pl.attn_next = NIL;
+        self.attn_head = next;
+        if next == NIL {
+            self.attn_tail = NIL;
+        }
+        Ok(Some(p))
+    }
+
+    /// Emits whatever work can start now: format erases, GC, buffer flushes.
+    pub(crate) fn pump(&mut self) -> Result<(), Error> {
+        if self.dying {
+            return self.pump_dying();
+        }
+        if self.mnt.step != crate::ftl::mount::MountStep::Idle {
+            return self.pump_mount();
+        }
+        if !self.ready {
+            let total = self.g.total_blocks();
+            while self.format_cursor < total && self.ops_available() > 0 {
+                let block = BlockId(self.format_cursor);
+                self.emit(
+                    OpKind::FormatErase,
+                    NandCmd::Erase { block },
+                    Origin::Meta,
+                    0,
+                    0,
+                )?;
+                self.format_cursor = self.format_cursor.saturating_add(1);
+                self.format_pending = self.format_pending.saturating_add(1);
+            }
+            return Ok(());
+        }
+        if self.settling {
+            self.map_write_back()?;
+            self.region_maintain()?;
+            if !self.cut_reserve_ok() {
+                // GC would change the mapping the carried record describes.
+                return Ok(());
+            }
+            self.settling = false;
+            self.mnt.carried.clear();
+        }
+        // Each queued plane gets one turn per pump; planes re-queued during
+        // their turn wait for the next pump, so this loop always ends.
+        let mut turns = self.g.planes();
+        while turns > 0 {
+            turns = turns.saturating_sub(1);
+            let Some(p) = self.attn_pop()? else { break };
+            self.gc_step(p)?;
+        }
+        if !self.list_due.is_empty() {
+            self.emit_due_list_pages()?;
+        }
+        self.sb_emit_due_lists()?;
+        self.flush_buffer()
+    }
+
+    /// Re-evaluates whether plane `p`'s host stream can take a page now.
+    pub(crate) fn refresh_ready(&mut self, p: PlaneId) -> Result<(), Error> {
+        let ready = self.host_ready_now(p)?;
+        let pl = self.pl_mut(p)?;
+        if ready != pl.host_ready {
+            pl.host_ready = ready;
+            if ready {
+                self.ready_planes = self.ready_planes.saturating_add(1);
+            } else {
+                self.ready_planes = self.ready_planes.saturating_sub(1);
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether plane `p`'s host stream can take a page now: it has room and
+    /// an open host block, or may open one.
+    fn host_ready_now(&self, p: PlaneId) -> Result<bool, Error> {
+        Ok(self.has_room(p)? && (self.pl(p)?.host_active != NIL || self.host_may_open(p)?))
+    }
+
+    /// Whether the host stream of plane `p` may open a free block: never the
+    /// last one, and only above the GC reserve counted by [`Self::gc_free`].
+    pub(crate) fn host_may_open(&self, p: PlaneId) -> Result<bool, Error> {
+        Ok(self.pl(p)?.free_count > 1 && self.gc_free(p)? > self.cfg.gc_reserve_blocks)
+    }
+
+    /// The space GC can write to in plane `p`, in blocks: free blocks plus
+    /// the erased pages left in open lower-quota-level blocks (whole blocks'
+    /// worth). Those pages are GC destinations as good as a free block (GC
+    /// puts off-chip data there when the plane is down to its reserve), so
+    /// the GC trigger and reserve count them: otherwise every extra active
+    /// block of the per-block EPM would shrink the spare space and raise the
+    /// WAF.
+    pub(crate) fn gc_free(&self, p: PlaneId) -> Result<u32, Error> {
+        let ppb = self.g.pages_per_block.max(1);
+        Ok(self
+            .pl(p)?
+            .free_count
+            .saturating_add(self.level_erased_pages(p)?.div_ceil(ppb)))
+    }
+
+    /// Whether plane `p` needs GC: its GC space ([`Self::gc_free`]) is at the
+    /// trigger, or the host can no longer open a block there.
+    pub(crate) fn gc_wanted(&self, p: PlaneId) -> Result<bool, Error> {
+        Ok(self.gc_free(p)? <= self.cfg.gc_trigger_blocks || !self.host_may_open(p)?)
+    }
+
+    /// Erased pages left in the open lower-quota-level blocks of plane `p`.
+    pub(crate) fn level_erased_pages(&self, p: PlaneId) -> Result<u32, Error> {
+        let ppb = self.g.pages_per_block;
+        let mut erased = 0u32;
+        for &b in self.pl(p)?.cb_active.iter() {
+            if b != NIL {
+                let next = u32::from(self.blk(BlockId(b))?.next_page);
+                erased = erased.saturating_add(ppb.saturating_sub(next));
+            }
+        }
+        Ok(erased)
+    }
+
+    /// Whether plane `p` may take more data. GC moves data only within a
+    /// plane, so a plane must never fill with valid data: while its valid
+    /// units stay below its good blocks minus the GC reserve and
+    /// [`OPEN_MARGIN`] open blocks, some full block holds a dead unit whenever
+    /// the plane is down to its reserve (or an open copyback level block can
+    /// be emptied instead, see `gc::choose_victim`), so GC can always gain
+    /// space. Host writes (and new copyback quota levels) go to other planes
+    /// until overwrites free room here.
+    pub(crate) fn has_room(&self, p: PlaneId) -> Result<bool, Error> {
+        Ok(u64::from(self.pl(p)?.valid_units) < self.room_units(p)?)
+    }
+
+    /// The valid units plane `p` may hold (see [`Self::has_room`]).
+    pub(crate) fn room_units(&self, p: PlaneId) -> Result<u64, Error> {
+        let pl = self.pl(p)?;
+        Ok(self
+            .room_for(pl.lost_blocks)
+            .saturating_sub(u64::from(pl.skipped_units)))
+    }
+
+    /// [`Self::room_units`] of a plane that lost `lost_blocks` blocks and
+    /// has no wordlines skipped.
+    #[inline]
+    pub(crate) fn room_for(&self, lost_blocks: u32) -> u64 {
+        let blocks = self
+            .g
+            .blocks_per_plane
+            .saturating_sub(lost_blocks)
+            .saturating_sub(self.cfg.gc_reserve_blocks)
+            .saturating_sub(OPEN_MARGIN);
+        u64::from(blocks).saturating_mul(u64::from(self.data_units_per_block()))
+    }
+
+    /// Next plane in round-robin order: channels first, then dies, then planes,
+    /// so consecutive pages land on different buses.
+    fn next_plane(&mut self) -> PlaneId {
+        let [ch, die, pl] = self.cursor_pos;
+        let dies = u32::from(self.g.dies_per_channel);
+        let planes = u32::from(self.g.planes_per_die);
+        // Below the validated plane count, so no step can wrap.
+        let p = PlaneId(
+            ch.wrapping_mul(dies)
+                .wrapping_add(die)
+                .wrapping_mul(planes)
+                .wrapping_add(pl),
+        );
+        let mut next = [ch.wrapping_add(1), die, pl];
+        if next[0] >= u32::from(self.g.channels) {
+            next = [0, die.wrapping_add(1), pl];
+            if next[1] >= dies {
+                next = [0, 0, pl.wrapping_add(1)];
+                if next[2] >= planes {
+                    next = [0, 0, 0];
+                }
+            }
+        }
+        self.cursor_pos = next;
+        p
+    }
+
+    /// Finds a plane whose host stream can take a page now, opening a block if needed.
+    fn host_target(&mut self) -> Result<Option<BlockId>, Error> {
+        if self.ready_planes == 0 {
+            return Ok(None);
+        }
+        if self.cfg.superblock.enabled {
+            return self.sb_host_target();
+        }
+        for _ in 0..self.g.planes() {
+            let p = self.next_plane();
+            let pl = self.pl(p)?;
+            if !pl.host_ready {
+                continue;
+            }
+            if pl.host_active != NIL {
+                return Ok(Some(BlockId(pl.host_active)));
+            }
+            if let Some(b) = self.open_block(p, Stream::Host)? {
+                self.pl_mut(p)?.host_active = b.0;
+                self.refresh_ready(p)?;
+                return Ok(Some(b));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Programs full pages from the write buffer (and a padded last page when flushing).
+    fn flush_buffer(&mut self) -> Result<(), Error> {
+        let upp = u32::from(self.g.units_per_page);
+        let host_ops_floor = self.cfg.max_inflight / 4;
+        loop {
+            let live = self.pending_live();
+            if live == 0 || (live < upp && !self.force_flush) {
+                return Ok(());
+            }
+            // With the mapping persisted, flushing may wait until the buffer
+            // is filled to its start share (Dawid: half), so LIDF has writes
+            // to choose from.
+            let start = self.cfg.persist.flush_start_permille;
+            if self.ps.on && start > 0 && !self.force_flush {
+                let need = u64::from(self.cfg.write_buffer_units)
+                    .saturating_mul(u64::from(start.min(1000)))
+                    / 1000;
+                if u64::from(live) < need.max(u64::from(upp)) {
+                    return Ok(());
+                }
+            }
+            if self.ops_available() <= host_ops_floor || self.ready_planes == 0 {
+                return Ok(());
+            }
+            let mut src = [Slot(0); MAX_UNITS_PER_PAGE];
+            let mut spare = Spare {
+                kind: PageKind::Data,
+                ..Spare::default()
+            };
+            let mut n = 0u8;
+            while u32::from(n) < upp {
+                let Some(s) = self.pending_pop_live()? else {
+                    break;
+                };
+                let m = self.slot_mut(s)?;
+                m.state = SlotState::WbProgramming;
+                let lpn = Lpn(m.lpn);
+                let i = usize::from(n);
+                if let (Some(d), Some(l)) = (src.get_mut(i), spare.lpns.get_mut(i)) {
+                    *d = s;
+                    *l = lpn;
+                }
+                spare.units.insert(n);
+                n = n.saturating_add(1);
+            }
+            if n == 0 {
+                return Ok(());
+            }
+            // The page's translation pages must fit the budget; a page whose
+            // TPs are all dirty or reserved already costs nothing and goes
+            // even when the budget is full.
+            let units = src.get(..usize::from(n)).unwrap_or(&[]);
+            if !self.map_room_for(&spare)? {
+                self.pending_unpop(units)?;
+                return Ok(());
+            }
+            let Some(b) = self.host_target()? else {
+                self.pending_unpop(units)?;
+                return Ok(());
+            };
+            self.stats.pad_units = self
+                .stats
+                .pad_units
+                .saturating_add(u64::from(upp.saturating_sub(u32::from(n))));
+            let page = self.next_page_of(b, Stream::Host)?;
+            spare.seq = self.next_seq();
+            self.map_reserve_page(&spare);
+            self.emit(
+                OpKind::HostProgram,
+                NandCmd::Program { page, src, spare },
+                Origin::Host,
+                n,
+                0,
+            )?;
+            self.emit_due_list_pages()?;
+            self.sb_emit_due_lists()?;
+        }
+    }
+
+    /// Claims the next page of an open block and closes the stream's slot when the block fills.
+    pub(crate) fn next_page_of(
+        &mut self,
+        b: BlockId,
+        stream: Stream,
+    ) -> Result<crate::medium::addr::Ppn, Error> {
+        let end = self.data_end();
+        let page = {
+            let m = self.blk_mut(b)?;
+            if m.state != BlockState::Open || u32::from(m.next_page) >= end {
+                return Err(Error::Corrupt("programming a block that is not open"));
+            }
+            let page = u32::from(m.next_page);
+            m.pending = m.pending.saturating_add(1);
+            page
+        };
+        let next = self.usable_page(b, page.saturating_add(1));
+        self.blk_mut(b)?.next_page = u16::try_from(next).unwrap_or(u16::MAX);
+        let p = self.g.plane_of(b);
+        // A superblock member stays the plane's host block until the cursor
+        // comes back for its list page (`sb_host_target`).
+        let sb_member = stream == Stream::Host && self.cfg.superblock.enabled;
+        if next >= end && self.cfg.superblock.list_pages && !sb_member {
+            self.list_page_due(b)?;
+        }
+        if next >= end && !(sb_member && self.cfg.superblock.list_pages) {
+            let pl = self.pl_mut(p)?;
+            match stream {
+                Stream::Host if pl.host_active == b.0 => pl.host_active = NIL,
+                Stream::Host => {}
+                Stream::Gc => self.drop_gc_active(p, b)?,
+            }
+            self.refresh_ready(p)?;
+        } else if stream == Stream::Gc && self.pl(p)?.cb_active.contains(&b.0) {
+            // A page of a lower-level block fewer: `gc_free` may drop.
+            self.refresh_ready(p)?;
+            if self.gc_wanted(p)? {
+                self.attend(p)?;
+            }
+        }
+        Ok(self.g.ppn(b, page))
+    }
+
+    pub(crate) fn next_seq(&mut self) -> u64 {
+        self.seq = self.seq.wrapping_add(1);
+        self.seq
+    }
+
+    /// Completes flushes whose data has all left the write buffer.
+    fn check_flushes(&mut self) -> Result<(), Error> {
+        let w = self.cfg.write_buffer_units as usize;
+        let mut i = 0;
+        while i < self.flushes.len() {
+            let Some(&(tag, target)) = self.flushes.get(i) else {
+                break;
+            };
+            // A unit admitted at or before the flush (sequence numbers wrap).
+            let blocked = self.t.slots.iter().take(w).any(|m| {
+                matches!(m.state, SlotState::WbPending | SlotState::WbProgramming)
+                    && target.wrapping_sub(m.aux) < 0x8000_0000
+            });
+            if blocked {
+                i = i.saturating_add(1);
+                continue;
+            }
+            self.flushes.swap_remove(i);
+            if self.flush_done.push_back(tag).is_err() {
+                return Err(Error::Corrupt("flush completion queue full"));
+            }
+        }
+        if self.flushes.is_empty() {
+            self.force_flush = false;
+        }
+        Ok(())
+    }
+
+    /// Checks every cross-table invariant (slow: for tests and debugging).
+    ///
+    /// L2P and P2L agree both ways, every block's valid count equals its live
+    /// units, and every full block is on the bucket list of its valid count.
+    pub fn audit(&self) -> Result<(), Error> {
+        let upb = self.g.units_per_block();
+        let total_units = self.g.total_units();
+        for (l, w) in self
+            .t
+            .l2p
+            .iter()
+            .take(self.cfg.logical_units as usize)
+            .enumerate()
+        {
+            if let Loc::Flash(p) = Loc::decode(*w) {
+                if p.0 >= total_units {
+                    return Err(Error::Corrupt("l2p points outside the array"));
+                }
+                if !self.audit_tag(p, Lpn(l as u32))? {
+                    return Err(Error::Corrupt("l2p and p2l disagree"));
+                }
+            }
+        }
+        for b in 0..self.g.total_blocks() {
+            let mut live = 0u32;
+            for u in 0..upb {
+                let pun = crate::medium::addr::Pun(b.wrapping_mul(upb).wrapping_add(u));
+                if let Some(l) = self.p2l(pun)? {
+                    if self.loc(l)? != Loc::Flash(pun) {
+                        return Err(Error::Corrupt("p2l entry not referenced by l2p"));
+                    }
+                    live = live.saturating_add(1);
+                }
+            }
+            let m = self.blk(BlockId(b))?;
+            // Region blocks count live translation pages, not units.
+            let expect = if m.state == BlockState::Meta {
+                0
+            } else {
+                u32::from(m.valid)
+            };
+            if expect != live {
+                return Err(Error::Corrupt("valid count differs from live units"));
+            }
+        }
+        for p in 0..self.g.planes() {
+            let (mut valid, mut lost) = (0u32, 0u32);
+            let first = p.saturating_mul(self.g.blocks_per_plane);
+            for b in first..first.saturating_add(self.g.blocks_per_plane) {
+                let m = self.blk(BlockId(b))?;
+                if m.state != BlockState::Meta {
+                    valid = valid.saturating_add(u32::from(m.valid));
+                }
+                if matches!(
+                    m.state,
+                    BlockState::Bad | BlockState::Retiring | BlockState::Meta | BlockState::Anchor
+                ) {
+                    lost = lost.saturating_add(1);
+                }
+            }
+            let pl = self.pl(PlaneId(p))?;
+            if (valid, lost) != (pl.valid_units, pl.lost_blocks) {
+                return Err(Error::Corrupt("plane space counters are off"));
+            }
+        }
+        let mut ready: u32 = 0;
+        for p in 0..self.g.planes() {
+            let pl = self.pl(PlaneId(p))?;
+            let want = self.host_ready_now(PlaneId(p))?;
+            if pl.host_ready != want {
+                return Err(Error::Corrupt("plane host-ready flag is stale"));
+            }
+            ready = ready.saturating_add(u32::from(want));
+        }
+        if ready != self.ready_planes {
+            return Err(Error::Corrupt("host-ready plane count is off"));
+        }
+        for p in 0..self.g.planes() {
+            for v in 0..=upb {
+                let mut cur = self.bucket_head(PlaneId(p), v as u16)?;
+                while cur != NIL {
+                    let m = self.blk(BlockId(cur))?;
+                    let key = u32::from(self.bucket_key(BlockId(cur))?);
+                    if m.state != BlockState::Full || key != v {
+                        return Err(Error::Corrupt("bucket list holds a wrong block"));
+                    }
+                    cur = m.next;
+                }
+            }
+        }
+        Ok(())
+    }
+}

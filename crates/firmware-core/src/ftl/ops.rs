@@ -1,0 +1,220 @@
+//! The in-flight operation table and the outbound queue the driver drains.
+//!
+//! An [`OpId`] is `generation << 16 | index`: a completion for an entry that was
+//! already completed (or never issued) is detected and refused.
+
+use crate::error::Error;
+use crate::ftl::tables::{stack_pop, stack_push, OpEntry, OpKind, NIL16};
+use crate::ftl::Ftl;
+use crate::medium::addr::UnitMask;
+use crate::medium::nand::{NandCmd, NandOp, OpId, Origin, Slot};
+
+impl Ftl<'_> {
+    /// Fills the free stack of operation entries.
+    pub(crate) fn init_ops(&mut self) -> Result<(), Error> {
+        self.op_free = NIL16;
+        let n = self.cfg.max_inflight;
+        let mut i = n;
+        while i > 0 {
+            i = i.saturating_sub(1);
+            let idx =
+                u16::try_from(i).map_err(|_| Error::InvalidConfig("max_inflight above 65535"))?;
+            let e = self
+                .t
+                .ops
+                .get_mut(usize::from(idx))
+                .ok_or(Error::TableTooSmall("ops"))?;
+            let generation = e.generation;
+            *e = OpEntry {
+                generation,
+                ..OpEntry::default()
+            };
+            stack_push(self.t.ops, &mut self.op_free, idx)?;
+        }
+        self.op_free_count = n;
+        Ok(())
+    }
+
+    /// Operation entries available.
+    #[inline]
+    pub(crate) fn ops_available(&self) -> u32 {
+        self.op_free_count
+    }
+
+    /// Records an operation and queues it for the driver.
+    pub(crate) fn emit(
+        &mut self,
+        kind: OpKind,
+        cmd: NandCmd,
+        origin: Origin,
+        count: u8,
+        tag: u32,
+    ) -> Result<(), Error> {
+        let mut cmd = cmd;
+        if let NandCmd::Program { page, spare, .. }
+        | NandCmd::ProgramMeta { page, spare, .. }
+        | NandCmd::Copyback {
+            dst: page, spare, ..
+        } = &mut cmd
+        {
+            spare.erase_count = self.blk(self.g.block_of(*page))?.pe;
+        }
+        let Some(i) = stack_pop(self.t.ops, &mut self.op_free)? else {
+            return Err(Error::Busy);
+        };
+        self.op_free_count = self.op_free_count.saturating_sub(1);
+        {
+            let e = self
+                .t
+                .ops
+                .get_mut(usize::from(i))
+                .ok_or(Error::Corrupt("op index"))?;
+            e.kind = kind;
+            e.cmd = cmd;
+            e.origin = origin;
+            e.count = count;
+            e.tag = tag;
+        }
+        self.outbound.push_back(self.t.ops, i)?;
+        self.count_emitted(&cmd, origin);
+        Ok(())
+    }
+
+    /// Next operation for the driver, oldest first.
+    pub fn poll_op(&mut self) -> Option<NandOp> {
+        let i = self.outbound.pop(self.t.ops).ok().flatten()?;
+        let e = self.t.ops.get(usize::from(i))?;
+        Some(NandOp {
+            id: OpId((u32::from(e.generation) << 16) | u32::from(i)),
+            cmd: e.cmd,
+            origin: e.origin,
+        })
+    }
+
+    /// Operations emitted but not yet taken by [`Ftl::poll_op`].
+    pub fn ops_queued(&self) -> usize {
+        usize::from(self.outbound.len)
+    }
+
+    /// Whether a host read of unit `off` of `page` can ride on the newest queued
+    /// operation: a host read of the same page, not yet taken by the driver.
+    pub(crate) fn can_join_read(&self, page: crate::medium::addr::Ppn, off: u8) -> bool {
+        let Some(e) = self.t.ops.get(usize::from(self.outbound.tail)) else {
+            return false;
+        };
+        matches!(e.cmd, NandCmd::Read { page: p, units, .. }
+            if e.kind == OpKind::HostRead && p == page && !units.contains(off))
+    }
+
+    /// Adds unit `off` of `page`, read into slot `s`, to the newest queued host
+    /// read of that page (keeping slots in mask order). Returns false when there
+    /// is no such read, so the caller emits a new one.
+    pub(crate) fn join_read(
+        &mut self,
+        page: crate::medium::addr::Ppn,
+        off: u8,
+        s: Slot,
+    ) -> Result<bool, Error> {
+        if !self.can_join_read(page, off) {
+            return Ok(false);
+        }
+        let e = self
+            .t
+            .ops
+            .get_mut(usize::from(self.outbound.tail))
+            .ok_or(Error::Corrupt("outbound tail"))?;
+        let NandCmd::Read { units, dst, .. } = &mut e.cmd else {
+            return Ok(false);
+        };
+        // Position of `off` among the set bits: the slots follow mask order.
+        let below = UnitMask(units.0 & ((1u8 << off).wrapping_sub(1))).count() as usize;
+        let n = units.count() as usize;
+        let mut i = n;
+        while i > below {
+            let prev = *dst
+                .get(i.saturating_sub(1))
+                .ok_or(Error::Corrupt("read dst"))?;
+            *dst.get_mut(i).ok_or(Error::Corrupt("read dst"))? = prev;
+            i = i.saturating_sub(1);
+        }
+        *dst.get_mut(below).ok_or(Error::Corrupt("read dst"))? = s;
+        units.insert(off);
+        e.count = e.count.saturating_add(1);
+        Ok(true)
+    }
+
+    /// Removes a completed operation from the table and returns what it was.
+    pub(crate) fn take_op(&mut self, id: OpId) -> Result<OpEntry, Error> {
+        let idx = (id.0 & 0xffff) as u16;
+        let generation = (id.0 >> 16) as u16;
+        let e = self
+            .t
+            .ops
+            .get_mut(usize::from(idx))
+            .ok_or(Error::UnknownOp)?;
+        if e.kind == OpKind::Free || e.generation != generation {
+            return Err(Error::UnknownOp);
+        }
+        let out = *e;
+        e.kind = OpKind::Free;
+        e.generation = e.generation.wrapping_add(1);
+        stack_push(self.t.ops, &mut self.op_free, idx)?;
+        self.op_free_count = self.op_free_count.saturating_add(1);
+        Ok(out)
+    }
+
+    fn count_emitted(&mut self, cmd: &NandCmd, origin: Origin) {
+        let s = &mut self.stats;
+        match cmd {
+            NandCmd::Read { .. } | NandCmd::ReadMeta { .. } => {
+                s.nand_reads = s.nand_reads.saturating_add(1)
+            }
+            NandCmd::ProgramMeta { .. } => s.nand_programs = s.nand_programs.saturating_add(1),
+            NandCmd::Program { spare, .. } => {
+                s.nand_programs = s.nand_programs.saturating_add(1);
+                let n = u64::from(spare.units.count());
+                match origin {
+                    Origin::Host => s.host_program_units = s.host_program_units.saturating_add(n),
+                    Origin::Meta => {}
+                    _ => {
+                        s.gc_program_units = s.gc_program_units.saturating_add(n);
+                        s.offchip_copy_pages = s.offchip_copy_pages.saturating_add(1);
+                    }
+                }
+            }
+            NandCmd::Erase { .. } | NandCmd::GuardedErase { .. } => {
+                s.nand_erases = s.nand_erases.saturating_add(1)
+            }
+            NandCmd::Copyback { spare, .. } => {
+                s.nand_copybacks = s.nand_copybacks.saturating_add(1);
+                let n = u64::from(spare.units.count());
+                s.gc_program_units = s.gc_program_units.saturating_add(n);
+            }
+        }
+    }
+}
+
+impl Ftl<'_> {
+    /// Look-ahead hint: the driver will complete `id` next; start fetching the
+    /// mapping entries its completion will check. Never changes behaviour.
+    pub fn prefetch_completion(&self, id: OpId) {
+        let Some(e) = self.t.ops.get(usize::from((id.0 & 0xffff) as u16)) else {
+            return;
+        };
+        match (&e.kind, &e.cmd) {
+            (OpKind::HostProgram | OpKind::GcProgram, NandCmd::Program { spare, .. }) => {
+                for l in spare.lpns.iter().take(usize::from(e.count)) {
+                    self.prefetch_l2p(*l);
+                }
+            }
+            (OpKind::GcRead, NandCmd::Read { dst, .. }) => {
+                for s in dst.iter().take(usize::from(e.count)) {
+                    if let Some(m) = self.t.slots.get(usize::from(s.0)) {
+                        self.prefetch_l2p(crate::medium::addr::Lpn(m.lpn));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}

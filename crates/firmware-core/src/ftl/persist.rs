@@ -1,0 +1,1088 @@
+//! Mapping persistence: the L2P table on flash as translation pages, the
+//! capacitor budget over dirty ones, and the metadata region that holds them.
+//!
+//! The whole L2P table lives in DRAM; flash keeps a copy cut into
+//! translation pages (TPs) of `map_entries_per_page` entries. A mapping
+//! change that reaches flash (a program completes, a trim, a loss) makes its
+//! TP dirty. The capacitor can write at most `B` TPs at a power cut (see
+//! [`crate::ftl::power`]), so the core keeps
+//!
+//! ```text
+//! dirty TPs + TPs being written back + TPs in-flight programs may dirty <= B
+//! ```
+//!
+//! Before a data program is emitted it reserves the TPs its units belong to
+//! (a TP already dirty or reserved costs nothing more); when the sum would
+//! pass `B`, the least recently updated dirty TPs that no program in flight
+//! will dirty again are written back (up to a batch as wide as the dies,
+//! spread over the planes' open region blocks) and the program waits. With
+//! `B` = every TP nothing is written while running (full protection).
+//!
+//! TPs and recovery records go to a **metadata region**: a few blocks per
+//! plane taken from the free pool at format, written as a log and cleaned by
+//! rewriting their live TPs from DRAM. Enough erased region pages are always
+//! kept for the power-cut flush. A TP page carries a header, the entries and a
+//! CRC-32; its spare area names the TP and carries the program sequence
+//! number, so the newest copy wins at recovery ([`crate::ftl::mount`]).
+
+use crate::config::PersistConfig;
+use crate::error::Error;
+use crate::ftl::mapping::Loc;
+use crate::ftl::tables::{BlockState, OpKind, NIL};
+use crate::ftl::Ftl;
+use crate::medium::addr::{BlockId, Lpn, PlaneId, Ppn};
+use crate::medium::nand::{MetaBuf, NandCmd, NandResult, Origin, PageKind, Spare};
+use crate::persist::map_dirty::{DirtyLink, MapDirty};
+use crate::tech::dawid::lidf::Tpn;
+
+/// Metadata page buffers the core keeps (at most 64: a bitmask tracks them).
+pub const META_BUFS: usize = 32;
+/// Header bytes of a metadata page: magic, two fields, CRC-32.
+pub const META_HEADER: usize = 16;
+/// Magic of a translation page.
+pub(crate) const MAGIC_TP: u32 = 0x3147_5054; // "TPG1"
+/// Magic of a power-cut record.
+pub(crate) const MAGIC_CUT: u32 = 0x3154_5543; // "CUT1"
+/// `MetaBuf` of a read that only wants the spare area.
+pub(crate) const NO_BUF: MetaBuf = MetaBuf(u16::MAX);
+/// TP flags, low bits: write-backs of this TP in flight (counted in the budget).
+pub(crate) const F_WRITING: u8 = 0x3f;
+/// TP flag: holds a unit of budget (in `reserved`) for the data programs in
+/// flight that will dirty it; set only while the TP is not dirty, since a
+/// dirty TP already holds its unit.
+pub(crate) const F_RESERVED: u8 = 0x40;
+/// TP flag: written back during region cleaning (not counted in the budget).
+pub(crate) const F_MOVING: u8 = 0x80;
+/// Block `stream` value of metadata-region blocks.
+pub(crate) const STREAM_META: u8 = 2;
+/// Entry value of an unmapped unit in a TP.
+const ENTRY_UNMAPPED: u32 = u32::MAX;
+/// Entry value of a lost unit in a TP.
+const ENTRY_LOST: u32 = u32::MAX - 1;
+
+const CRC: crc::Crc<u32> = crc::Crc::<u32>::new(&crc::CRC_32_ISCSI);
+
+/// Memory the caller lends for mapping persistence (empty when it is off).
+pub struct PersistTables<'a> {
+    /// Page holding each TP's newest flash copy (`NIL`: none yet).
+    pub gtd: &'a mut [u32],
+    /// Sequence number of that copy.
+    pub tp_seq: &'a mut [u64],
+    /// Per-TP flags.
+    pub tp_flags: &'a mut [u8],
+    /// LRU links of the dirty set.
+    pub tp_links: &'a mut [DirtyLink],
+    /// `META_BUFS` metadata page buffers, back to back.
+    pub meta: &'a mut [u8],
+    /// LIDF scheduler state per TP ([`TableSizes::lidf_tps`](crate::TableSizes)).
+    pub lidf: &'a mut [crate::tech::dawid::lidf::TpEntry],
+    /// LIDF heap, one slot per TP.
+    pub lidf_heap: &'a mut [u32],
+    /// Head of each TP's list of buffered write slots (LIDF).
+    pub tp_heads: &'a mut [u16],
+    /// Data programs in flight per TP (one TP of budget is reserved while
+    /// any is); sized like `gtd`.
+    pub tp_inflight: &'a mut [u16],
+}
+
+impl PersistTables<'static> {
+    /// No persistence tables (for configurations with persistence off).
+    pub fn none() -> Self {
+        PersistTables {
+            gtd: &mut [],
+            tp_seq: &mut [],
+            tp_flags: &mut [],
+            tp_links: &mut [],
+            meta: &mut [],
+            lidf: &mut [],
+            lidf_heap: &mut [],
+            tp_heads: &mut [],
+            tp_inflight: &mut [],
+        }
+    }
+}
+
+/// Sizes of the persistence tables for a configuration.
+pub(crate) fn sizes(p: &PersistConfig, logical_units: u32) -> (usize, usize) {
+    if !p.enabled() {
+        return (0, 0);
+    }
+    let n_tp = logical_units.div_ceil(p.map_entries_per_page) as usize;
+    (n_tp, META_BUFS.saturating_mul(meta_page_bytes(p)))
+}
+
+/// Translation pages the LIDF flush order needs tables for: all of them
+/// when persistence is on and the flush policy is LIDF, else none.
+pub(crate) fn lidf_tps(p: &PersistConfig, logical_units: u32) -> usize {
+    if p.flush_policy == crate::config::FlushPolicy::Lidf {
+        sizes(p, logical_units).0
+    } else {
+        0
+    }
+}
+
+/// Bytes of one metadata page: header plus four bytes per entry.
+pub fn meta_page_bytes(p: &PersistConfig) -> usize {
+    META_HEADER.saturating_add((p.map_entries_per_page as usize).saturating_mul(4))
+}
+
+/// Run-time state of mapping persistence.
+pub(crate) struct Persist<'a> {
+    pub(crate) on: bool,
+    pub(crate) epp: u32,
+    pub(crate) n_tp: u32,
+    /// TPs the capacitor can write at a cut.
+    pub(crate) budget: u32,
+    pub(crate) page_bytes: usize,
+    pub(crate) dirty: MapDirty<'a>,
+    pub(crate) gtd: &'a mut [u32],
+    pub(crate) tp_seq: &'a mut [u64],
+    pub(crate) flags: &'a mut [u8],
+    pub(crate) meta: &'a mut [u8],
+    /// Free metadata buffers (bit i: buffer i).
+    pub(crate) buf_free: u64,
+    /// Write-backs in flight counted in the budget.
+    pub(crate) writing: u32,
+    /// TPs in-flight data programs may still dirty (flag [`F_RESERVED`]),
+    /// plus the extra TPs copyless copy reserves.
+    pub(crate) reserved: u32,
+    /// Written region pages above which cleaning starts.
+    pub(crate) written_limit_pages: u32,
+    /// Blocks in the region.
+    pub(crate) region_blocks: u32,
+    /// Region pages kept erased for the power-cut flush.
+    pub(crate) cut_reserve_pages: u32,
+    /// Next plane for a TP write.
+    pub(crate) cursor: u32,
+    /// Region block being cleaned (`NIL`: none).
+    pub(crate) cleaning: u32,
+    /// Some data program waits for budget.
+    pub(crate) waiting: bool,
+    /// Erased region blocks that are not open.
+    pub(crate) erased_blocks: u32,
+    /// LIDF flush order (seed 004 §3.2); `lidf_on` when it drives the flush.
+    pub(crate) lidf: crate::tech::dawid::lidf::Lidf<'a>,
+    pub(crate) lidf_on: bool,
+    /// Per-TP lists of buffered write slots, linked through the slots.
+    pub(crate) tp_heads: &'a mut [u16],
+    /// Buffered writes (live or dead) in those lists.
+    pub(crate) lidf_len: u32,
+    /// Data programs in flight per TP.
+    pub(crate) inflight: &'a mut [u16],
+}
+
+impl<'a> Persist<'a> {
+    /// Sets up persistence for `cfg` over lent tables.
+    pub(crate) fn new(
+        cfg: &crate::Config,
+        t: PersistTables<'a>,
+        write_buffer_pages: u32,
+    ) -> Result<Self, Error> {
+        let p = &cfg.persist;
+        let (n_tp, meta_len) = sizes(p, cfg.logical_units);
+        if t.gtd.len() < n_tp
+            || t.tp_seq.len() < n_tp
+            || t.tp_flags.len() < n_tp
+            || t.tp_links.len() < n_tp
+            || t.tp_inflight.len() < n_tp
+            || t.meta.len() < meta_len
+        {
+            return Err(Error::TableTooSmall("persist"));
+        }
+        let n_lidf = lidf_tps(p, cfg.logical_units);
+        if t.lidf.len() < n_lidf || t.lidf_heap.len() < n_lidf || t.tp_heads.len() < n_lidf {
+            return Err(Error::TableTooSmall("lidf"));
+        }
+        let (lidf_e, _) = t.lidf.split_at_mut(n_lidf);
+        let (lidf_h, _) = t.lidf_heap.split_at_mut(n_lidf);
+        let (tp_heads, _) = t.tp_heads.split_at_mut(n_lidf);
+        tp_heads.fill(crate::ftl::tables::NIL16);
+        let lidf = crate::tech::dawid::lidf::Lidf::new(crate::tech::dawid::lidf::LidfTables {
+            entries: lidf_e,
+            heap: lidf_h,
+        })?;
+        let n_tp32 = u32::try_from(n_tp).map_err(|_| Error::InvalidConfig("too many TPs"))?;
+        let g = &cfg.geometry;
+        let upp = u32::from(g.units_per_page);
+        // A data program may dirty up to `upp` TPs: the budget must let two
+        // of them wait for one write-back batch.
+        let raw = MapDirty::budget_for(n_tp32, p.protect_permille.min(1000));
+        let budget = raw
+            .max(upp.saturating_mul(2).saturating_add(1))
+            .min(n_tp32.max(1));
+        let ppb = g.pages_per_block.max(1);
+        let table_pages = if p.enabled() {
+            crate::ftl::checkpoint::table_pages_for(meta_page_bytes(p), g)
+        } else {
+            0
+        };
+        let cut_reserve_pages = budget
+            .saturating_add(1)
+            .saturating_add(write_buffer_pages)
+            .saturating_add(table_pages);
+        let written_limit_pages = if p.meta_blocks_per_plane > 0 {
+            p.meta_blocks_per_plane
+                .saturating_mul(g.planes())
+                .saturating_mul(ppb)
+        } else {
+            // Twice the live TPs plus one open block per plane: the
+            // emptiest written block is then at most about half live.
+            n_tp32
+                .saturating_mul(2)
+                .saturating_add(g.planes().saturating_mul(ppb))
+        };
+        if p.enabled() {
+            // The region at its largest: written pages at the cleaning limit,
+            // the erased pages it keeps, and an open block per plane.
+            let pages = written_limit_pages
+                .saturating_add(cut_reserve_pages)
+                .saturating_add(ppb.saturating_mul(2));
+            let blocks = u64::from(pages.div_ceil(ppb).saturating_add(g.planes()));
+            let upb = u64::from(g.units_per_block());
+            let reserve = u64::from(cfg.gc_trigger_blocks.saturating_add(1))
+                .saturating_mul(u64::from(g.planes()))
+                .saturating_mul(upb);
+            let need = u64::from(cfg.logical_units)
+                .saturating_add(reserve)
+                .saturating_add(blocks.saturating_mul(upb));
+            if need > u64::from(g.total_units()) {
+                return Err(Error::InvalidConfig(
+                    "over-provisioning below the gc reserve plus the metadata region",
+                ));
+            }
+        }
+        let links: &'a mut [DirtyLink] = if n_tp == 0 { &mut [] } else { t.tp_links };
+        let dirty = if n_tp == 0 {
+            MapDirty::new(links, 1)?
+        } else {
+            MapDirty::new(links, budget)?
+        };
+        let mut ps = Persist {
+            on: p.enabled(),
+            epp: p.map_entries_per_page,
+            n_tp: n_tp32,
+            budget,
+            page_bytes: meta_page_bytes(p),
+            dirty,
+            gtd: t.gtd,
+            tp_seq: t.tp_seq,
+            flags: t.tp_flags,
+            meta: t.meta,
+            buf_free: 0,
+            writing: 0,
+            reserved: 0,
+            written_limit_pages,
+            region_blocks: 0,
+            cut_reserve_pages,
+            cursor: 0,
+            cleaning: NIL,
+            waiting: false,
+            erased_blocks: 0,
+            lidf,
+            lidf_on: n_lidf > 0,
+            tp_heads,
+            lidf_len: 0,
+            inflight: t.tp_inflight,
+        };
+        ps.reset_tables(n_tp);
+        if ps.on && ps.page_bytes > g.page_bytes as usize {
+            return Err(Error::InvalidConfig(
+                "translation page larger than a flash page",
+            ));
+        }
+        Ok(ps)
+    }
+
+    /// All TPs without a flash copy, clean, and every buffer free.
+    pub(crate) fn reset_tables(&mut self, n_tp: usize) {
+        for e in self.gtd.iter_mut().take(n_tp) {
+            *e = NIL;
+        }
+        for e in self.tp_seq.iter_mut().take(n_tp) {
+            *e = 0;
+        }
+        for e in self.flags.iter_mut().take(n_tp) {
+            *e = 0;
+        }
+        for e in self.inflight.iter_mut().take(n_tp) {
+            *e = 0;
+        }
+        self.reset_buffers();
+    }
+
+    /// Every metadata buffer free again.
+    pub(crate) fn reset_buffers(&mut self) {
+        self.buf_free = if META_BUFS >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << META_BUFS).wrapping_sub(1)
+        };
+    }
+
+    pub(crate) fn tp_of(&self, lpn: Lpn) -> Tpn {
+        Tpn(lpn.0.checked_div(self.epp).unwrap_or(0))
+    }
+
+    pub(crate) fn buf_alloc(&mut self) -> Option<MetaBuf> {
+        if self.buf_free == 0 {
+            return None;
+        }
+        let i = self.buf_free.trailing_zeros();
+        self.buf_free &= !(1u64 << i);
+        u16::try_from(i).ok().map(MetaBuf)
+    }
+
+    pub(crate) fn buf_release(&mut self, b: MetaBuf) {
+        if usize::from(b.0) < META_BUFS {
+            self.buf_free |= 1u64 << b.0;
+        }
+    }
+
+    pub(crate) fn buf_mut(&mut self, b: MetaBuf) -> Option<&mut [u8]> {
+        let start = usize::from(b.0).checked_mul(self.page_bytes)?;
+        self.meta
+            .get_mut(start..start.checked_add(self.page_bytes)?)
+    }
+
+    pub(crate) fn buf(&self, b: MetaBuf) -> Option<&[u8]> {
+        let start = usize::from(b.0).checked_mul(self.page_bytes)?;
+        self.meta.get(start..start.checked_add(self.page_bytes)?)
+    }
+
+    pub(crate) fn flag(&self, tp: Tpn) -> u8 {
+        self.flags.get(tp.0 as usize).copied().unwrap_or(0)
+    }
+
+    /// One more (or one fewer) write-back of `tp` in flight.
+    pub(crate) fn writes_add(&mut self, tp: Tpn, more: bool) {
+        if let Some(x) = self.flags.get_mut(tp.0 as usize) {
+            let n = *x & F_WRITING;
+            let n = if more {
+                n.saturating_add(1).min(F_WRITING)
+            } else {
+                n.saturating_sub(1)
+            };
+            *x = (*x & !F_WRITING) | n;
+        }
+    }
+
+    pub(crate) fn set_flag(&mut self, tp: Tpn, f: u8, on: bool) {
+        if let Some(x) = self.flags.get_mut(tp.0 as usize) {
+            if on {
+                *x |= f;
+            } else {
+                *x &= !f;
+            }
+        }
+    }
+
+    /// Makes `tp` dirty (most recently updated). A unit its in-flight
+    /// programs reserved passes to the dirty set.
+    pub(crate) fn mark_dirty(&mut self, tp: Tpn) -> Result<(), Error> {
+        self.dirty.update(tp)?;
+        if self.lidf_on {
+            self.lidf.set_dirty(tp, true)?;
+        }
+        if self.flag(tp) & F_RESERVED != 0 {
+            self.set_flag(tp, F_RESERVED, false);
+            self.reserved = self.reserved.saturating_sub(1);
+        }
+        Ok(())
+    }
+
+    /// The least recently updated dirty TP that no data program in flight
+    /// will dirty again: the one to write back next. A TP with programs in
+    /// flight is left dirty: writing it back would free no budget (it would
+    /// hold a unit as being written and another as reserved) and its
+    /// programs would dirty it again, so it would be written twice.
+    pub(crate) fn oldest_idle_dirty(&self) -> Result<Option<Tpn>, Error> {
+        let inflight = &*self.inflight;
+        self.dirty
+            .oldest_where(|tp| inflight.get(tp.0 as usize).copied().unwrap_or(0) == 0)
+    }
+
+    /// Takes dirty TP `tp` for a write-back: it stays in the budget as
+    /// being written, and again as reserved if data programs that will
+    /// dirty it are still in flight.
+    pub(crate) fn take_for_write_back(&mut self, tp: Tpn) -> Result<(), Error> {
+        if !self.dirty.take(tp)? {
+            return Err(Error::Corrupt("writing back a clean translation page"));
+        }
+        if self.lidf_on {
+            self.lidf.set_dirty(tp, false)?;
+        }
+        self.writing = self.writing.saturating_add(1);
+        self.writes_add(tp, true);
+        let busy = self.inflight.get(tp.0 as usize).is_some_and(|c| *c > 0);
+        if busy && self.flag(tp) & F_RESERVED == 0 {
+            self.set_flag(tp, F_RESERVED, true);
+            self.reserved = self.reserved.saturating_add(1);
+        }
+        Ok(())
+    }
+
+    /// Budget in use: dirty, being written back, reserved.
+    pub(crate) fn used(&self) -> u32 {
+        self.dirty
+            .count()
+            .saturating_add(self.writing)
+            .saturating_add(self.reserved)
+    }
+}
+
+/// Writes a little-endian u32 at `at`.
+pub(crate) fn put_u32(b: &mut [u8], at: usize, v: u32) {
+    if let Some(d) = at.checked_add(4).and_then(|e| b.get_mut(at..e)) {
+        d.copy_from_slice(&v.to_le_bytes());
+    }
+}
+
+/// Reads a little-endian u32 at `at` (0 past the end).
+pub(crate) fn get_u32(b: &[u8], at: usize) -> u32 {
+    at.checked_add(4)
+        .and_then(|e| b.get(at..e))
+        .and_then(|s| <[u8; 4]>::try_from(s).ok())
+        .map_or(0, u32::from_le_bytes)
+}
+
+/// Seals a metadata page: `magic`, two fields, then the CRC of everything else.
+pub(crate) fn seal(b: &mut [u8], magic: u32, a: u32, c: u32) {
+    put_u32(b, 0, magic);
+    put_u32(b, 4, a);
+    put_u32(b, 8, c);
+    let crc = page_crc(b);
+    put_u32(b, 12, crc);
+}
+
+fn page_crc(b: &[u8]) -> u32 {
+    let mut d = CRC.digest();
+    d.update(b.get(..12).unwrap_or(&[]));
+    d.update(b.get(META_HEADER..).unwrap_or(&[]));
+    d.finalize()
+}
+
+/// Checks a metadata page's magic and CRC; returns its two fields.
+pub(crate) fn unseal(b: &[u8], magic: u32) -> Option<(u32, u32)> {
+    if b.len() < META_HEADER || get_u32(b, 0) != magic || get_u32(b, 12) != page_crc(b) {
+        return None;
+    }
+    Some((get_u32(b, 4), get_u32(b, 8)))
+}
+
+impl Ftl<'_> {
+    /// A mapping entry reached flash state `loc` (not a buffer slot): its TP is dirty.
+    #[inline]
+    pub(crate) fn map_touch(&mut self, lpn: Lpn) -> Result<(), Error> {
+        if self.ps.on {
+            let tp = self.ps.tp_of(lpn);
+            self.ps.mark_dirty(tp)?;
+        }
+        Ok(())
+    }
+
+    /// Distinct TPs of the logical units of one page.
+    fn tps_of(&self, lpns: &[Lpn]) -> ([Tpn; crate::medium::addr::MAX_UNITS_PER_PAGE], usize) {
+        let mut out = [Tpn(0); crate::medium::addr::MAX_UNITS_PER_PAGE];
+        let mut n = 0usize;
+        for l in lpns {
+            let tp = self.ps.tp_of(*l);
+            if !out.iter().take(n).any(|t| *t == tp) {
+                if let Some(o) = out.get_mut(n) {
+                    *o = tp;
+                    n = n.saturating_add(1);
+                }
+            }
+        }
+        (out, n)
+    }
+
+    /// Whether one more data page (up to a page of TPs) fits in the budget
+    /// now; if not, write-backs start and the caller waits.
+    pub(crate) fn map_room_for_page(&mut self) -> Result<bool, Error> {
+        if !self.ps.on {
+            return Ok(true);
+        }
+        let upp = u32::from(self.g.units_per_page);
+        if self.ps.used().saturating_add(upp) <= self.ps.budget {
+            return Ok(true);
+        }
+        self.ps.waiting = true;
+        self.map_write_back()?;
+        Ok(false)
+    }
+
+    /// Whether the data page described by `spare` (its units filled in)
+    /// fits in the budget now: each of its TPs that is neither dirty nor
+    /// reserved by programs in flight costs one unit. If not, write-backs
+    /// start and the caller waits.
+    pub(crate) fn map_room_for(&mut self, spare: &Spare) -> Result<bool, Error> {
+        if !self.ps.on {
+            return Ok(true);
+        }
+        let (tps, k) = self.tps_of_page(spare);
+        let cost = tps
+            .iter()
+            .take(k)
+            .filter(|tp| !self.ps.dirty.is_dirty(**tp) && self.ps.flag(**tp) & F_RESERVED == 0)
+            .count();
+        let cost = u32::try_from(cost).unwrap_or(u32::MAX);
+        if cost == 0 || self.ps.used().saturating_add(cost) <= self.ps.budget {
+            return Ok(true);
+        }
+        self.ps.waiting = true;
+        self.map_write_back()?;
+        Ok(false)
+    }
+
+    /// Distinct TPs of the units a data page carries.
+    fn tps_of_page(
+        &self,
+        spare: &Spare,
+    ) -> ([Tpn; crate::medium::addr::MAX_UNITS_PER_PAGE], usize) {
+        let mut lpns = [Lpn(0); crate::medium::addr::MAX_UNITS_PER_PAGE];
+        let mut n = 0usize;
+        for (i, l) in spare.lpns.iter().enumerate() {
+            if u8::try_from(i).is_ok_and(|i| spare.units.contains(i)) {
+                if let Some(d) = lpns.get_mut(n) {
+                    *d = *l;
+                    n = n.saturating_add(1);
+                }
+            }
+        }
+        self.tps_of(lpns.get(..n).unwrap_or(&[]))
+    }
+
+    /// Reserves the TPs of the units of a data page about to be programmed
+    /// (after [`Self::map_room_for_page`] or [`Self::map_room_for`] said yes): a TP holds one unit of
+    /// budget while any program that will dirty it is in flight, however
+    /// many, so a run of pages of one TP (as LIDF flushes) costs one.
+    pub(crate) fn map_reserve_page(&mut self, spare: &Spare) {
+        self.map_inflight(spare, true);
+    }
+
+    /// Releases what [`Self::map_reserve_page`] reserved.
+    pub(crate) fn map_release_page(&mut self, spare: &Spare) {
+        self.map_inflight(spare, false);
+    }
+
+    fn map_inflight(&mut self, spare: &Spare, take: bool) {
+        if !self.ps.on {
+            return;
+        }
+        let (tps, k) = self.tps_of_page(spare);
+        for tp in tps.iter().take(k) {
+            let dirty = self.ps.dirty.is_dirty(*tp);
+            let Some(c) = self.ps.inflight.get_mut(tp.0 as usize) else {
+                continue;
+            };
+            let (was, now) = (
+                *c,
+                if take {
+                    c.saturating_add(1)
+                } else {
+                    c.saturating_sub(1)
+                },
+            );
+            *c = now;
+            let flagged = self.ps.flag(*tp) & F_RESERVED != 0;
+            if was == 0 && now > 0 && !dirty && !flagged {
+                self.ps.set_flag(*tp, F_RESERVED, true);
+                self.ps.reserved = self.ps.reserved.saturating_add(1);
+            } else if was > 0 && now == 0 && flagged {
+                self.ps.set_flag(*tp, F_RESERVED, false);
+                self.ps.reserved = self.ps.reserved.saturating_sub(1);
+            }
+        }
+    }
+
+    /// A trim or loss would dirty `lpn`'s TP: whether the budget allows it now.
+    pub(crate) fn map_may_touch(&mut self, lpn: Lpn) -> Result<bool, Error> {
+        if !self.ps.on || self.ps.dirty.is_dirty(self.ps.tp_of(lpn)) {
+            return Ok(true);
+        }
+        if self.ps.used() < self.ps.budget {
+            return Ok(true);
+        }
+        self.ps.waiting = true;
+        self.map_write_back()?;
+        Ok(false)
+    }
+
+    /// Writes back least recently updated dirty TPs while the budget is
+    /// tight, up to a batch as wide as the dies program in parallel; only
+    /// TPs no data program in flight will dirty again (see
+    /// [`Persist::oldest_idle_dirty`]).
+    pub(crate) fn map_write_back(&mut self) -> Result<(), Error> {
+        if !self.ps.on || !self.ready {
+            return Ok(());
+        }
+        // The budget is short of one page's worth of room: write back a
+        // batch as wide as the dies, so the write-backs program in parallel
+        // and the next ones wait a whole batch of data pages.
+        let room = u32::from(self.g.units_per_page);
+        if self.ps.used().saturating_add(room) <= self.ps.budget {
+            return Ok(());
+        }
+        let batch = self.g.dies().max(1);
+        let mut issued = 0u32;
+        while issued < batch {
+            if self.ps.buf_free == 0 || self.ops_available() == 0 {
+                break;
+            }
+            let Some(tp) = self.ps.oldest_idle_dirty()? else {
+                break;
+            };
+            let Some(page) = self.region_page_avoiding(self.ps.cleaning)? else {
+                self.region_maintain()?;
+                break;
+            };
+            self.ps.take_for_write_back(tp)?;
+            self.tp_emit(tp, page, OpKind::MapProgram)?;
+            issued = issued.saturating_add(1);
+        }
+        if issued > 0 {
+            self.stats.map_flushes = self.stats.map_flushes.saturating_add(1);
+        }
+        Ok(())
+    }
+
+    /// Encodes TP `tp` from the DRAM table into a buffer and emits its program.
+    pub(crate) fn tp_emit(&mut self, tp: Tpn, page: Ppn, kind: OpKind) -> Result<(), Error> {
+        let Some(buf) = self.ps.buf_alloc() else {
+            return Err(Error::Corrupt("no metadata buffer"));
+        };
+        self.tp_encode(tp, buf)?;
+        let mut spare = Spare {
+            kind: PageKind::Map,
+            ..Spare::default()
+        };
+        if let Some(l) = spare.lpns.get_mut(0) {
+            *l = Lpn(tp.0);
+        }
+        spare.seq = self.next_seq();
+        self.emit(
+            kind,
+            NandCmd::ProgramMeta { page, buf, spare },
+            Origin::Meta,
+            0,
+            tp.0,
+        )
+    }
+
+    fn tp_encode(&mut self, tp: Tpn, buf: MetaBuf) -> Result<(), Error> {
+        let epp = self.ps.epp as usize;
+        let first = (tp.0 as usize).saturating_mul(epp);
+        let logical = self.cfg.logical_units as usize;
+        let n = epp.min(logical.saturating_sub(first));
+        let Some(l2p) = self.t.l2p.get(first..first.saturating_add(n)) else {
+            return Err(Error::Corrupt("tp range"));
+        };
+        let Some(b) = (if let Some(start) = usize::from(buf.0).checked_mul(self.ps.page_bytes) {
+            self.ps
+                .meta
+                .get_mut(start..start.saturating_add(self.ps.page_bytes))
+        } else {
+            None
+        }) else {
+            return Err(Error::Corrupt("metadata buffer"));
+        };
+        b.fill(0xff);
+        for (i, w) in l2p.iter().enumerate() {
+            let v = match Loc::decode(*w) {
+                Loc::Flash(p) => p.0,
+                Loc::Lost => ENTRY_LOST,
+                Loc::Unmapped | Loc::Buffer(_) => ENTRY_UNMAPPED,
+            };
+            put_u32(b, META_HEADER.saturating_add(i.saturating_mul(4)), v);
+        }
+        seal(b, MAGIC_TP, tp.0, n as u32);
+        Ok(())
+    }
+
+    /// Applies a TP page read at mount to the DRAM table.
+    pub(crate) fn tp_decode(&mut self, buf: MetaBuf) -> Result<Option<Tpn>, Error> {
+        let Some(b) = self.ps.buf(buf) else {
+            return Err(Error::Corrupt("metadata buffer"));
+        };
+        let Some((tp, n)) = unseal(b, MAGIC_TP) else {
+            return Ok(None);
+        };
+        let epp = self.ps.epp as usize;
+        let first = (tp as usize).saturating_mul(epp);
+        let units = self.g.total_units();
+        if tp >= self.ps.n_tp || n as usize > epp {
+            return Ok(None);
+        }
+        for i in 0..n as usize {
+            let v = get_u32(b, META_HEADER.saturating_add(i.saturating_mul(4)));
+            let loc = match v {
+                ENTRY_UNMAPPED => Loc::Unmapped,
+                ENTRY_LOST => Loc::Lost,
+                p if p < units => Loc::Flash(crate::medium::addr::Pun(p)),
+                _ => return Err(Error::Corrupt("translation page entry outside the array")),
+            };
+            if let Some(e) = self.t.l2p.get_mut(first.saturating_add(i)) {
+                *e = loc.encode();
+            }
+        }
+        Ok(Some(Tpn(tp)))
+    }
+
+    /// Completion of a TP write (write-back, region move or power-cut flush).
+    pub(crate) fn map_program_done(
+        &mut self,
+        kind: OpKind,
+        cmd: &NandCmd,
+        tp: u32,
+        result: NandResult,
+    ) -> Result<(), Error> {
+        let NandCmd::ProgramMeta { page, buf, spare } = cmd else {
+            return Err(Error::Corrupt("map op is not a metadata program"));
+        };
+        self.ps.buf_release(*buf);
+        let tp = Tpn(tp);
+        let b = self.g.block_of(*page);
+        {
+            let m = self.blk_mut(b)?;
+            m.pending = m.pending.saturating_sub(1);
+        }
+        if kind == OpKind::MapProgram {
+            self.ps.writing = self.ps.writing.saturating_sub(1);
+            self.ps.writes_add(tp, false);
+        }
+        if kind == OpKind::MapMove {
+            self.ps.set_flag(tp, F_MOVING, false);
+        }
+        if result.is_err() {
+            self.stats.program_failures = self.stats.program_failures.saturating_add(1);
+            // The block is done for: close it so cleaning empties it.
+            let ppb = self.g.pages_per_block;
+            self.blk_mut(b)?.next_page = u16::try_from(ppb).unwrap_or(u16::MAX);
+            let p = self.g.plane_of(b);
+            if self.pl(p)?.meta_active == b.0 {
+                self.pl_mut(p)?.meta_active = NIL;
+            }
+            // The DRAM copy is still the truth: the TP is dirty again.
+            self.ps.mark_dirty(tp)?;
+        } else if spare.seq > self.ps.tp_seq.get(tp.0 as usize).copied().unwrap_or(0) {
+            let old = self.ps.gtd.get(tp.0 as usize).copied().unwrap_or(NIL);
+            if old != NIL {
+                let ob = self.g.block_of(Ppn(old));
+                let m = self.blk_mut(ob)?;
+                m.valid = m.valid.saturating_sub(1);
+            }
+            if let Some(e) = self.ps.gtd.get_mut(tp.0 as usize) {
+                *e = page.0;
+            }
+            if let Some(e) = self.ps.tp_seq.get_mut(tp.0 as usize) {
+                *e = spare.seq;
+            }
+            let m = self.blk_mut(b)?;
+            m.valid = m.valid.saturating_add(1);
+            self.stats.map_programs = self.stats.map_programs.saturating_add(1);
+        }
+        self.region_maintain()?;
+        if self.ps.waiting {
+            self.ps.waiting = false;
+            for p in 0..self.g.planes() {
+                self.attend(PlaneId(p))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Region blocks of plane `p`, as an iterator over block ids.
+    fn region_blocks(&self, p: PlaneId) -> impl Iterator<Item = BlockId> + '_ {
+        let first = self.g.first_block(p).0;
+        (first..first.saturating_add(self.g.blocks_per_plane))
+            .map(BlockId)
+            .filter(|b| self.blk(*b).is_ok_and(|m| m.state == BlockState::Meta))
+    }
+
+    fn is_erased_region(&self, b: BlockId, p: PlaneId) -> bool {
+        self.blk(b)
+            .is_ok_and(|m| m.state == BlockState::Meta && m.next_page == 0 && m.pending == 0)
+            && self.pl(p).is_ok_and(|pl| pl.meta_active != b.0)
+    }
+
+    /// Erased region pages outside the open region blocks.
+    pub(crate) fn region_erased_pages(&self) -> Result<u32, Error> {
+        Ok(self.ps.erased_blocks.saturating_mul(self.g.pages_per_block))
+    }
+
+    /// Erased region pages the region keeps: the cut reserve and two blocks
+    /// of headroom for write-backs and cleaning.
+    fn region_want(&self) -> u32 {
+        self.ps
+            .cut_reserve_pages
+            .saturating_add(self.g.pages_per_block.saturating_mul(2))
+    }
+
+    /// Whether a write-back or move may open an erased block now: the cut
+    /// reserve must stay whole (while settling, one erased block for the
+    /// record).
+    fn may_open_region(&self) -> Result<bool, Error> {
+        let ppb = self.g.pages_per_block;
+        // Settling after a mount, a cut writes only its record.
+        let reserve = if self.settling {
+            ppb
+        } else {
+            self.ps.cut_reserve_pages
+        };
+        Ok(self.region_erased_pages()? >= reserve.saturating_add(ppb))
+    }
+
+    /// Next plane in the round-robin order of TP writes.
+    fn next_region_plane(&mut self) -> PlaneId {
+        let p = PlaneId(self.ps.cursor);
+        self.ps.cursor = self
+            .ps
+            .cursor
+            .wrapping_add(1)
+            .checked_rem(self.g.planes())
+            .unwrap_or(0);
+        p
+    }
+
+    /// The next region page for a TP write (write-back or move), never in
+    /// `avoid` (the block being cleaned). The planes take turns, each with
+    /// its own open region block (opened while the cut reserve allows), so
+    /// a batch of write-backs spreads over the dies instead of queueing on
+    /// the one die of a single open block.
+    pub(crate) fn region_page_avoiding(&mut self, avoid: u32) -> Result<Option<Ppn>, Error> {
+        let planes = self.g.planes();
+        let ppb = self.g.pages_per_block;
+        for _ in 0..planes {
+            let p = self.next_region_plane();
+            let active = self.pl(p)?.meta_active;
+            if active != NIL && active != avoid {
+                let m = self.blk(BlockId(active))?;
+                if u32::from(m.next_page) < ppb {
+                    return self.region_take(BlockId(active)).map(Some);
+                }
+                self.pl_mut(p)?.meta_active = NIL;
+            }
+            if self.pl(p)?.meta_active != NIL || !self.may_open_region()? {
+                continue;
+            }
+            let found = self.region_blocks(p).find(|b| self.is_erased_region(*b, p));
+            if let Some(b) = found {
+                self.pl_mut(p)?.meta_active = b.0;
+                let page = self.region_take(b)?;
+                self.region_fill()?;
+                return Ok(Some(page));
+            }
+        }
+        self.region_fill()?;
+        Ok(None)
+    }
+
+    fn region_take(&mut self, b: BlockId) -> Result<Ppn, Error> {
+        let m = self.blk_mut(b)?;
+        let page = u32::from(m.next_page);
+        if page == 0 {
+            self.ps.erased_blocks = self.ps.erased_blocks.saturating_sub(1);
+        }
+        let m = self.blk_mut(b)?;
+        m.next_page = m.next_page.saturating_add(1);
+        m.pending = m.pending.saturating_add(1);
+        Ok(self.g.ppn(b, page))
+    }
+
+    /// Takes free blocks into the region until it has its erased pages,
+    /// from the planes with the most free blocks (never below the GC
+    /// reserve); short of them, cleaning and GC catch up later.
+    pub(crate) fn region_fill(&mut self) -> Result<(), Error> {
+        if !self.ps.on || self.dying {
+            return Ok(());
+        }
+        let want = self.region_want();
+        // Settling after a mount, GC is held off and the write-backs the
+        // replay needs may take a plane down to its GC reserve.
+        let keep = if self.settling {
+            self.cfg.gc_reserve_blocks
+        } else {
+            self.cfg.gc_reserve_blocks.saturating_add(1)
+        };
+        while self.region_erased_pages()? < want {
+            let mut best = (NIL, 0u32);
+            for p in 0..self.g.planes() {
+                let f = self.pl(PlaneId(p))?.free_count;
+                if f > keep && f > best.1 {
+                    best = (p, f);
+                }
+            }
+            if best.0 == NIL {
+                break;
+            }
+            let p = PlaneId(best.0);
+            let Some(b) = self.free_pop_coolest(p, 0, None)? else {
+                break;
+            };
+            let m = self.blk_mut(b)?;
+            m.state = BlockState::Meta;
+            m.stream = STREAM_META;
+            m.valid = 0;
+            m.next_page = 0;
+            m.pending = 0;
+            let pl = self.pl_mut(p)?;
+            pl.lost_blocks = pl.lost_blocks.saturating_add(1);
+            self.ps.erased_blocks = self.ps.erased_blocks.saturating_add(1);
+            self.ps.region_blocks = self.ps.region_blocks.saturating_add(1);
+            self.refresh_ready(p)?;
+            if self.gc_wanted(p)? {
+                self.attend(p)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether a power-cut flush fits the capacitor now: the region holds
+    /// its erased pages and the dirty translation pages are within budget
+    /// (after a mount's replay they may not be yet).
+    pub(crate) fn cut_reserve_ok(&self) -> bool {
+        !self.ps.on
+            || (self.ps.used() <= self.ps.budget
+                && self
+                    .region_erased_pages()
+                    .is_ok_and(|e| e >= self.ps.cut_reserve_pages))
+    }
+
+    /// Cleans the region when its written blocks pass their limit: the
+    /// written block with the fewest live TPs has them rewritten from DRAM,
+    /// then is erased.
+    pub(crate) fn region_maintain(&mut self) -> Result<(), Error> {
+        if !self.ps.on || !self.ready || self.dying {
+            return Ok(());
+        }
+        let ppb = self.g.pages_per_block;
+        if self.ps.cleaning == NIL {
+            let written = self.ps.region_blocks.saturating_sub(self.ps.erased_blocks);
+            if written.saturating_mul(ppb) <= self.ps.written_limit_pages
+                && self.region_erased_pages()? >= self.region_want()
+            {
+                return Ok(());
+            }
+            let mut best = (NIL, u16::MAX);
+            for p in 0..self.g.planes() {
+                let p = PlaneId(p);
+                let active = self.pl(p)?.meta_active;
+                for b in self.region_blocks(p) {
+                    let m = self.blk(b)?;
+                    if b.0 != active && m.next_page > 0 && m.pending == 0 && m.valid < best.1 {
+                        best = (b.0, m.valid);
+                    }
+                }
+            }
+            if best.0 == NIL {
+                return Ok(());
+            }
+            self.ps.cleaning = best.0;
+        }
+        let victim = BlockId(self.ps.cleaning);
+        let m = *self.blk(victim)?;
+        if m.valid == 0 && m.pending == 0 {
+            if self.ops_available() == 0 {
+                return Ok(());
+            }
+            self.ps.cleaning = NIL;
+            // Pending until the erase completes, so it is not chosen again.
+            self.blk_mut(victim)?.pending = 1;
+            return self.emit(
+                OpKind::MapErase,
+                NandCmd::Erase { block: victim },
+                Origin::Meta,
+                0,
+                0,
+            );
+        }
+        // Move the live TPs still in the victim.
+        for tp in 0..self.ps.n_tp {
+            let at = self.ps.gtd.get(tp as usize).copied().unwrap_or(NIL);
+            if at == NIL || self.g.block_of(Ppn(at)) != victim {
+                continue;
+            }
+            if self.ps.flag(Tpn(tp)) & (F_MOVING | F_WRITING) != 0 {
+                continue;
+            }
+            if self.ps.buf_free == 0 || self.ops_available() == 0 {
+                break;
+            }
+            let Some(page) = self.region_page_avoiding(victim.0)? else {
+                break;
+            };
+            self.ps.set_flag(Tpn(tp), F_MOVING, true);
+            self.tp_emit(Tpn(tp), page, OpKind::MapMove)?;
+        }
+        Ok(())
+    }
+
+    /// Completion of a region block erase: back to the free pool when the
+    /// region has its erased pages, else an erased region block.
+    pub(crate) fn map_erase_done(
+        &mut self,
+        cmd: &NandCmd,
+        result: NandResult,
+    ) -> Result<(), Error> {
+        let NandCmd::Erase { block } = cmd else {
+            return Err(Error::Corrupt("map erase op is not an erase"));
+        };
+        let p = self.g.plane_of(*block);
+        if result.is_ok() {
+            {
+                let m = self.blk_mut(*block)?;
+                m.pe = m.pe.saturating_add(1);
+                m.next_page = 0;
+                m.valid = 0;
+                m.pending = 0;
+            }
+            if self.region_erased_pages()? >= self.region_want() {
+                self.ps.region_blocks = self.ps.region_blocks.saturating_sub(1);
+                let pl = self.pl_mut(p)?;
+                pl.lost_blocks = pl.lost_blocks.saturating_sub(1);
+                self.free_push(*block)?;
+            } else {
+                self.ps.erased_blocks = self.ps.erased_blocks.saturating_add(1);
+            }
+        } else {
+            self.stats.erase_failures = self.stats.erase_failures.saturating_add(1);
+            self.stats.bad_blocks = self.stats.bad_blocks.saturating_add(1);
+            // Stays counted in `lost_blocks`, now as a bad block.
+            self.blk_mut(*block)?.state = BlockState::Bad;
+            self.ps.region_blocks = self.ps.region_blocks.saturating_sub(1);
+            self.region_fill()?;
+        }
+        self.region_maintain()?;
+        self.map_write_back()
+    }
+
+    /// The metadata buffer an operation names (empty for data operations).
+    pub fn meta_for(&mut self, op: &crate::medium::nand::NandOp) -> &mut [u8] {
+        let buf = match op.cmd {
+            NandCmd::ProgramMeta { buf, .. } | NandCmd::ReadMeta { buf, .. } => buf,
+            _ => return &mut [],
+        };
+        self.ps.buf_mut(buf).unwrap_or(&mut [])
+    }
+
+    /// Internal counters of mapping persistence, for diagnostics: dirty,
+    /// being written back, reserved, budget, erased region blocks, region
+    /// blocks, block being cleaned, free metadata buffers.
+    pub fn persist_state(&self) -> [u32; 8] {
+        [
+            self.ps.dirty.count(),
+            self.ps.writing,
+            self.ps.reserved,
+            self.ps.budget,
+            self.ps.erased_blocks,
+            self.ps.region_blocks,
+            self.ps.cleaning,
+            self.ps.buf_free.count_ones(),
+        ]
+    }
+
+    /// Dirty translation pages now, and the most the capacitor covers.
+    pub fn map_dirty_pages(&self) -> (u32, u32) {
+        (self.ps.used(), self.ps.budget)
+    }
+}

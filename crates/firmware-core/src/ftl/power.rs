@@ -1,0 +1,626 @@
+//! Power loss: the flush the capacitor pays for when the supply fails.
+//!
+//! On [`Ftl::power_fail`] every operation in flight is abandoned (the driver
+//! delivers no completion for it: it was torn or never started) and the core
+//! emits, in order:
+//!
+//! 1. every unit still in the write buffer (acknowledged data is always
+//!    protected), packed into pages of **fresh** blocks (open blocks may end in
+//!    torn or skipped pages, so nothing is appended to them);
+//! 2. every translation page that is dirty or was being written back: at most
+//!    `B` by the budget kept in [`crate::ftl::persist`];
+//! 3. one **power-cut record**: the blocks step 1 wrote (recovery reads their
+//!    spare areas, newest data of their units), the blocks whose erase was
+//!    in flight (recovery erases them again) and the blocks whose first page
+//!    was being programmed (a torn first program can read as erased yet
+//!    refuse the next program, so recovery erases such a block when its
+//!    first page reads erased), and the erase counts of free blocks, which
+//!    have no first page to carry them;
+//! 4. the checkpoint (`checkpoint.rs`): the block table, then, once every
+//!    program before it has completed, the anchor page naming it.
+//!
+//! A cut while the core settles after a mount (see [`crate::ftl::mount`]) skips
+//! step 2: the mapping has not changed since the mount, so the record names
+//! the blocks that mount replayed again, and the next mount rebuilds the same
+//! table.
+//!
+//! Steps 2 to 4 go to erased metadata-region blocks (the anchor to its own
+//! block), of which the core always keeps enough. [`Ftl::cut_capacity`] is
+//! the most this flush can program: write-buffer pages + `B` + 1 + the
+//! table pages + 1. A harness gives the capacitor that much energy and
+//! checks the core never asks for more. [`Ftl::shutdown`] runs the same
+//! flush on an idle core with an empty buffer: a clean shutdown.
+
+use crate::error::Error;
+use crate::ftl::mapping::Loc;
+use crate::ftl::persist::{
+    get_u32, put_u32, seal, F_MOVING, F_RESERVED, F_WRITING, MAGIC_CUT, META_HEADER,
+};
+use crate::ftl::tables::{BlockState, OpKind, SlotState, NIL};
+use crate::ftl::Ftl;
+use crate::medium::addr::{BlockId, Lpn, PlaneId, Ppn, MAX_UNITS_PER_PAGE};
+use crate::medium::nand::{MetaBuf, NandCmd, NandResult, Origin, PageKind, Slot, Spare};
+
+/// Flag on a record's erase entry: erase the block only if its first page
+/// reads erased (a first-page program was in flight at the cut).
+pub(crate) const IF_ERASED: u32 = 0x8000_0000;
+
+/// Most blocks one power-cut flush writes data to.
+pub(crate) const MAX_CUT_BLOCKS: usize = 32;
+
+/// Phases of the power-cut flush.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub(crate) enum CutPhase {
+    /// Not dying.
+    #[default]
+    Idle,
+    /// Writing the write buffer.
+    Data,
+    /// Writing dirty translation pages.
+    Tps,
+    /// Writing the record.
+    Record,
+    /// Writing the block table (`checkpoint.rs`).
+    Table,
+    /// Writing the anchor page once everything else has completed.
+    Anchor,
+    /// Everything emitted.
+    Done,
+}
+
+/// State of the power-cut flush.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct CutState {
+    pub(crate) phase: CutPhase,
+    slot_cursor: u32,
+    data_block: u32,
+    meta_block: u32,
+    regions: heapless::Vec<u32, MAX_CUT_BLOCKS>,
+    record: MetaBuf,
+    n_erase: u32,
+    pub(crate) emitted: u32,
+    pub(crate) outstanding: u32,
+    /// Cut while settling after a mount: no translation pages, the
+    /// replayed blocks go into the record again.
+    settling: bool,
+    /// Pages of the block table, all taken before the first is encoded
+    /// (so the table describes the blocks its own pages went to).
+    table: heapless::Vec<u32, MAX_TABLE_PAGES>,
+    /// Block-table pages emitted so far.
+    table_emitted: u32,
+}
+
+/// Most block-table pages a checkpoint names (one anchor page lists them).
+pub(crate) const MAX_TABLE_PAGES: usize = 256;
+
+impl Ftl<'_> {
+    /// The supply failed at `now`. Operations handed out before are
+    /// abandoned: the driver must not complete them. The core then emits the
+    /// capacitor flush (see the module documentation); drive it like any
+    /// other operations until [`Ftl::cut_finished`]. Host commands are refused
+    /// from now on. Without mapping persistence, or before format or mount
+    /// finished, nothing is emitted (nothing acknowledged can be lost then
+    /// only when persistence is on).
+    pub fn power_fail(&mut self, now: u64) -> Result<(), Error> {
+        self.last_now = now;
+        let was_ready = self.ready;
+        self.ready = false;
+        self.dying = true;
+        // Erases in flight: their blocks may be torn.
+        let mut erases: heapless::Vec<u32, 1024> = heapless::Vec::new();
+        for e in self.t.ops.iter().take(self.cfg.max_inflight as usize) {
+            let entry = match (e.kind, e.cmd) {
+                (
+                    OpKind::Erase | OpKind::MapErase | OpKind::MountErase,
+                    NandCmd::Erase { block } | NandCmd::GuardedErase { block, .. },
+                ) => block.0,
+                // A first page torn while programming may read as erased yet
+                // refuse a program: mount erases the block if it reads erased.
+                (OpKind::Free | OpKind::Cut, _) => continue,
+                (
+                    _,
+                    NandCmd::Program { page, .. }
+                    | NandCmd::ProgramMeta { page, .. }
+                    | NandCmd::Copyback { dst: page, .. },
+                ) if self.g.page_in_block(page) == 0 => self.g.block_of(page).0 | IF_ERASED,
+                _ => continue,
+            };
+            erases
+                .push(entry)
+                .map_err(|_| Error::Corrupt("too many erases in flight"))?;
+        }
+        self.abandon_ops()?;
+        self.cut = CutState::default();
+        if self.settling {
+            self.cut.settling = true;
+            self.cut.regions = self.mnt.carried.clone();
+        }
+        if !self.ps.on || !was_ready {
+            self.cut.phase = CutPhase::Done;
+            return Ok(());
+        }
+        self.ps.reset_buffers();
+        self.ps.reserved = 0;
+        self.ps.inflight.fill(0);
+        self.ps.writing = 0;
+        for tp in 0..self.ps.n_tp {
+            let tp = crate::tech::dawid::lidf::Tpn(tp);
+            let f = self.ps.flag(tp);
+            if f & F_WRITING != 0 {
+                self.ps.dirty.update(tp)?;
+            }
+            self.ps
+                .set_flag(tp, F_WRITING | F_MOVING | F_RESERVED, false);
+        }
+        let Some(record) = self.ps.buf_alloc() else {
+            return Err(Error::Corrupt("no metadata buffer for the cut record"));
+        };
+        let cap = self.record_capacity();
+        if erases.len() > cap {
+            return Err(Error::Corrupt("cut record cannot list every erase"));
+        }
+        if let Some(b) = self.ps.buf_mut(record) {
+            b.fill(0xff);
+            for (i, blk) in erases.iter().enumerate() {
+                put_u32(b, META_HEADER.saturating_add(i.saturating_mul(4)), *blk);
+            }
+        }
+        self.cut.record = record;
+        self.cut.n_erase = erases.len() as u32;
+        self.cut.data_block = NIL;
+        self.cut.meta_block = NIL;
+        self.cut.phase = CutPhase::Data;
+        self.pump_dying()
+    }
+
+    /// Clean shutdown at `now`: with no operation in flight and the write
+    /// buffer flushed (`Error::Busy` otherwise), writes what a power cut
+    /// would (dirty translation pages, record) and the checkpoint (block
+    /// table, anchor). Drive it until [`Ftl::cut_finished`]; the next mount
+    /// reads only the checkpoint.
+    pub fn shutdown(&mut self, now: u64) -> Result<(), Error> {
+        if !self.ps.on {
+            return Err(Error::InvalidConfig("shutdown needs mapping persistence"));
+        }
+        if !self.is_ready() || self.inflight() > 0 || self.buffered_units() > 0 {
+            return Err(Error::Busy);
+        }
+        self.power_fail(now)
+    }
+
+    /// Whether the power-cut flush has been emitted and has completed.
+    pub fn cut_finished(&self) -> bool {
+        self.cut.phase == CutPhase::Done && self.cut.outstanding == 0
+    }
+
+    /// Programs the power-cut flush emitted so far.
+    pub fn cut_programs(&self) -> u32 {
+        self.cut.emitted
+    }
+
+    /// The most programs a power-cut flush can need: write-buffer pages,
+    /// the translation-page budget and the record. The capacitor is sized for it.
+    pub fn cut_capacity(&self) -> u32 {
+        if !self.ps.on {
+            return 0;
+        }
+        let upp = u32::from(self.g.units_per_page).max(1);
+        self.cfg
+            .write_buffer_units
+            .div_ceil(upp)
+            .saturating_add(self.ps.budget)
+            .saturating_add(1)
+            .saturating_add(self.table_pages())
+            .saturating_add(u32::from(self.table_pages() > 0))
+    }
+
+    fn record_capacity(&self) -> usize {
+        self.ps.page_bytes.saturating_sub(META_HEADER) / 4
+    }
+
+    /// Forgets every operation in flight: entries are freed with a new
+    /// generation, so a late completion is refused.
+    fn abandon_ops(&mut self) -> Result<(), Error> {
+        for e in self.t.ops.iter_mut().take(self.cfg.max_inflight as usize) {
+            e.generation = e.generation.wrapping_add(1);
+        }
+        self.outbound = crate::ftl::tables::Fifo::EMPTY;
+        self.init_ops()
+    }
+
+    /// Emits as much of the power-cut flush as resources allow.
+    pub(crate) fn pump_dying(&mut self) -> Result<(), Error> {
+        loop {
+            if self.ops_available() == 0 {
+                return Ok(());
+            }
+            match self.cut.phase {
+                CutPhase::Idle | CutPhase::Done => return Ok(()),
+                CutPhase::Data => {
+                    if !self.cut_data_page()? {
+                        self.cut.phase = if self.cut.settling {
+                            CutPhase::Record
+                        } else {
+                            CutPhase::Tps
+                        };
+                    }
+                }
+                CutPhase::Tps => {
+                    if self.ps.buf_free == 0 {
+                        return Ok(());
+                    }
+                    let Some(tp) = self.ps.dirty.pop_oldest()? else {
+                        self.cut.phase = CutPhase::Record;
+                        continue;
+                    };
+                    let page = self.cut_meta_page()?;
+                    self.tp_emit(tp, page, OpKind::Cut)?;
+                    self.cut_count();
+                }
+                CutPhase::Record => {
+                    let page = self.cut_meta_page()?;
+                    let buf = self.cut.record;
+                    let n_erase = self.cut.n_erase;
+                    let at = n_erase as usize;
+                    let cap = self.record_capacity();
+                    if at.saturating_add(self.cut.regions.len()) > cap {
+                        return Err(Error::Corrupt("cut record overflow"));
+                    }
+                    let regions = self.cut.regions.clone();
+                    let Some(b) = self.ps.buf_mut(buf) else {
+                        return Err(Error::Corrupt("cut record buffer"));
+                    };
+                    for (i, r) in regions.iter().enumerate() {
+                        let off =
+                            META_HEADER.saturating_add(at.saturating_add(i).saturating_mul(4));
+                        put_u32(b, off, *r);
+                    }
+                    let n_free = self.record_free_counts(buf, at.saturating_add(regions.len()))?;
+                    let Some(b) = self.ps.buf_mut(buf) else {
+                        return Err(Error::Corrupt("cut record buffer"));
+                    };
+                    seal(b, MAGIC_CUT, n_erase | (n_free << 16), regions.len() as u32);
+                    let spare = Spare {
+                        kind: PageKind::Meta,
+                        seq: self.next_seq(),
+                        ..Spare::default()
+                    };
+                    self.cut_emit_meta(page, buf, spare)?;
+                    self.cut.phase = CutPhase::Table;
+                }
+                CutPhase::Table => {
+                    let n = self.table_pages();
+                    if self.cut.table.is_empty() {
+                        for _ in 0..n {
+                            let page = self.cut_meta_page()?;
+                            self.cut
+                                .table
+                                .push(page.0)
+                                .map_err(|_| Error::Corrupt("block table too large"))?;
+                        }
+                    }
+                    let i = self.cut.table_emitted;
+                    if i >= n {
+                        self.cut.phase = CutPhase::Anchor;
+                        continue;
+                    }
+                    let Some(buf) = self.ps.buf_alloc() else {
+                        return Ok(());
+                    };
+                    let page = Ppn(self.cut.table.get(i as usize).copied().unwrap_or(NIL));
+                    self.cut.table_emitted = i.saturating_add(1);
+                    self.table_encode(buf, i)?;
+                    let spare = Spare {
+                        kind: PageKind::Meta,
+                        seq: self.next_seq(),
+                        ..Spare::default()
+                    };
+                    self.cut_emit_meta(page, buf, spare)?;
+                }
+                CutPhase::Anchor => {
+                    if self.table_pages() == 0 {
+                        self.cut.phase = CutPhase::Done;
+                        continue;
+                    }
+                    // Last, once everything it names is on flash.
+                    if self.cut.outstanding > 0 {
+                        return Ok(());
+                    }
+                    let Some(buf) = self.ps.buf_alloc() else {
+                        return Ok(());
+                    };
+                    self.cut.phase = CutPhase::Done;
+                    let Some(page) = self.anchor_cut_page() else {
+                        self.ps.buf_release(buf);
+                        continue;
+                    };
+                    let table = self.cut.table.clone();
+                    self.anchor_cut_emit(page, buf, &table)?;
+                }
+            }
+        }
+    }
+
+    /// Appends (block, erase count) pairs of erased blocks to the record
+    /// from entry `at` on, as many as fit: they carry no erase-count header,
+    /// so this is how their wear survives the cut. Returns the pairs.
+    fn record_free_counts(&mut self, buf: MetaBuf, at: usize) -> Result<u32, Error> {
+        // One entry after the pairs holds the threshold below.
+        let room = self.record_capacity().saturating_sub(at).saturating_sub(1) / 2;
+        let room = room.min(usize::from(u16::MAX));
+        let mut n = 0usize;
+        // First the blocks mount erases (again): their count after the erase.
+        for i in 0..self.cut.n_erase {
+            if n >= room {
+                break;
+            }
+            let e = self.ps.buf(buf).map_or(u32::MAX, |b| {
+                get_u32(
+                    b,
+                    META_HEADER.saturating_add((i as usize).saturating_mul(4)),
+                )
+            });
+            let blk = e & !IF_ERASED;
+            if blk >= self.g.total_blocks() {
+                continue;
+            }
+            let pe = self.blk(BlockId(blk))?.pe;
+            let pe = if e & IF_ERASED != 0 {
+                pe
+            } else {
+                pe.saturating_add(1)
+            };
+            self.record_pair(buf, at.saturating_add(n.saturating_mul(2)), blk, pe)?;
+            n = n.saturating_add(1);
+        }
+        // If not every erased block fits, name the most worn: the smallest
+        // threshold whose blocks fit. Mount gives the others at most the
+        // threshold less one, so a worn block is never taken for a cool one.
+        let left = room.saturating_sub(n);
+        let (mut lo, mut hi) = (0u32, 0u32);
+        for blk in 0..self.g.total_blocks() {
+            if let Some(pe) = self.unwritten_pe(BlockId(blk))? {
+                hi = hi.max(pe.saturating_add(1));
+            }
+        }
+        while lo < hi {
+            let mid = lo.saturating_add(hi.saturating_sub(lo) / 2);
+            let mut count = 0usize;
+            for blk in 0..self.g.total_blocks() {
+                if self.unwritten_pe(BlockId(blk))?.is_some_and(|pe| pe >= mid) {
+                    count = count.saturating_add(1);
+                }
+            }
+            if count <= left {
+                hi = mid;
+            } else {
+                lo = mid.saturating_add(1);
+            }
+        }
+        let threshold = lo;
+        for blk in 0..self.g.total_blocks() {
+            if n >= room {
+                break;
+            }
+            let Some(pe) = self.unwritten_pe(BlockId(blk))? else {
+                continue;
+            };
+            if pe < threshold {
+                continue;
+            }
+            self.record_pair(buf, at.saturating_add(n.saturating_mul(2)), blk, pe)?;
+            n = n.saturating_add(1);
+        }
+        let off =
+            META_HEADER.saturating_add(at.saturating_add(n.saturating_mul(2)).saturating_mul(4));
+        if let Some(b) = self.ps.buf_mut(buf) {
+            put_u32(b, off, threshold);
+        }
+        Ok(n as u32)
+    }
+
+    /// Writes the (block, erase count) pair at entry `i` of the record.
+    fn record_pair(&mut self, buf: MetaBuf, i: usize, blk: u32, pe: u32) -> Result<(), Error> {
+        let off = META_HEADER.saturating_add(i.saturating_mul(4));
+        let Some(b) = self.ps.buf_mut(buf) else {
+            return Err(Error::Corrupt("cut record buffer"));
+        };
+        put_u32(b, off, blk);
+        put_u32(b, off.saturating_add(4), pe);
+        Ok(())
+    }
+
+    /// Erase count of a block with no written first page (free, or an
+    /// erased region or open block), `None` for any other.
+    fn unwritten_pe(&self, b: BlockId) -> Result<Option<u32>, Error> {
+        let m = self.blk(b)?;
+        let unwritten = m.state == BlockState::Free
+            || (m.next_page == 0 && matches!(m.state, BlockState::Meta | BlockState::Open));
+        Ok(unwritten.then_some(m.pe))
+    }
+
+    /// Emits one metadata page of the flush (record, table, anchor) and
+    /// counts it against the capacitor.
+    pub(crate) fn cut_emit_meta(
+        &mut self,
+        page: Ppn,
+        buf: MetaBuf,
+        spare: Spare,
+    ) -> Result<(), Error> {
+        self.emit(
+            OpKind::Cut,
+            NandCmd::ProgramMeta { page, buf, spare },
+            Origin::Meta,
+            0,
+            0,
+        )?;
+        self.cut_count();
+        Ok(())
+    }
+
+    fn cut_count(&mut self) {
+        self.cut.emitted = self.cut.emitted.saturating_add(1);
+        self.cut.outstanding = self.cut.outstanding.saturating_add(1);
+        self.stats.cut_programs = self.stats.cut_programs.saturating_add(1);
+    }
+
+    /// Programs one page of buffered units. False: nothing left.
+    fn cut_data_page(&mut self) -> Result<bool, Error> {
+        let upp = u32::from(self.g.units_per_page);
+        let w = self.cfg.write_buffer_units;
+        let mut src = [Slot(0); MAX_UNITS_PER_PAGE];
+        let mut spare = Spare {
+            kind: PageKind::Data,
+            ..Spare::default()
+        };
+        let mut n = 0u8;
+        while u32::from(n) < upp && self.cut.slot_cursor < w {
+            let i = self.cut.slot_cursor;
+            self.cut.slot_cursor = i.saturating_add(1);
+            let idx = u16::try_from(i).map_err(|_| Error::Corrupt("slot index"))?;
+            let m = *self.slot(Slot(idx))?;
+            if !matches!(m.state, SlotState::WbPending | SlotState::WbProgramming) {
+                continue;
+            }
+            if self.loc(Lpn(m.lpn))? != Loc::Buffer(Slot(idx)) {
+                continue;
+            }
+            if let (Some(d), Some(l)) = (
+                src.get_mut(usize::from(n)),
+                spare.lpns.get_mut(usize::from(n)),
+            ) {
+                *d = Slot(idx);
+                *l = Lpn(m.lpn);
+            }
+            spare.units.insert(n);
+            n = n.saturating_add(1);
+        }
+        if n == 0 {
+            return Ok(false);
+        }
+        let page = self.cut_data_target()?;
+        spare.seq = self.next_seq();
+        self.emit(
+            OpKind::Cut,
+            NandCmd::Program { page, src, spare },
+            Origin::Host,
+            n,
+            0,
+        )?;
+        self.cut_count();
+        Ok(true)
+    }
+
+    /// Takes the next page of block `b` (`NIL`: none) the flush is filling,
+    /// if it has one left.
+    fn cut_next_in(&mut self, b: u32) -> Result<Option<Ppn>, Error> {
+        if b == NIL {
+            return Ok(None);
+        }
+        let ppb = self.g.pages_per_block;
+        let m = self.blk_mut(BlockId(b))?;
+        if u32::from(m.next_page) >= ppb {
+            return Ok(None);
+        }
+        let page = u32::from(m.next_page);
+        m.next_page = m.next_page.saturating_add(1);
+        Ok(Some(self.g.ppn(BlockId(b), page)))
+    }
+
+    /// Next page of a fresh block for buffered data.
+    fn cut_data_target(&mut self) -> Result<Ppn, Error> {
+        if let Some(page) = self.cut_next_in(self.cut.data_block)? {
+            return Ok(page);
+        }
+        // The plane with the most room left takes the block: cut after cut,
+        // the flush would otherwise fill the same planes with valid data
+        // (GC never moves data across planes).
+        let mut best: Option<(PlaneId, u64)> = None;
+        for p in 0..self.g.planes() {
+            let p = PlaneId(p);
+            if self.pl(p)?.free_count == 0 {
+                continue;
+            }
+            let room = self
+                .room_units(p)?
+                .saturating_sub(u64::from(self.pl(p)?.valid_units));
+            if best.is_none_or(|(_, r)| room > r) {
+                best = Some((p, room));
+            }
+        }
+        let found = match best {
+            Some((p, _)) => self.free_pop_coolest(p, 0, None)?,
+            None => None,
+        };
+        let b = match found {
+            Some(b) => b,
+            // No free data block anywhere: an erased region block (the cut
+            // reserve counts the write buffer's pages for this).
+            None => {
+                let b = self.cut_erased_region()?;
+                self.ps.erased_blocks = self.ps.erased_blocks.saturating_sub(1);
+                b
+            }
+        };
+        {
+            let m = self.blk_mut(b)?;
+            m.state = BlockState::Open;
+            m.next_page = 1;
+        }
+        self.cut
+            .regions
+            .push(b.0)
+            .map_err(|_| Error::Corrupt("power-cut flush needs too many blocks"))?;
+        self.cut.data_block = b.0;
+        Ok(self.g.ppn(b, 0))
+    }
+
+    /// Next erased region page for the power-cut flush.
+    fn cut_meta_page(&mut self) -> Result<Ppn, Error> {
+        if let Some(page) = self.cut_next_in(self.cut.meta_block)? {
+            return Ok(page);
+        }
+        let b = self.cut_erased_region()?;
+        self.ps.erased_blocks = self.ps.erased_blocks.saturating_sub(1);
+        self.blk_mut(b)?.next_page = 1;
+        self.cut.meta_block = b.0;
+        Ok(self.g.ppn(b, 0))
+    }
+
+    fn cut_erased_region(&mut self) -> Result<BlockId, Error> {
+        for b in 0..self.g.total_blocks() {
+            let m = self.blk(BlockId(b))?;
+            if m.state == BlockState::Meta && m.next_page == 0 && m.pending == 0 {
+                let p = self.g.plane_of(BlockId(b));
+                if self.pl(p)?.meta_active != b {
+                    return Ok(BlockId(b));
+                }
+            }
+        }
+        Err(Error::Corrupt(
+            "no erased region block for the power-cut flush",
+        ))
+    }
+
+    /// Completion of a power-cut flush operation.
+    pub(crate) fn cut_done(&mut self, cmd: &NandCmd, _result: NandResult) -> Result<(), Error> {
+        if let NandCmd::ProgramMeta { buf, .. } = cmd {
+            if *buf != self.cut.record {
+                self.ps.buf_release(*buf);
+            }
+        }
+        self.cut.outstanding = self.cut.outstanding.saturating_sub(1);
+        Ok(())
+    }
+
+    /// Host units in the write buffer that a cut would flush.
+    pub fn buffered_units(&self) -> u32 {
+        let w = self.cfg.write_buffer_units as usize;
+        self.t
+            .slots
+            .iter()
+            .take(w)
+            .filter(|m| matches!(m.state, SlotState::WbPending | SlotState::WbProgramming))
+            .count() as u32
+    }
+}

@@ -1,0 +1,556 @@
+//! The memory the caller lends to the core, and how much of it a configuration needs.
+//!
+//! Every large table is a slice the caller owns. [`TableSizes`] says how many
+//! elements each slice must hold; [`Tables`] bundles the slices for
+//! [`crate::Ftl::new`]. On a host the slices come from `Vec`s; on a
+//! microcontroller from `static` arrays or a linker-placed RAM region.
+
+use crate::config::Config;
+use crate::error::Error;
+use crate::medium::nand::{NandCmd, Origin};
+
+/// Per-block state kept by the core.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[repr(u8)]
+pub enum BlockState {
+    /// Not yet seen by format.
+    #[default]
+    Unknown = 0,
+    /// Erased and on its plane's free list.
+    Free,
+    /// Open for writes (an active block of some stream).
+    Open,
+    /// Fully written; candidate for GC (on a valid-count bucket list).
+    Full,
+    /// Chosen as a GC or wear-levelling victim; its data is being moved.
+    Victim,
+    /// Gone bad with live data still in it; being emptied, never erased again.
+    Retiring,
+    /// Retired for good (factory or grown bad).
+    Bad,
+    /// In the metadata region (translation pages, recovery records).
+    Meta,
+    /// An anchor block of the checkpoint (see `checkpoint.rs`).
+    Anchor,
+}
+
+/// Per-block metadata (one entry per physical block, lent by the caller).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct BlockMeta {
+    /// Program/erase cycles completed.
+    pub pe: u32,
+    /// Intrusive list link (free list or valid-count bucket), `NIL` when unlinked.
+    pub next: u32,
+    /// Intrusive back link for bucket lists.
+    pub prev: u32,
+    /// Valid mapping units in the block.
+    pub valid: u16,
+    /// Next page to program.
+    pub next_page: u16,
+    /// Programs emitted but not yet completed.
+    pub pending: u16,
+    /// Lifecycle state.
+    pub state: BlockState,
+    /// Write stream that opened the block (see [`crate::Stream`]).
+    pub stream: u8,
+    /// Copyback quota every page of the block carries (rcFTL per-block EPM).
+    pub quota: u8,
+    /// BER class measured after the block's first program since erase (`None`: not yet).
+    pub ber: Option<crate::tech::rcftl::ctt::BerClass>,
+}
+
+/// Intrusive-list terminator for block and plane links.
+pub const NIL: u32 = u32::MAX;
+/// Intrusive-list terminator for slot and operation links.
+pub const NIL16: u16 = u16::MAX;
+
+/// A FIFO threaded through the `next` links of slot or operation entries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fifo {
+    /// Oldest entry (`NIL16` when empty).
+    pub head: u16,
+    /// Newest entry (`NIL16` when empty).
+    pub tail: u16,
+    /// Entries queued.
+    pub len: u16,
+}
+
+impl Fifo {
+    /// An empty queue.
+    pub const EMPTY: Fifo = Fifo {
+        head: NIL16,
+        tail: NIL16,
+        len: 0,
+    };
+}
+
+/// Entries that carry an intrusive `next` link.
+pub(crate) trait Linked {
+    fn next(&self) -> u16;
+    fn set_next(&mut self, n: u16);
+}
+
+impl Linked for SlotMeta {
+    #[inline]
+    fn next(&self) -> u16 {
+        self.next
+    }
+    #[inline]
+    fn set_next(&mut self, n: u16) {
+        self.next = n;
+    }
+}
+
+impl Linked for OpEntry {
+    #[inline]
+    fn next(&self) -> u16 {
+        self.next
+    }
+    #[inline]
+    fn set_next(&mut self, n: u16) {
+        self.next = n;
+    }
+}
+
+impl Fifo {
+    /// Appends entry `i`.
+    pub(crate) fn push_back<T: Linked>(&mut self, v: &mut [T], i: u16) -> Result<(), Error> {
+        v.get_mut(usize::from(i))
+            .ok_or(Error::Corrupt("fifo entry"))?
+            .set_next(NIL16);
+        if self.tail == NIL16 {
+            self.head = i;
+        } else {
+            v.get_mut(usize::from(self.tail))
+                .ok_or(Error::Corrupt("fifo tail"))?
+                .set_next(i);
+        }
+        self.tail = i;
+        self.len = self.len.saturating_add(1);
+        Ok(())
+    }
+
+    /// Prepends entry `i` (it becomes the oldest).
+    pub(crate) fn push_front<T: Linked>(&mut self, v: &mut [T], i: u16) -> Result<(), Error> {
+        v.get_mut(usize::from(i))
+            .ok_or(Error::Corrupt("fifo entry"))?
+            .set_next(self.head);
+        if self.head == NIL16 {
+            self.tail = i;
+        }
+        self.head = i;
+        self.len = self.len.saturating_add(1);
+        Ok(())
+    }
+
+    /// Removes and returns the oldest entry.
+    pub(crate) fn pop<T: Linked>(&mut self, v: &mut [T]) -> Result<Option<u16>, Error> {
+        if self.head == NIL16 {
+            return Ok(None);
+        }
+        let i = self.head;
+        let n = v
+            .get(usize::from(i))
+            .ok_or(Error::Corrupt("fifo head"))?
+            .next();
+        self.head = n;
+        if n == NIL16 {
+            self.tail = NIL16;
+        }
+        self.len = self.len.saturating_sub(1);
+        Ok(Some(i))
+    }
+}
+
+/// A LIFO stack threaded through `next` links (free lists).
+pub(crate) fn stack_push<T: Linked>(v: &mut [T], head: &mut u16, i: u16) -> Result<(), Error> {
+    v.get_mut(usize::from(i))
+        .ok_or(Error::Corrupt("stack entry"))?
+        .set_next(*head);
+    *head = i;
+    Ok(())
+}
+
+/// Pops the top of a stack threaded through `next` links.
+pub(crate) fn stack_pop<T: Linked>(v: &mut [T], head: &mut u16) -> Result<Option<u16>, Error> {
+    if *head == NIL16 {
+        return Ok(None);
+    }
+    let i = *head;
+    *head = v
+        .get(usize::from(i))
+        .ok_or(Error::Corrupt("stack head"))?
+        .next();
+    Ok(Some(i))
+}
+
+/// Per-plane state: free list, active blocks, GC progress.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PlaneState {
+    /// Head of the free-block list.
+    pub free_head: u32,
+    /// Blocks on the free list.
+    pub free_count: u32,
+    /// Open block of the host stream (`NIL` if none).
+    pub host_active: u32,
+    /// Open block of the GC stream (`NIL` if none).
+    pub gc_active: u32,
+    /// Block being emptied by GC, wear levelling or retirement (`NIL` if none).
+    pub victim: u32,
+    /// Why the victim was chosen.
+    pub victim_origin: Origin,
+    /// Next page of the victim to scan.
+    pub victim_cursor: u32,
+    /// GC reads in flight for the victim.
+    pub gc_reads: u16,
+    /// GC slots holding relocated data, oldest first.
+    pub hold: Fifo,
+    /// Head of this plane's free GC slot stack.
+    pub gc_free_head: u16,
+    /// Erases since the last static wear-levelling check.
+    pub erases_since_wl: u32,
+    /// Block chosen by the wear-levelling check, waiting to be moved.
+    pub wl_candidate: u32,
+    /// Blocks that went bad with data in them, waiting to be emptied (list head).
+    pub retire_head: u32,
+    /// Link in the core's "plane needs attention" queue.
+    pub attn_next: u32,
+    /// Whether the plane is on that queue.
+    pub in_attn: bool,
+    /// Lowest non-empty valid-count bucket may be at or above this.
+    pub min_bucket_hint: u16,
+    /// Whether the host stream can take a page here now (counted in the core).
+    pub host_ready: bool,
+    /// GC active blocks of the lower copyback quota levels (`NIL` if none);
+    /// `gc_active` is the level of the full quota.
+    pub cb_active: [u32; crate::tech::rcftl::copyback::MAX_LEVELS - 1],
+    /// Whether the current victim moves its pages by copyback where the EPM allows.
+    pub victim_copyback: bool,
+    /// GC copybacks in flight.
+    pub cb_inflight: u16,
+    /// Valid units in the plane's blocks.
+    pub valid_units: u32,
+    /// Blocks lost to failures (bad, or retiring with data still to move)
+    /// or set aside for the metadata region.
+    pub lost_blocks: u32,
+    /// Open metadata-region block (`NIL` if none).
+    pub meta_active: u32,
+    /// Mapping units the plane's blocks cannot hold this cycle: wordlines
+    /// a GuardedErase protected or BPM retired.
+    pub skipped_units: u32,
+}
+
+impl Default for PlaneState {
+    fn default() -> Self {
+        PlaneState {
+            free_head: NIL,
+            free_count: 0,
+            host_active: NIL,
+            gc_active: NIL,
+            victim: NIL,
+            victim_origin: Origin::Gc,
+            victim_cursor: 0,
+            gc_reads: 0,
+            hold: Fifo::EMPTY,
+            gc_free_head: NIL16,
+            erases_since_wl: 0,
+            wl_candidate: NIL,
+            retire_head: NIL,
+            attn_next: NIL,
+            in_attn: false,
+            min_bucket_hint: 0,
+            host_ready: false,
+            cb_active: [NIL; crate::tech::rcftl::copyback::MAX_LEVELS - 1],
+            victim_copyback: false,
+            cb_inflight: 0,
+            valid_units: 0,
+            lost_blocks: 0,
+            meta_active: NIL,
+            skipped_units: 0,
+        }
+    }
+}
+
+/// What a buffer slot holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[repr(u8)]
+pub enum SlotState {
+    /// On a free stack.
+    #[default]
+    Free = 0,
+    /// Host data waiting in the write buffer.
+    WbPending,
+    /// Host data trimmed while waiting; freed when it reaches the queue head.
+    WbDead,
+    /// Host data being programmed.
+    WbProgramming,
+    /// Target of a host read in flight.
+    Reading,
+    /// A host read finished; waiting to be polled.
+    ReadDone,
+    /// A host read failed; waiting to be polled.
+    ReadFailed,
+    /// Handed to the host by a completion; freed on the next call into the core.
+    ReadHandedOut,
+    /// Target of a GC read in flight.
+    GcReading,
+    /// Relocated data waiting for a GC program.
+    GcHolding,
+    /// Relocated data being programmed.
+    GcProgramming,
+}
+
+/// Per-slot metadata (one entry per buffer slot, lent by the caller).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct SlotMeta {
+    /// Logical unit held (or host tag for reads).
+    pub lpn: u32,
+    /// Source physical unit for GC data; admission sequence for write-buffer data.
+    pub aux: u32,
+    /// Intrusive link (free stack, pending FIFO, holding FIFO, completion FIFO).
+    pub next: u16,
+    /// What the slot holds.
+    pub state: SlotState,
+}
+
+/// Bookkeeping the core keeps for an operation in flight.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum OpKind {
+    /// Entry unused.
+    #[default]
+    Free,
+    /// Host read into one slot.
+    HostRead,
+    /// Write-buffer flush program.
+    HostProgram,
+    /// GC (or WL / retire) read of victim units.
+    GcRead,
+    /// GC program of relocated units.
+    GcProgram,
+    /// Erase of a reclaimed victim.
+    Erase,
+    /// Erase issued by format.
+    FormatErase,
+    /// GC copyback of one victim page.
+    GcCopyback,
+    /// Read of a block's first page to measure its BER class.
+    Classify,
+    /// Write-back of a dirty translation page.
+    MapProgram,
+    /// Rewrite of a live translation page out of a region block being cleaned.
+    MapMove,
+    /// Erase of an emptied metadata-region block.
+    MapErase,
+    /// Program of the power-cut flush (data, translation page or record).
+    Cut,
+    /// Mount: read of a block's first page.
+    MountHead,
+    /// Mount: read of a metadata-region page.
+    MountRegion,
+    /// Mount: read of the newest power-cut record.
+    MountRecord,
+    /// Mount: read of a page the last power-cut flush wrote.
+    MountReplay,
+    /// Mount: erase of a block whose erase the power cut tore.
+    MountErase,
+    /// Mount: read of an anchor page.
+    MountAnchor,
+    /// Mount: read of a block-table page.
+    MountTable,
+    /// Mount: program of the dirty marker after the checkpoint.
+    MountSeal,
+    /// Mount: erase of the other anchor block before the seal moves there.
+    MountSealErase,
+}
+
+/// One entry of the in-flight operation table (lent by the caller).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OpEntry {
+    /// What the operation is for.
+    pub kind: OpKind,
+    /// Generation counter, so a stale completion is detected.
+    pub generation: u16,
+    /// Intrusive link (free stack or outbound FIFO).
+    pub next: u16,
+    /// The command as emitted.
+    pub cmd: NandCmd,
+    /// Why it was emitted.
+    pub origin: Origin,
+    /// Units carried (programs) or read (reads).
+    pub count: u8,
+    /// Host tag for host reads.
+    pub tag: u32,
+}
+
+impl Default for OpEntry {
+    fn default() -> Self {
+        OpEntry {
+            kind: OpKind::Free,
+            generation: 0,
+            next: NIL16,
+            cmd: NandCmd::Erase {
+                block: crate::medium::addr::BlockId(0),
+            },
+            origin: Origin::Meta,
+            count: 0,
+            tag: 0,
+        }
+    }
+}
+
+/// How many elements each lent slice needs for a configuration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TableSizes {
+    /// Logical-to-physical map entries (`u32` each).
+    pub l2p: usize,
+    /// Physical-to-logical map entries (`u32` each).
+    pub p2l: usize,
+    /// Block metadata entries.
+    pub blocks: usize,
+    /// Valid-count bucket heads (`u32` each).
+    pub buckets: usize,
+    /// Plane states.
+    pub planes: usize,
+    /// Buffer slot metadata entries (the driver needs as many data slots).
+    pub slots: usize,
+    /// In-flight operation entries.
+    pub ops: usize,
+    /// Per-page copyback state bytes (FastGC counters, per-page quotas); 0 otherwise.
+    pub page_cb: usize,
+    /// Translation pages (entries of each persistence table); 0 with persistence off.
+    pub tps: usize,
+    /// Bytes of metadata page buffers; 0 with persistence off.
+    pub meta_bytes: usize,
+    /// Translation pages the LIDF flush order tracks (scheduler entry, heap
+    /// slot and buffered-slot list head each); 0 unless the flush is LIDF.
+    pub lidf_tps: usize,
+    /// Reference count words (`u32` each); 0 unless copies remap.
+    pub cc_counts: usize,
+    /// Shadow OOB bucket heads (`u32` each); 0 unless copies remap.
+    pub cc_heads: usize,
+    /// Shadow OOB records; 0 unless copies remap.
+    pub cc_shadow: usize,
+}
+
+impl TableSizes {
+    /// Sizes for a validated configuration.
+    pub fn for_config(cfg: &Config) -> Result<Self, Error> {
+        cfg.validate()?;
+        let g = &cfg.geometry;
+        let ub = usize::try_from(g.units_per_block())
+            .map_err(|_| Error::InvalidConfig("units per block"))?;
+        Ok(TableSizes {
+            l2p: cfg.logical_units as usize,
+            p2l: g.total_units() as usize,
+            blocks: g.total_blocks() as usize,
+            buckets: (g.planes() as usize).saturating_mul(ub.saturating_add(1)),
+            planes: g.planes() as usize,
+            slots: cfg.total_slots() as usize,
+            ops: cfg.max_inflight as usize,
+            page_cb: if cfg.copyback.mode.per_page() {
+                g.total_pages() as usize
+            } else {
+                0
+            },
+            tps: crate::ftl::persist::sizes(&cfg.persist, cfg.logical_units).0,
+            meta_bytes: crate::ftl::persist::sizes(&cfg.persist, cfg.logical_units).1,
+            lidf_tps: crate::ftl::persist::lidf_tps(&cfg.persist, cfg.logical_units),
+            cc_counts: if cfg.copy.remap() {
+                crate::tech::copyless::refcount::RefCounts::words_for(
+                    g.total_units(),
+                    cfg.copy.refcount_bits,
+                )?
+            } else {
+                0
+            },
+            // About one bucket per record keeps the chains short.
+            cc_heads: if cfg.copy.remap() {
+                (cfg.copy.shadow_entries as usize).max(1)
+            } else {
+                0
+            },
+            cc_shadow: if cfg.copy.remap() {
+                cfg.copy.shadow_entries as usize
+            } else {
+                0
+            },
+        })
+    }
+
+    /// Total bytes of lent memory.
+    pub fn bytes(&self) -> usize {
+        use core::mem::size_of;
+        [
+            self.l2p.saturating_mul(4),
+            self.p2l.saturating_mul(4),
+            self.blocks.saturating_mul(size_of::<BlockMeta>()),
+            self.buckets.saturating_mul(4),
+            self.planes.saturating_mul(size_of::<PlaneState>()),
+            self.slots.saturating_mul(size_of::<SlotMeta>()),
+            self.ops.saturating_mul(size_of::<OpEntry>()),
+            self.page_cb,
+            self.tps.saturating_mul(
+                size_of::<crate::persist::map_dirty::DirtyLink>().saturating_add(15),
+            ),
+            self.meta_bytes,
+            self.lidf_tps
+                .saturating_mul(size_of::<crate::tech::dawid::lidf::TpEntry>().saturating_add(6)),
+            self.cc_counts.saturating_mul(4),
+            self.cc_heads.saturating_mul(4),
+            self.cc_shadow
+                .saturating_mul(size_of::<crate::tech::copyless::refcount::ShadowEntry>()),
+        ]
+        .iter()
+        .fold(0usize, |a, b| a.saturating_add(*b))
+    }
+}
+
+/// The slices lent to the core. Contents on entry do not matter: the core initialises them.
+pub struct Tables<'a> {
+    /// Logical-to-physical map.
+    pub l2p: &'a mut [u32],
+    /// Physical-to-logical map (doubles as the valid bitmap).
+    pub p2l: &'a mut [u32],
+    /// Block metadata.
+    pub blocks: &'a mut [BlockMeta],
+    /// Valid-count bucket heads.
+    pub buckets: &'a mut [u32],
+    /// Plane states.
+    pub planes: &'a mut [PlaneState],
+    /// Buffer slot metadata.
+    pub slots: &'a mut [SlotMeta],
+    /// In-flight operations.
+    pub ops: &'a mut [OpEntry],
+    /// Per-page copyback state (empty unless the copyback mode keeps it).
+    pub page_cb: &'a mut [u8],
+    /// Mapping persistence tables ([`crate::ftl::persist::PersistTables::none`] when off).
+    pub persist: crate::ftl::persist::PersistTables<'a>,
+    /// Copyless-copy tables ([`crate::tech::copyless::refcount::CopylessTables::none`] unless
+    /// copies remap).
+    pub copyless: crate::tech::copyless::refcount::CopylessTables<'a>,
+}
+
+impl Tables<'_> {
+    /// Checks every slice against the sizes a configuration needs.
+    pub fn check(&self, s: &TableSizes) -> Result<(), Error> {
+        let checks: [(bool, &'static str); 11] = [
+            (self.l2p.len() >= s.l2p, "l2p"),
+            (self.p2l.len() >= s.p2l, "p2l"),
+            (self.blocks.len() >= s.blocks, "blocks"),
+            (self.buckets.len() >= s.buckets, "buckets"),
+            (self.planes.len() >= s.planes, "planes"),
+            (self.slots.len() >= s.slots, "slots"),
+            (self.ops.len() >= s.ops, "ops"),
+            (self.page_cb.len() >= s.page_cb, "page_cb"),
+            (self.copyless.counts.len() >= s.cc_counts, "cc_counts"),
+            (self.copyless.shadow_heads.len() >= s.cc_heads, "cc_heads"),
+            (self.copyless.shadow.len() >= s.cc_shadow, "cc_shadow"),
+        ];
+        for (ok, name) in checks {
+            if !ok {
+                return Err(Error::TableTooSmall(name));
+            }
+        }
+        Ok(())
+    }
+}

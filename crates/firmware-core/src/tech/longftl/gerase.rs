@@ -1,0 +1,514 @@
+//! GuardedErase in the data path (longFTL, seed 001 §3.3), and the
+//! bad-page-management (BPM) baseline it is compared with.
+//!
+//! When GC erases a victim, the block is erased with the current gErase mode
+//! gE(n) = (`n_WL` wordlines, relief ratio `f`) if the block is *due*: its
+//! gErase count is below `f` times its erase count. That per-block ratio is
+//! the gErase-count levelling of §3.3.2: blocks with fewer gErase counts than
+//! their share are the ones protected. The `n_WL` weakest wordlines come from
+//! the weak-wordline detector ([`crate::tech::longftl::weak_wl`]), fed by the ECC reports of
+//! every host and GC read. They are erased in low-stress mode
+//! ([`NandCmd::GuardedErase`]) and skipped by the page allocator until the
+//! next erase, which is the capacity the mode costs.
+//!
+//! Scope `host` (the paper's choice, §3.3.4): a plane keeps at most one
+//! guarded block on its free list, host active blocks take guarded blocks
+//! first and GC active blocks unguarded ones, so gErase goes to host
+//! allocations. Scope `all` guards every due erase and ignores the flag when
+//! allocating (Fig. 16's "maximised relief").
+//!
+//! Mode `auto`: every GC victim feeds the [`WafMonitor`]; each finished
+//! interval goes to the [`ModeSelector`], and a mode change restarts the
+//! monitor.
+//!
+//! BPM retires wordlines for good instead: each block keeps up to
+//! `bpm_retired_wls` of its weakest wordlines (those the detector has seen at
+//! 10 or more bit errors) out of service, and erases normally.
+
+use crate::error::Error;
+use crate::ftl::tables::{BlockState, NIL};
+use crate::ftl::{Ftl, Stream};
+use crate::medium::addr::{BlockId, PlaneId, Ppn};
+use crate::medium::nand::{NandCmd, NandResult, WlSet, MAX_WLS};
+use crate::tech::longftl::gerase_select::{ModeSelector, MAX_MODES};
+use crate::tech::longftl::waf_monitor::WafMonitor;
+use crate::tech::longftl::weak_wl::{WeakWl, WeakWlTables, SORTED_FROM};
+
+/// How victims are erased.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EraseMode {
+    /// Normal block erase only (the baseline).
+    Normal,
+    /// GuardedErase with gErase modes (longFTL).
+    GErase,
+    /// Bad-page management: weak wordlines retired for good.
+    Bpm,
+}
+
+/// Which allocations gErase applies to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GEraseScope {
+    /// Host active blocks only (the paper's preferred policy).
+    Host,
+    /// Every allocation, host and GC.
+    All,
+}
+
+/// One gErase mode as the core uses it (derived in `nand-model`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GModeParams {
+    /// Wordlines erased in low-stress mode when the mode applies.
+    pub protected_wls: u16,
+    /// Share of a block's erases that apply it, in thousandths.
+    pub relief_permille: u16,
+    /// Expected maximum P/E cycles of a block under the mode.
+    pub max_pe: u32,
+}
+
+/// GuardedErase / BPM settings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GuardConfig {
+    /// Erase policy.
+    pub mode: EraseMode,
+    /// Fixed gErase mode, or `None` for the WAF-driven selector.
+    pub fixed_mode: Option<u8>,
+    /// Which allocations gErase applies to.
+    pub scope: GEraseScope,
+    /// Wordlines per block BPM retires.
+    pub bpm_retired_wls: u16,
+    /// gE(0)..gE(9); gE(0) is the normal erase.
+    pub modes: [GModeParams; MAX_MODES],
+    /// Wordlines per block (pages per block / pages per wordline).
+    pub wls_per_block: u16,
+    /// ECC limit in bit errors (the detector sorts 10..=limit).
+    pub ecc_limit: u8,
+    /// GC victims per WAF observation interval; 0 = 5% of all blocks.
+    pub interval_victims: u32,
+    /// Intervals each WAF value spans (1 = the paper's single interval).
+    pub waf_window: u8,
+}
+
+impl GuardConfig {
+    /// Normal erases only: no detector, no extra tables.
+    pub const OFF: GuardConfig = GuardConfig {
+        mode: EraseMode::Normal,
+        fixed_mode: None,
+        scope: GEraseScope::Host,
+        bpm_retired_wls: 0,
+        modes: [GModeParams {
+            protected_wls: 0,
+            relief_permille: 0,
+            max_pe: 1,
+        }; MAX_MODES],
+        wls_per_block: 0,
+        ecc_limit: 0,
+        interval_victims: 0,
+        waf_window: 1,
+    };
+
+    /// Whether the core needs the detector and per-block guard state.
+    pub fn enabled(&self) -> bool {
+        self.mode != EraseMode::Normal
+    }
+}
+
+/// Per-block guard state (lent by the caller, see [`GuardTables`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GuardMeta {
+    /// Wordlines the allocator skips this cycle (low-stress or retired).
+    pub skip: WlSet,
+    /// Mapping units those wordlines hold.
+    pub skip_units: u16,
+    /// Erases done with a gErase mode.
+    pub gerase_count: u16,
+    /// The last erase was a guarded one (and the block has not been opened).
+    pub guarded: bool,
+}
+
+/// Memory the guard state runs in.
+pub struct GuardTables<'a> {
+    /// Weak-wordline lists.
+    pub wl: WeakWlTables<'a>,
+    /// One entry per block.
+    pub blocks: &'a mut [GuardMeta],
+}
+
+/// Lengths of the [`GuardTables`] slices a configuration needs (all zero
+/// when the guard is off).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GuardSizes {
+    /// Weak-wordline entries.
+    pub wl_entries: usize,
+    /// Weak-wordline list heads.
+    pub wl_heads: usize,
+    /// Guard entries.
+    pub blocks: usize,
+}
+
+impl GuardSizes {
+    /// Sizes for `cfg`.
+    pub fn for_config(cfg: &crate::Config) -> GuardSizes {
+        if !cfg.guard.enabled() {
+            return GuardSizes::default();
+        }
+        let blocks = cfg.geometry.total_blocks() as usize;
+        GuardSizes {
+            wl_entries: blocks.saturating_mul(usize::from(cfg.guard.wls_per_block)),
+            wl_heads: blocks.saturating_mul(WeakWl::lists(cfg.guard.ecc_limit)),
+            blocks,
+        }
+    }
+}
+
+/// Modes the history keeps (the report shows the first ones).
+const HISTORY: usize = 64;
+
+/// Guarded free blocks a plane keeps for its host stream (scope `host`).
+const HOST_GUARDED_FREE: u32 = 1;
+
+/// Blocks of room a plane keeps above its valid data before it lets a
+/// block skip wordlines (GC needs space to gain space).
+const HEADROOM_BLOCKS: u64 = 2;
+
+/// The guard's run-time state inside the core.
+pub(crate) struct Guard<'a> {
+    cfg: GuardConfig,
+    wld: WeakWl<'a>,
+    meta: &'a mut [GuardMeta],
+    waf: WafMonitor,
+    sel: ModeSelector,
+    mode: usize,
+    history: heapless::Vec<u8, HISTORY>,
+    last_host: u64,
+    last_programmed: u64,
+}
+
+impl<'a> Ftl<'a> {
+    /// Turns on GuardedErase or BPM (as `config().guard` says) over lent
+    /// tables sized by [`GuardSizes::for_config`]. Call before
+    /// [`Ftl::format`]. Does nothing when the guard is off.
+    pub fn attach_guard(&mut self, t: GuardTables<'a>) -> Result<(), Error> {
+        let cfg = self.cfg.guard;
+        if !cfg.enabled() {
+            return Ok(());
+        }
+        let need = GuardSizes::for_config(&self.cfg);
+        if t.blocks.len() < need.blocks {
+            return Err(Error::TableTooSmall("guard blocks"));
+        }
+        if usize::from(cfg.wls_per_block) > MAX_WLS
+            || u32::from(cfg.wls_per_block).saturating_mul(u32::from(self.g.pages_per_wordline))
+                != self.g.pages_per_block
+        {
+            return Err(Error::InvalidConfig(
+                "guard: wordlines per block must match the geometry (at most 256)",
+            ));
+        }
+        let mut max_pe = [1u32; MAX_MODES];
+        for (p, m) in max_pe.iter_mut().zip(cfg.modes.iter()) {
+            *p = m.max_pe.max(1);
+        }
+        let interval = match cfg.interval_victims {
+            0 => (self.g.total_blocks() / 20).max(1),
+            n => n,
+        };
+        let waf = WafMonitor::with_window(interval, usize::from(cfg.waf_window.max(1)))?;
+        let mode = usize::from(cfg.fixed_mode.unwrap_or(0)).min(MAX_MODES.saturating_sub(1));
+        let mut history = heapless::Vec::new();
+        let _ = history.push(mode as u8);
+        for m in t.blocks.iter_mut() {
+            *m = GuardMeta::default();
+        }
+        self.guard = Some(Guard {
+            cfg,
+            wld: WeakWl::new(t.wl, cfg.wls_per_block, cfg.ecc_limit)?,
+            meta: t.blocks,
+            waf,
+            sel: ModeSelector::new(&max_pe)?,
+            mode,
+            history,
+            last_host: 0,
+            last_programmed: 0,
+        });
+        Ok(())
+    }
+
+    /// The gErase modes used so far, oldest first (`[0]` when the guard is off).
+    pub fn gerase_mode_history(&self) -> &[u8] {
+        self.guard.as_ref().map_or(&[0], |g| g.history.as_slice())
+    }
+
+    /// The stable WAF (thousandths) recorded for gErase mode `mode`, if any.
+    pub fn gerase_waf(&self, mode: usize) -> Option<u32> {
+        self.guard.as_ref()?.sel.history(mode).map(|m| m.0)
+    }
+
+    /// Erases with a gErase mode of block `b` so far.
+    pub fn gerase_count(&self, b: BlockId) -> u16 {
+        self.gmeta(b).map_or(0, |m| m.gerase_count)
+    }
+
+    fn gmeta(&self, b: BlockId) -> Option<&GuardMeta> {
+        self.guard.as_ref()?.meta.get(b.0 as usize)
+    }
+
+    /// Mapping units block `b` cannot hold this cycle (skipped wordlines).
+    #[inline]
+    pub(crate) fn skip_units(&self, b: BlockId) -> u16 {
+        self.gmeta(b).map_or(0, |m| m.skip_units)
+    }
+
+    /// Whether block `b` is a guarded free block (erased with gErase).
+    pub(crate) fn is_guarded(&self, b: BlockId) -> bool {
+        self.gmeta(b).is_some_and(|m| m.guarded)
+    }
+
+    /// The first page at or after `page` on a wordline block `b` may hold.
+    pub(crate) fn usable_page(&self, b: BlockId, page: u32) -> u32 {
+        let Some(m) = self.gmeta(b) else {
+            return page;
+        };
+        if m.skip.is_empty() {
+            return page;
+        }
+        let ppw = u32::from(self.g.pages_per_wordline).max(1);
+        let mut p = page;
+        while p < self.g.pages_per_block {
+            let wl = u16::try_from(p.checked_div(ppw).unwrap_or(0)).unwrap_or(u16::MAX);
+            if !m.skip.contains(wl) {
+                break;
+            }
+            p = p
+                .saturating_add(ppw)
+                .saturating_sub(p.checked_rem(ppw).unwrap_or(0));
+        }
+        p
+    }
+
+    /// Feeds a read's ECC report to the weak-wordline detector.
+    pub(crate) fn guard_read(&mut self, page: Ppn, result: &NandResult) -> Result<(), Error> {
+        let (Some(g), Ok(rep)) = (self.guard.as_mut(), result) else {
+            return Ok(());
+        };
+        let b = self.g.block_of(page);
+        let ppw = u32::from(self.g.pages_per_wordline).max(1);
+        let pib = page.0.checked_rem(self.g.pages_per_block).unwrap_or(0);
+        let wl = u16::try_from(pib.checked_div(ppw).unwrap_or(0))
+            .map_err(|_| Error::AddressOutOfRange)?;
+        let errs = u8::try_from(rep.bit_errors).unwrap_or(u8::MAX);
+        g.wld.report(b.0, wl, errs)
+    }
+
+    /// The erase command for victim `b` of plane `p` (see the module
+    /// documentation), counting GC victims for the WAF monitor.
+    pub(crate) fn victim_erase(&mut self, p: PlaneId, b: BlockId) -> Result<NandCmd, Error> {
+        let plain = NandCmd::Erase { block: b };
+        let guarded_free = self.guarded_free(p)?;
+        // Room left for skipped wordlines: the plane keeps HEADROOM_BLOCKS
+        // blocks of room above its valid data, or GC could run dry.
+        let headroom = self
+            .room_units(p)?
+            .saturating_add(u64::from(self.skip_units(b)))
+            .saturating_sub(u64::from(self.pl(p)?.valid_units))
+            .saturating_sub(u64::from(self.g.units_per_block()).saturating_mul(HEADROOM_BLOCKS));
+        let per_wl =
+            u64::from(self.g.pages_per_wordline).saturating_mul(u64::from(self.g.units_per_page));
+        let fits = |wls: usize| (wls as u64).saturating_mul(per_wl) <= headroom;
+        let pe = self.blk(b)?.pe;
+        let (host, programmed) = (
+            self.stats.host_program_units,
+            self.stats
+                .host_program_units
+                .saturating_add(self.stats.gc_program_units),
+        );
+        let Some(g) = self.guard.as_mut() else {
+            return Ok(plain);
+        };
+        g.waf.host_written(host.saturating_sub(g.last_host));
+        g.waf
+            .programmed(programmed.saturating_sub(g.last_programmed));
+        g.last_host = host;
+        g.last_programmed = programmed;
+        if let Some(o) = g.waf.victim().filter(|_| g.cfg.mode == EraseMode::GErase) {
+            let next = match g.cfg.fixed_mode {
+                Some(m) => usize::from(m),
+                None => g.sel.observe(o),
+            };
+            if next != g.mode {
+                g.mode = next;
+                g.waf.restart();
+                let _ = g.history.push(next as u8);
+            }
+        }
+        let meta = *g.meta.get(b.0 as usize).ok_or(Error::AddressOutOfRange)?;
+        let mut buf = [0u16; 64];
+        match g.cfg.mode {
+            EraseMode::Normal => Ok(plain),
+            EraseMode::Bpm => {
+                let want = usize::from(g.cfg.bpm_retired_wls).min(buf.len());
+                let mut skip = meta.skip;
+                if (skip.len() as usize) < want && fits(want) {
+                    let n = g.wld.weakest(b.0, &mut buf)?;
+                    for &wl in buf.iter().take(n) {
+                        if skip.len() as usize >= want {
+                            break;
+                        }
+                        if g.wld.errors(b.0, wl)? >= SORTED_FROM {
+                            skip.insert(wl);
+                        }
+                    }
+                }
+                if let Some(m) = g.meta.get_mut(b.0 as usize) {
+                    m.skip = skip;
+                }
+                if skip.is_empty() {
+                    return Ok(plain);
+                }
+                Ok(NandCmd::GuardedErase {
+                    block: b,
+                    low_stress: WlSet::EMPTY,
+                    retired: skip,
+                })
+            }
+            EraseMode::GErase => {
+                let mode = g.cfg.modes.get(g.mode).copied().unwrap_or_default();
+                let n = usize::from(mode.protected_wls).min(buf.len());
+                let due = n > 0
+                    && u64::from(meta.gerase_count).saturating_mul(1000)
+                        < u64::from(mode.relief_permille)
+                            .saturating_mul(u64::from(pe.saturating_add(1)));
+                let room = (g.cfg.scope == GEraseScope::All || guarded_free < HOST_GUARDED_FREE)
+                    && fits(n);
+                if !(due && room) {
+                    return Ok(plain);
+                }
+                let got = g.wld.weakest(b.0, buf.get_mut(..n).unwrap_or(&mut []))?;
+                let mut low_stress = WlSet::EMPTY;
+                for &wl in buf.iter().take(got) {
+                    low_stress.insert(wl);
+                }
+                Ok(NandCmd::GuardedErase {
+                    block: b,
+                    low_stress,
+                    retired: WlSet::EMPTY,
+                })
+            }
+        }
+    }
+
+    /// Guarded blocks on plane `p`'s free list.
+    fn guarded_free(&self, p: PlaneId) -> Result<u32, Error> {
+        if self.guard.is_none() {
+            return Ok(0);
+        }
+        let mut n = 0u32;
+        let mut cur = self.pl(p)?.free_head;
+        while cur != NIL {
+            n = n.saturating_add(u32::from(self.is_guarded(BlockId(cur))));
+            cur = self.blk(BlockId(cur))?.next;
+        }
+        Ok(n)
+    }
+
+    /// A victim erase succeeded: record which wordlines the next cycle skips.
+    pub(crate) fn guard_erased(&mut self, cmd: &NandCmd) -> Result<(), Error> {
+        let (b, low) = match *cmd {
+            NandCmd::GuardedErase {
+                block, low_stress, ..
+            } if !low_stress.is_empty() => (block, Some(low_stress)),
+            NandCmd::GuardedErase { block, .. } | NandCmd::Erase { block } => (block, None),
+            _ => return Ok(()),
+        };
+        let per_wl =
+            u32::from(self.g.pages_per_wordline).saturating_mul(u32::from(self.g.units_per_page));
+        let Some(g) = self.guard.as_mut() else {
+            return Ok(());
+        };
+        let bpm = g.cfg.mode == EraseMode::Bpm;
+        let m = g
+            .meta
+            .get_mut(b.0 as usize)
+            .ok_or(Error::AddressOutOfRange)?;
+        let old = m.skip_units;
+        match low {
+            Some(set) => {
+                m.skip = set;
+                m.gerase_count = m.gerase_count.saturating_add(1);
+                m.guarded = true;
+                self.stats.low_stress_wls = self
+                    .stats
+                    .low_stress_wls
+                    .saturating_add(u64::from(set.len()));
+                self.stats.guarded_erases = self.stats.guarded_erases.saturating_add(1);
+            }
+            None if bpm => m.guarded = false,
+            None => {
+                m.skip = WlSet::EMPTY;
+                m.guarded = false;
+            }
+        }
+        m.skip_units = u16::try_from(m.skip.len().saturating_mul(per_wl)).unwrap_or(u16::MAX);
+        let new = m.skip_units;
+        let pl = self.pl_mut(self.g.plane_of(b))?;
+        pl.skipped_units = pl
+            .skipped_units
+            .saturating_sub(u32::from(old))
+            .saturating_add(u32::from(new));
+        Ok(())
+    }
+
+    /// Block `b` left service (bad or retiring): its skipped units no longer
+    /// count against the plane, since the whole block is lost.
+    pub(crate) fn guard_forget(&mut self, b: BlockId) -> Result<(), Error> {
+        let Some(g) = self.guard.as_mut() else {
+            return Ok(());
+        };
+        let m = g
+            .meta
+            .get_mut(b.0 as usize)
+            .ok_or(Error::AddressOutOfRange)?;
+        let old = m.skip_units;
+        m.skip_units = 0;
+        m.skip = WlSet::EMPTY;
+        m.guarded = false;
+        let pl = self.pl_mut(self.g.plane_of(b))?;
+        pl.skipped_units = pl.skipped_units.saturating_sub(u32::from(old));
+        Ok(())
+    }
+
+    /// Whether a free block's guard flag suits `stream` best, for the free
+    /// block choice: host streams take guarded blocks first and GC streams
+    /// unguarded ones (scope `host`); `None` when the flag does not matter.
+    pub(crate) fn guard_preference(&self, stream: Stream) -> Option<bool> {
+        let g = self.guard.as_ref()?;
+        (g.cfg.mode == EraseMode::GErase && g.cfg.scope == GEraseScope::Host)
+            .then_some(stream == Stream::Host)
+    }
+
+    /// A block was opened: it is no longer a guarded free block.
+    pub(crate) fn guard_opened(&mut self, b: BlockId) {
+        if let Some(m) = self
+            .guard
+            .as_mut()
+            .and_then(|g| g.meta.get_mut(b.0 as usize))
+        {
+            m.guarded = false;
+        }
+    }
+
+    /// Checks the detector's lists of every block (tests, debugging).
+    pub fn audit_guard(&self) -> Result<(), Error> {
+        let Some(g) = self.guard.as_ref() else {
+            return Ok(());
+        };
+        for b in 0..self.g.total_blocks() {
+            g.wld.audit_block(b)?;
+            let m = self.gmeta(BlockId(b)).copied().unwrap_or_default();
+            let st = self.blk(BlockId(b))?.state;
+            if matches!(st, BlockState::Bad | BlockState::Retiring) && m.skip_units != 0 {
+                return Err(Error::Corrupt("lost block still counts skipped units"));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,8 @@
+//! The seed papers' techniques, one folder each. Each plugs into the core
+//! through the hook traits of [`crate::ftl::hooks`].
+
+pub mod copyless;
+pub mod dawid;
+pub mod longftl;
+pub mod rcftl;
+pub mod reparo;
