@@ -2,7 +2,7 @@
 //! model), in steady state with GC: the figure firmware budgets care about.
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use firmware_core::{Config, Ftl, Geometry, Lpn, SyncDriver};
+use firmware_core::{Config, FullFtl, Geometry, Lpn, SyncDriver};
 use nand_model::{FaultConfig, ReliabilityConfig, SimMedium};
 use sim_harness::engine::CoreStore;
 use sim_harness::workload::Rng;
@@ -24,7 +24,7 @@ fn bench(c: &mut Criterion) {
     let cfg = Config::with_op_ratio(geometry(), 0.07).expect("config");
     let mut store = CoreStore::new(&cfg).expect("store");
     let (tables, data) = store.split();
-    let mut ftl = Ftl::new(cfg, tables).expect("ftl");
+    let mut ftl = FullFtl::new(cfg, tables).expect("ftl");
     let mut nand = SimMedium::new(
         cfg.geometry,
         ReliabilityConfig::default(),

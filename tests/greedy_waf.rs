@@ -6,7 +6,7 @@
 //! Both see the same workload: a sequential fill, two random overwrites of
 //! the logical space (preconditioning), then two more measured.
 
-use firmware_core::{Config, Ftl, Geometry, Lpn, SyncDriver};
+use firmware_core::{Config, FullFtl, Geometry, Lpn, SyncDriver};
 use nand_model::{FaultConfig, ReliabilityConfig, SimMedium};
 use sim_harness::engine::CoreStore;
 use sim_harness::workload::Rng;
@@ -137,7 +137,7 @@ fn core_waf(op: f64, seed: u64) -> f64 {
     let cfg = config(op);
     let mut store = CoreStore::new(&cfg).unwrap();
     let (tables, data) = store.split();
-    let mut ftl = Ftl::new(cfg, tables).unwrap();
+    let mut ftl = FullFtl::new(cfg, tables).unwrap();
     let mut nand = SimMedium::new(
         cfg.geometry,
         ReliabilityConfig::default(),

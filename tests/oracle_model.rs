@@ -3,7 +3,7 @@
 //! erase failures, and (on worn media) uncorrectable reads. A read may fail;
 //! it must never return data other than what was last written.
 
-use firmware_core::{Config, Error, Ftl, Geometry, Lpn, ReadValue, SyncDriver};
+use firmware_core::{Config, Error, FullFtl, Geometry, Lpn, ReadValue, SyncDriver};
 use nand_model::{FaultConfig, ReliabilityConfig, SimMedium};
 use proptest::prelude::*;
 use sim_harness::engine::CoreStore;
@@ -61,7 +61,7 @@ fn run(
     cfg.wl_check_interval = 8;
     let mut store = CoreStore::new(&cfg).unwrap();
     let (tables, data) = store.split();
-    let mut ftl = Ftl::new(cfg, tables).unwrap();
+    let mut ftl = FullFtl::new(cfg, tables).unwrap();
     let mut nand = SimMedium::new(cfg.geometry, ReliabilityConfig::default(), faults).unwrap();
     nand.set_initial_pe(initial_pe);
     let mut drv = SyncDriver::new(&mut nand, data);

@@ -8,6 +8,7 @@
 //! complete operations in simulated-time order.
 
 use crate::error::Error;
+use crate::ftl::hooks::Hooks;
 use crate::ftl::host::{HostCompletion, ReadStart, ReadStatus, Tag};
 use crate::ftl::Ftl;
 use crate::medium::addr::{Lpn, MAX_UNITS_PER_PAGE};
@@ -86,7 +87,7 @@ impl<'n, N: Nand> SyncDriver<'n, N> {
     }
 
     /// Executes queued operations until the core has none left.
-    pub fn run(&mut self, ftl: &mut Ftl<'_>) -> Result<(), Error> {
+    pub fn run<H: Hooks>(&mut self, ftl: &mut Ftl<'_, H>) -> Result<(), Error> {
         while let Some(op) = ftl.poll_op() {
             let r = execute(self.nand, self.data, ftl.meta_for(&op), &op);
             ftl.complete(op.id, r, self.now)?;
@@ -95,7 +96,7 @@ impl<'n, N: Nand> SyncDriver<'n, N> {
     }
 
     /// Formats the device and waits until it is ready.
-    pub fn format(&mut self, ftl: &mut Ftl<'_>) -> Result<(), Error> {
+    pub fn format<H: Hooks>(&mut self, ftl: &mut Ftl<'_, H>) -> Result<(), Error> {
         ftl.format(self.now)?;
         self.run(ftl)?;
         if ftl.is_ready() {
@@ -106,7 +107,12 @@ impl<'n, N: Nand> SyncDriver<'n, N> {
     }
 
     /// Writes one unit, waiting for buffer space if needed.
-    pub fn write(&mut self, ftl: &mut Ftl<'_>, lpn: Lpn, unit: N::Unit) -> Result<(), Error> {
+    pub fn write<H: Hooks>(
+        &mut self,
+        ftl: &mut Ftl<'_, H>,
+        lpn: Lpn,
+        unit: N::Unit,
+    ) -> Result<(), Error> {
         loop {
             match ftl.write(lpn, self.now) {
                 Ok(s) => {
@@ -128,7 +134,11 @@ impl<'n, N: Nand> SyncDriver<'n, N> {
     }
 
     /// Reads one unit.
-    pub fn read(&mut self, ftl: &mut Ftl<'_>, lpn: Lpn) -> Result<ReadValue<N::Unit>, Error> {
+    pub fn read<H: Hooks>(
+        &mut self,
+        ftl: &mut Ftl<'_, H>,
+        lpn: Lpn,
+    ) -> Result<ReadValue<N::Unit>, Error> {
         let tag = Tag(lpn.0);
         let start = loop {
             match ftl.read(tag, lpn, self.now) {
@@ -178,7 +188,13 @@ impl<'n, N: Nand> SyncDriver<'n, N> {
     /// the write buffer, as a host without a copy command would). A source
     /// that reads as unmapped trims its destination; an unreadable one is
     /// reported as [`Error::Corrupt`] (the data is gone).
-    pub fn copy(&mut self, ftl: &mut Ftl<'_>, src: Lpn, dst: Lpn, len: u32) -> Result<(), Error> {
+    pub fn copy<H: Hooks>(
+        &mut self,
+        ftl: &mut Ftl<'_, H>,
+        src: Lpn,
+        dst: Lpn,
+        len: u32,
+    ) -> Result<(), Error> {
         let mut done = 0u32;
         while done < len {
             let s = Lpn(src.0.saturating_add(done));
@@ -211,7 +227,7 @@ impl<'n, N: Nand> SyncDriver<'n, N> {
 
     /// Trims one unit, waiting while the trim is refused for now (with
     /// partial mapping protection a trim waits for translation-page room).
-    pub fn trim(&mut self, ftl: &mut Ftl<'_>, lpn: Lpn) -> Result<(), Error> {
+    pub fn trim<H: Hooks>(&mut self, ftl: &mut Ftl<'_, H>, lpn: Lpn) -> Result<(), Error> {
         loop {
             match ftl.trim(lpn, self.now) {
                 Ok(()) => return self.run(ftl),
@@ -223,7 +239,7 @@ impl<'n, N: Nand> SyncDriver<'n, N> {
 
     /// Flushes the write buffer to flash and waits for it. `Err(OutOfSpace)`
     /// when failures left no plane room for the buffered data.
-    pub fn flush(&mut self, ftl: &mut Ftl<'_>) -> Result<(), Error> {
+    pub fn flush<H: Hooks>(&mut self, ftl: &mut Ftl<'_, H>) -> Result<(), Error> {
         let tag = Tag(u32::MAX);
         ftl.flush(tag, self.now)?;
         self.run(ftl)?;
@@ -241,7 +257,7 @@ impl<'n, N: Nand> SyncDriver<'n, N> {
 
     /// Flushes, then shuts down cleanly ([`Ftl::shutdown`]) and waits until
     /// the checkpoint is on flash.
-    pub fn shutdown(&mut self, ftl: &mut Ftl<'_>) -> Result<(), Error> {
+    pub fn shutdown<H: Hooks>(&mut self, ftl: &mut Ftl<'_, H>) -> Result<(), Error> {
         self.flush(ftl)?;
         self.run(ftl)?;
         ftl.shutdown(self.now)?;

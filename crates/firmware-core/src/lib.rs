@@ -25,6 +25,7 @@ pub mod config;
 pub mod driver;
 pub mod error;
 pub mod ftl;
+pub mod full;
 pub mod medium;
 pub mod persist;
 pub mod tech;
@@ -37,6 +38,7 @@ pub use ftl::mapping::Loc;
 pub use ftl::persist::PersistTables;
 pub use ftl::tables::{TableSizes, Tables};
 pub use ftl::{Ftl, Stats, Stream};
+pub use full::{BaselineFtl, FullFtl, Techniques};
 pub use medium::addr::{BlockId, DieId, Geometry, Lpn, PageAddr, PlaneId, Ppn, Pun, UnitMask};
 pub use medium::nand::{
     MetaBuf, Nand, NandCmd, NandError, NandOp, NandResult, OpId, Origin, PageKind, ReadReport,

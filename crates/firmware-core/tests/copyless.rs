@@ -8,8 +8,8 @@ mod common;
 
 use common::{small_geometry, Store, TestNand};
 use firmware_core::{
-    Config, CopyConfig, CopyFallback, CopyMode, CopyStop, CopybackMode, CopybackPolicy, Ftl, Lpn,
-    ReadValue, Selector, SyncDriver,
+    Config, CopyConfig, CopyFallback, CopyMode, CopyStop, CopybackMode, CopybackPolicy, FullFtl,
+    Lpn, ReadValue, Selector, SyncDriver,
 };
 use proptest::prelude::*;
 
@@ -59,7 +59,7 @@ fn run(cfg: Config, ops: &[Op]) -> Result<(Seen, firmware_core::Stats), TestCase
     let mut store = Store::new(&cfg);
     let mut nand = TestNand::new(cfg.geometry);
     let (tables, data) = store.split();
-    let mut ftl = Ftl::new(cfg, tables).unwrap();
+    let mut ftl = FullFtl::new(cfg, tables).unwrap();
     let mut drv = SyncDriver::new(&mut nand, data);
     drv.format(&mut ftl).unwrap();
     let n = cfg.logical_units;
@@ -226,7 +226,7 @@ fn copy_of_k_flushed_units_is_a_pure_remap() {
     let cfg = config(2, CopyMode::Remap, 4, 64, 0);
     let (mut store, mut nand) = drive(cfg);
     let (tables, data) = store.split();
-    let mut ftl = Ftl::new(cfg, tables).unwrap();
+    let mut ftl = FullFtl::new(cfg, tables).unwrap();
     let mut drv = SyncDriver::new(&mut nand, data);
     drv.format(&mut ftl).unwrap();
     for l in 0..16 {
@@ -264,7 +264,7 @@ fn fallbacks_are_reported_and_physical_copies_are_right() {
     let cfg = config(2, CopyMode::Remap, 2, 2, 0);
     let (mut store, mut nand) = drive(cfg);
     let (tables, data) = store.split();
-    let mut ftl = Ftl::new(cfg, tables).unwrap();
+    let mut ftl = FullFtl::new(cfg, tables).unwrap();
     let mut drv = SyncDriver::new(&mut nand, data);
     drv.format(&mut ftl).unwrap();
     for l in 0..5 {
@@ -304,7 +304,7 @@ fn fallbacks_are_reported_and_physical_copies_are_right() {
     let cfg = config(2, CopyMode::Physical, 4, 0, 0);
     let (mut store, mut nand) = drive(cfg);
     let (tables, data) = store.split();
-    let mut ftl = Ftl::new(cfg, tables).unwrap();
+    let mut ftl = FullFtl::new(cfg, tables).unwrap();
     let mut drv = SyncDriver::new(&mut nand, data);
     drv.format(&mut ftl).unwrap();
     drv.write(&mut ftl, Lpn(0), 5).unwrap();

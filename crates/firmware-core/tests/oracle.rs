@@ -5,7 +5,7 @@ mod common;
 
 use common::{small_geometry, Store, TestNand};
 use firmware_core::{
-    Config, CopybackMode, CopybackPolicy, Ftl, Lpn, ReadValue, Selector, SyncDriver,
+    Config, CopybackMode, CopybackPolicy, FullFtl, Lpn, ReadValue, Selector, SyncDriver,
 };
 use proptest::prelude::*;
 
@@ -46,7 +46,7 @@ fn run(
     let mut store = Store::new(&cfg);
     let mut nand = TestNand::new(cfg.geometry);
     let (tables, data) = store.split();
-    let mut ftl = Ftl::new(cfg, tables).unwrap();
+    let mut ftl = FullFtl::new(cfg, tables).unwrap();
     let mut drv = SyncDriver::new(&mut nand, data);
     drv.format(&mut ftl).unwrap();
     drv.nand.fail_program_every = fail_prog;
@@ -315,7 +315,7 @@ fn reads_of_one_page_share_one_nand_read() {
     let mut store = Store::new(&cfg);
     let mut nand = TestNand::new(cfg.geometry);
     let (tables, data) = store.split();
-    let mut ftl = Ftl::new(cfg, tables).unwrap();
+    let mut ftl = FullFtl::new(cfg, tables).unwrap();
     let mut drv = SyncDriver::new(&mut nand, data);
     drv.format(&mut ftl).unwrap();
     // Four consecutive units fill one page; flush so they are on flash.

@@ -3,7 +3,7 @@
 mod common;
 
 use common::{small_geometry, Store, TestNand};
-use firmware_core::{Config, Ftl, Lpn, PageKind, SyncDriver};
+use firmware_core::{Config, FullFtl, Lpn, PageKind, SyncDriver};
 
 fn config(lists: bool) -> Config {
     let mut cfg = Config::with_op_ratio(small_geometry(2), 0.6).unwrap();
@@ -20,7 +20,7 @@ fn write_once(cfg: Config, n: u32) -> Vec<(firmware_core::Ppn, firmware_core::Sp
     let mut store = Store::new(&cfg);
     let mut nand = TestNand::new(cfg.geometry);
     let (tables, data) = store.split();
-    let mut ftl = Ftl::new(cfg, tables).unwrap();
+    let mut ftl = FullFtl::new(cfg, tables).unwrap();
     let mut drv = SyncDriver::new(&mut nand, data);
     drv.format(&mut ftl).unwrap();
     for l in 0..n {

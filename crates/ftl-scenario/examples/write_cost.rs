@@ -12,7 +12,7 @@
 //! stored) so the count is the core's plus `SyncDriver`'s, not a simulator's.
 
 use firmware_core::{
-    BlockId, Config, Ftl, Geometry, Lpn, Nand, NandResult, Ppn, ReadReport, Spare, SyncDriver,
+    BlockId, Config, FullFtl, Geometry, Lpn, Nand, NandResult, Ppn, ReadReport, Spare, SyncDriver,
     UnitMask,
 };
 use sim_harness::engine::CoreStore;
@@ -76,7 +76,7 @@ fn main() -> Result<(), String> {
     let cfg = Config::with_op_ratio(geometry, 0.07).map_err(|e| e.to_string())?;
     let mut store = CoreStore::<u64>::new(&cfg).map_err(|e| e.to_string())?;
     let (tables, data) = store.split();
-    let mut ftl = Ftl::new(cfg, tables).map_err(|e| e.to_string())?;
+    let mut ftl = FullFtl::new(cfg, tables).map_err(|e| e.to_string())?;
     let mut nand = NullNand;
     let mut drv = SyncDriver::new(&mut nand, data);
     drv.format(&mut ftl).map_err(|e| e.to_string())?;
@@ -105,7 +105,7 @@ fn main() -> Result<(), String> {
 #[inline(never)]
 fn measure(
     drv: &mut SyncDriver<'_, NullNand>,
-    ftl: &mut Ftl<'_>,
+    ftl: &mut FullFtl<'_>,
     rng: &mut Rng,
     k: u64,
 ) -> Result<(), String> {

@@ -58,8 +58,9 @@ use firmware_core::persist::map_dirty::DirtyLink;
 use firmware_core::tech::copyless::refcount::{CopylessTables, ShadowEntry};
 use firmware_core::tech::dawid::lidf::TpEntry;
 use firmware_core::{
-    BlockId, Config, CopybackPolicy, Error, FlushPolicy, Ftl, Geometry, Lpn, NandCmd, NandError,
-    NandOp, Origin, PersistConfig, PersistTables, ReadValue, Stats, SyncDriver, TableSizes, Tables,
+    BlockId, Config, CopybackPolicy, Error, FlushPolicy, FullFtl, Geometry, Lpn, NandCmd,
+    NandError, NandOp, Origin, PersistConfig, PersistTables, ReadValue, Stats, SyncDriver,
+    TableSizes, Tables,
 };
 use nand_model::{
     BlockRec, FaultConfig, LentMedium, LentMeta, LentStorage, PageRec, ReliabilityConfig,
@@ -889,7 +890,7 @@ impl Run<'_> {
     fn write(
         &mut self,
         drv: &mut Driver<'_, '_>,
-        ftl: &mut Ftl<'_>,
+        ftl: &mut FullFtl<'_>,
         lpn: u32,
         step: Step,
     ) -> Result<(), ScenarioError> {
@@ -907,7 +908,7 @@ impl Run<'_> {
     fn write_cut(
         &mut self,
         drv: &mut Driver<'_, '_>,
-        ftl: &mut Ftl<'_>,
+        ftl: &mut FullFtl<'_>,
         lpn: u32,
         cut: PlannedCut,
     ) -> Result<Option<InFlight>, ScenarioError> {
@@ -948,7 +949,7 @@ impl Run<'_> {
     fn run_until(
         &mut self,
         drv: &mut Driver<'_, '_>,
-        ftl: &mut Ftl<'_>,
+        ftl: &mut FullFtl<'_>,
         cut: PlannedCut,
     ) -> Result<bool, ScenarioError> {
         let stop = run_ops(drv, ftl, Step::Churn, |op| Ok(cut.kind.matches(op)), |_| {})?;
@@ -981,7 +982,7 @@ impl Run<'_> {
     fn power_off(
         &mut self,
         drv: &mut Driver<'_, '_>,
-        ftl: &mut Ftl<'_>,
+        ftl: &mut FullFtl<'_>,
     ) -> Result<u32, ScenarioError> {
         let err = core_err(Step::Cut);
         ftl.power_fail(drv.now).map_err(err)?;
@@ -1010,13 +1011,13 @@ impl Run<'_> {
         Ok(programs)
     }
 
-    /// Mounts a core fresh from [`Ftl::new`] from the medium, step by step,
+    /// Mounts a core fresh from [`FullFtl::new`] from the medium, step by step,
     /// and audits its tables (one check). Returns the mount's operations and
     /// the steps it went through.
     fn mount(
         &mut self,
         drv: &mut Driver<'_, '_>,
-        ftl: &mut Ftl<'_>,
+        ftl: &mut FullFtl<'_>,
         step: Step,
     ) -> Result<(u64, MountSteps), ScenarioError> {
         let err = core_err(step);
@@ -1047,7 +1048,7 @@ impl Run<'_> {
     fn check_after_cut(
         &mut self,
         drv: &mut Driver<'_, '_>,
-        ftl: &mut Ftl<'_>,
+        ftl: &mut FullFtl<'_>,
         flight: InFlight,
     ) -> Result<bool, ScenarioError> {
         let mut in_flight_new = false;
@@ -1097,7 +1098,7 @@ impl Run<'_> {
     fn trim(
         &mut self,
         drv: &mut Driver<'_, '_>,
-        ftl: &mut Ftl<'_>,
+        ftl: &mut FullFtl<'_>,
         lpn: u32,
     ) -> Result<(), ScenarioError> {
         // A trim dirties a translation page: with the budget full the core
@@ -1123,7 +1124,7 @@ impl Run<'_> {
     fn check(
         &mut self,
         drv: &mut Driver<'_, '_>,
-        ftl: &mut Ftl<'_>,
+        ftl: &mut FullFtl<'_>,
         lpn: u32,
         step: Step,
     ) -> Result<(), ScenarioError> {
@@ -1144,7 +1145,7 @@ impl Run<'_> {
     fn churn(
         &mut self,
         drv: &mut Driver<'_, '_>,
-        ftl: &mut Ftl<'_>,
+        ftl: &mut FullFtl<'_>,
         target: u64,
         cut: Option<(u64, PlannedCut)>,
     ) -> Result<Churned, ScenarioError> {
@@ -1188,10 +1189,10 @@ impl Run<'_> {
 /// after each completion.
 fn run_ops(
     drv: &mut Driver<'_, '_>,
-    ftl: &mut Ftl<'_>,
+    ftl: &mut FullFtl<'_>,
     step: Step,
     mut stop: impl FnMut(&NandOp) -> Result<bool, ScenarioError>,
-    mut after: impl FnMut(&Ftl<'_>),
+    mut after: impl FnMut(&FullFtl<'_>),
 ) -> Result<Option<NandOp>, ScenarioError> {
     while let Some(op) = ftl.poll_op() {
         if stop(&op)? {
@@ -1207,7 +1208,12 @@ fn run_ops(
 /// Tears `op` on the medium the way a power cut mid-operation leaves it: a
 /// program as `outcome` says, an erase half done. False if the medium
 /// refused (the cut then tore nothing).
-fn tear(drv: &mut Driver<'_, '_>, ftl: &mut Ftl<'_>, op: &NandOp, outcome: TornProgram) -> bool {
+fn tear(
+    drv: &mut Driver<'_, '_>,
+    ftl: &mut FullFtl<'_>,
+    op: &NandOp,
+    outcome: TornProgram,
+) -> bool {
     let r = match op.cmd {
         NandCmd::Program { page, src, spare } => {
             let n = (spare.units.count() as usize).min(MAX_UNITS_PER_PAGE);
@@ -1233,7 +1239,7 @@ fn tear(drv: &mut Driver<'_, '_>, ftl: &mut Ftl<'_>, op: &NandOp, outcome: TornP
 /// Damages the medium as `c` says; returns what was damaged.
 fn corrupt(
     drv: &mut Driver<'_, '_>,
-    ftl: &Ftl<'_>,
+    ftl: &FullFtl<'_>,
     c: Corruption,
 ) -> Result<Option<Corrupted>, ScenarioError> {
     if c == Corruption::None {
@@ -1265,7 +1271,7 @@ fn corrupt(
 }
 
 /// Lowest and highest P/E count of a good block.
-fn pe_range(ftl: &Ftl<'_>) -> Result<(u32, u32), ScenarioError> {
+fn pe_range(ftl: &FullFtl<'_>) -> Result<(u32, u32), ScenarioError> {
     let mut lo = u32::MAX;
     let mut hi = 0;
     for b in 0..GEOMETRY.total_blocks() {
@@ -1366,7 +1372,7 @@ pub fn run(mem: Memory<'_>, opts: &Options) -> Result<Report, ScenarioError> {
     // on the others; each churns until the next cut or the end of the run.
     let mut after_cut: Option<InFlight> = None;
     loop {
-        let mut ftl = Ftl::new(CONFIG, parts.lend()).map_err(&setup)?;
+        let mut ftl = FullFtl::new(CONFIG, parts.lend()).map_err(&setup)?;
         match after_cut {
             None => {
                 drv.format(&mut ftl).map_err(core_err(Step::Format))?;
@@ -1403,7 +1409,7 @@ pub fn run(mem: Memory<'_>, opts: &Options) -> Result<Report, ScenarioError> {
         }
     }
 
-    let mut ftl = Ftl::new(CONFIG, parts.lend()).map_err(&setup)?;
+    let mut ftl = FullFtl::new(CONFIG, parts.lend()).map_err(&setup)?;
     r.mount(&mut drv, &mut ftl, Step::Remount)?;
     r.report.remount = Remount::FromFlash;
     for lpn in 0..n {

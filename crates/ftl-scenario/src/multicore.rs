@@ -36,7 +36,7 @@ use firmware_core::tech::reparo::controller::{CoreLend, FlashCore, Master, PROBE
 use firmware_core::tech::reparo::p2l_list::ListLend;
 use firmware_core::tech::reparo::superblock::SuperblockConfig;
 use firmware_core::{
-    BlockId, Config, CopybackPolicy, DieId, Error, Ftl, Geometry, HostCompletion, Lpn,
+    BlockId, Config, CopybackPolicy, DieId, Error, FullFtl, Geometry, HostCompletion, Lpn,
     PersistConfig, PersistTables, ReadStart, ReadStatus, ReadValue, Tables, Tag,
 };
 use nand_model::{
@@ -278,11 +278,11 @@ pub struct McMemory<'a> {
 
 /// A caller-lent slot [`run`] builds one flash core in (a few KiB each,
 /// so a small stack never holds them).
-pub type CoreSlot<'a> = Option<FlashCore<'a>>;
+pub type CoreSlot<'a> = Option<FlashCore<'a, firmware_core::Techniques>>;
 
 /// One flash core (in its lent slot) with its medium and data pool.
 struct McCore<'c, 'a> {
-    fc: &'c mut FlashCore<'a>,
+    fc: &'c mut FlashCore<'a, firmware_core::Techniques>,
     nand: LentMedium<'a>,
     data: &'a mut [u64],
 }
@@ -762,7 +762,7 @@ fn make_core<'a>(
     lend: CoreLend<'a>,
 ) -> Result<(), Error> {
     *out = None;
-    let ftl = Ftl::new(CONFIG, tables)?;
+    let ftl = FullFtl::new(CONFIG, tables)?;
     *out = Some(FlashCore::new(ftl, lend, N_BAD_DIE)?);
     Ok(())
 }

@@ -9,7 +9,7 @@
 //! goes. At a cut the operation about to run is torn (a program leaves its
 //! page unprogrammed, unreadable or intact; an erase leaves the block neither
 //! erased nor intact) and every later one never runs. The capacitor then
-//! pays for at most [`firmware_core::Ftl::cut_capacity`] programs; the run
+//! pays for at most [`firmware_core::FullFtl::cut_capacity`] programs; the run
 //! counts any flush that needs more.
 //!
 //! Every write the core accepted is acknowledged (the write buffer is
@@ -23,8 +23,8 @@ use firmware_core::driver::execute;
 use firmware_core::ftl::mount::MountStep;
 use firmware_core::ftl::tables::BlockState;
 use firmware_core::{
-    Config, CopyStop, Error, Ftl, HostCompletion, Loc, Lpn, NandCmd, NandOp, NandResult, ReadStart,
-    ReadStatus, Tag,
+    Config, CopyStop, Error, FullFtl, HostCompletion, Loc, Lpn, NandCmd, NandOp, NandResult,
+    ReadStart, ReadStatus, Tag,
 };
 use nand_model::{SimMedium, TornProgram};
 
@@ -48,7 +48,7 @@ pub struct CrashSpec {
     /// between, the units touched since the last cut and a random sample are checked.
     pub full_check_every: u32,
     /// Capacitor energy as a share of what the core asks for (1.0: exactly
-    /// [`firmware_core::Ftl::cut_capacity`] programs). Below 1 the flush is
+    /// [`firmware_core::FullFtl::cut_capacity`] programs). Below 1 the flush is
     /// cut short and data is lost: the check must see it.
     pub capacitor_scale: f64,
     /// NAND and channel timing: operations complete when the timing model
@@ -62,7 +62,7 @@ pub struct CrashSpec {
     /// and the workload is the same as without copy support).
     pub copy_share: f64,
     /// Probability that an epoch ends in a clean shutdown
-    /// ([`firmware_core::Ftl::shutdown`]) instead of a power cut.
+    /// ([`firmware_core::FullFtl::shutdown`]) instead of a power cut.
     pub shutdown_prob: f64,
 }
 
@@ -247,7 +247,7 @@ pub fn run_crash(
     // Format.
     {
         let (t, data) = store.split();
-        let mut ftl = Ftl::new(cfg, t)?;
+        let mut ftl = FullFtl::new(cfg, t)?;
         ftl.format(0)?;
         d.settle_with(&mut ftl, &mut medium, data, &mut rng)?;
         rep.cut_capacity = u64::from(ftl.cut_capacity());
@@ -288,7 +288,7 @@ pub fn run_crash(
         // is on flash, nothing in DRAM survives).
         let (mount_ops, map_programs, victims, mount_ns, remapped) = {
             let (t, data) = store.split();
-            let mut ftl = Ftl::new(cfg, t)?;
+            let mut ftl = FullFtl::new(cfg, t)?;
             let mount_start = d.now;
             ftl.mount(d.now)?;
             // A cut during mount?
@@ -557,7 +557,7 @@ impl Drive {
     /// Runs the next queued operation or delivers a completion. False: idle.
     fn step(
         &mut self,
-        ftl: &mut Ftl<'_>,
+        ftl: &mut FullFtl<'_>,
         medium: &mut SimMedium,
         data: &mut [u64],
         rng: &mut Rng,
@@ -599,7 +599,7 @@ impl Drive {
     /// the core cannot shut down now (still settling after a mount).
     fn shut_down(
         &mut self,
-        ftl: &mut Ftl<'_>,
+        ftl: &mut FullFtl<'_>,
         medium: &mut SimMedium,
         data: &mut [u64],
         rng: &mut Rng,
@@ -635,7 +635,7 @@ impl Drive {
     /// Runs until nothing is in flight.
     fn settle_with(
         &mut self,
-        ftl: &mut Ftl<'_>,
+        ftl: &mut FullFtl<'_>,
         medium: &mut SimMedium,
         data: &mut [u64],
         rng: &mut Rng,
@@ -649,7 +649,7 @@ impl Drive {
     /// the oracle unit by unit, as each is acknowledged.
     fn copy(
         &mut self,
-        ftl: &mut Ftl<'_>,
+        ftl: &mut FullFtl<'_>,
         medium: &mut SimMedium,
         data: &mut [u64],
         rng: &mut Rng,
@@ -713,7 +713,7 @@ impl Drive {
     /// Reads one unit through the core: `Some(stamp)` (0 for zeros) or `None` on error.
     fn read(
         &mut self,
-        ftl: &mut Ftl<'_>,
+        ftl: &mut FullFtl<'_>,
         medium: &mut SimMedium,
         data: &mut [u64],
         rng: &mut Rng,
@@ -763,7 +763,7 @@ impl Drive {
     /// never run, completions not yet delivered are never delivered.
     fn cut(
         &mut self,
-        ftl: &mut Ftl<'_>,
+        ftl: &mut FullFtl<'_>,
         medium: &mut SimMedium,
         data: &[u64],
         rng: &mut Rng,

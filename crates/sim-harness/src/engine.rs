@@ -26,7 +26,7 @@ use firmware_core::ftl::tables::{BlockMeta, OpEntry, PlaneState, SlotMeta};
 use firmware_core::persist::map_dirty::DirtyLink;
 use firmware_core::tech::copyless::refcount::ShadowEntry;
 use firmware_core::{
-    Config, CopyStop, Error, Ftl, HostCompletion, Lpn, Nand, NandOp, NandResult, PersistTables,
+    Config, CopyStop, Error, FullFtl, HostCompletion, Lpn, Nand, NandOp, NandResult, PersistTables,
     ReadReport, ReadStart, ReadStatus, TableSizes, Tables, Tag,
 };
 
@@ -462,7 +462,7 @@ fn stamp(lpn: u32, version: u32) -> u64 {
 /// oracle of the batch path, over a medium whose units are [`StampUnit`]s).
 pub struct Engine<'a, N: Nand, H = StampOracle> {
     /// The FTL core.
-    pub ftl: Ftl<'a>,
+    pub ftl: FullFtl<'a>,
     /// The medium.
     pub nand: N,
     data: &'a mut [N::Unit],
@@ -604,7 +604,7 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
         host: H,
     ) -> Result<Self, Error> {
         let (tables, data, guard) = store.split_guarded();
-        let mut ftl = Ftl::new(cfg, tables)?;
+        let mut ftl = FullFtl::new(cfg, tables)?;
         ftl.attach_guard(guard)?;
         let qd = p.queue_depth.max(1);
         let mut e = Engine {

@@ -218,7 +218,7 @@ const OP_LIMIT: u64 = 1_000_000;
 
 /// One flash core with its medium and data pool.
 struct Core<'a> {
-    fc: FlashCore<'a>,
+    fc: FlashCore<'a, firmware_core::Techniques>,
     data: &'a mut [u64],
     nand: SimMedium,
 }
@@ -372,7 +372,7 @@ impl<'a> Drive<'a> {
         let mut cores = Vec::new();
         for (i, (cs, mem)) in store.cores.iter_mut().enumerate() {
             let (t, data) = cs.split();
-            let ftl = firmware_core::Ftl::new(cfg, t)?;
+            let ftl = firmware_core::FullFtl::new(cfg, t)?;
             let fc = FlashCore::new(
                 ftl,
                 CoreLend {

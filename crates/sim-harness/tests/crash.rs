@@ -177,7 +177,11 @@ fn soak() {
 }
 
 /// Runs every queued operation to completion (no tearing).
-fn drain(ftl: &mut firmware_core::Ftl<'_>, medium: &mut nand_model::SimMedium, data: &mut [u64]) {
+fn drain(
+    ftl: &mut firmware_core::FullFtl<'_>,
+    medium: &mut nand_model::SimMedium,
+    data: &mut [u64],
+) {
     while let Some(op) = ftl.poll_op() {
         let r = firmware_core::driver::execute(medium, data, ftl.meta_for(&op), &op);
         ftl.complete(op.id, r, 0).unwrap();
@@ -186,7 +190,7 @@ fn drain(ftl: &mut firmware_core::Ftl<'_>, medium: &mut nand_model::SimMedium, d
 
 /// Writes units `lpns`, each with its own stamp, waiting for room.
 fn write_all(
-    ftl: &mut firmware_core::Ftl<'_>,
+    ftl: &mut firmware_core::FullFtl<'_>,
     medium: &mut nand_model::SimMedium,
     data: &mut [u64],
     lpns: std::ops::Range<u32>,
@@ -210,7 +214,7 @@ fn write_all(
 /// data written since the checkpoint must still be found.
 #[test]
 fn a_mount_stales_its_checkpoint_before_writing() {
-    use firmware_core::{Ftl, Lpn, ReadStart};
+    use firmware_core::{FullFtl, Lpn, ReadStart};
     use sim_harness::engine::CoreStore;
     let plan = small("1.0", &[]);
     let cfg = plan.core;
@@ -218,7 +222,7 @@ fn a_mount_stales_its_checkpoint_before_writing() {
     let mut store: CoreStore<u64> = CoreStore::new(&cfg).unwrap();
     {
         let (t, data) = store.split();
-        let mut ftl = Ftl::new(cfg, t).unwrap();
+        let mut ftl = FullFtl::new(cfg, t).unwrap();
         ftl.format(0).unwrap();
         drain(&mut ftl, &mut medium, data);
         write_all(&mut ftl, &mut medium, data, 0..400, 1);
@@ -230,7 +234,7 @@ fn a_mount_stales_its_checkpoint_before_writing() {
     }
     {
         let (t, data) = store.split();
-        let mut ftl = Ftl::new(cfg, t).unwrap();
+        let mut ftl = FullFtl::new(cfg, t).unwrap();
         ftl.mount(0).unwrap();
         drain(&mut ftl, &mut medium, data);
         assert!(ftl.is_ready());
@@ -252,7 +256,7 @@ fn a_mount_stales_its_checkpoint_before_writing() {
         while ftl.poll_op().is_some() {}
     }
     let (t, data) = store.split();
-    let mut ftl = Ftl::new(cfg, t).unwrap();
+    let mut ftl = FullFtl::new(cfg, t).unwrap();
     ftl.mount(0).unwrap();
     drain(&mut ftl, &mut medium, data);
     assert!(ftl.is_ready());

@@ -33,7 +33,7 @@ use cortex_m_semihosting::debug::{self, EXIT_FAILURE, EXIT_SUCCESS};
 use cortex_m_semihosting::hprintln;
 use firmware_core::persist::map_dirty::DirtyLink;
 use firmware_core::ftl::tables::{BlockMeta, OpEntry, PlaneState, SlotMeta};
-use firmware_core::{Ftl, PersistTables, ReadValue, Tables};
+use firmware_core::{FullFtl, PersistTables, ReadValue, Tables};
 use ftl_scenario::multicore::{self, CoreSlot, McMemory, McOptions, CORES};
 use ftl_scenario::{sizes, Corruption, CutKind, Failure, Memory, Options, Report, GEOMETRY};
 use nand_model::{BlockRec, PageRec, TornProgram, UnitRec};
@@ -305,7 +305,7 @@ fn run_single() -> (u64, u64, bool) {
         ),
         Err(e) => hprintln!("lent memory: {}", e),
     }
-    hprintln!("size_of::<Ftl>: {} bytes", size_of::<Ftl<'static>>());
+    hprintln!("size_of::<Ftl>: {} bytes", size_of::<FullFtl<'static>>());
     hprintln!(
         "table elements: BlockMeta {} B, PlaneState {} B, SlotMeta {} B, OpEntry {} B",
         size_of::<BlockMeta>(),

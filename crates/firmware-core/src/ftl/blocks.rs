@@ -6,11 +6,12 @@
 //! greedy victim is the head of the lowest non-empty bucket.
 
 use crate::error::Error;
+use crate::ftl::hooks::Hooks;
 use crate::ftl::tables::{BlockMeta, BlockState, PlaneState, NIL};
 use crate::ftl::{Ftl, Stream};
 use crate::medium::addr::{BlockId, PlaneId};
 
-impl Ftl<'_> {
+impl<H: Hooks> Ftl<'_, H> {
     #[inline]
     pub(crate) fn blk(&self, b: BlockId) -> Result<&BlockMeta, Error> {
         self.t

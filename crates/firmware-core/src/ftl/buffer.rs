@@ -6,12 +6,13 @@
 //! `[0, W)` write buffer, `[W, W+R)` host reads, then `G` slots per plane for GC.
 
 use crate::error::Error;
+use crate::ftl::hooks::Hooks;
 use crate::ftl::tables::{stack_pop, stack_push, SlotMeta, SlotState, NIL16};
 use crate::ftl::Ftl;
 use crate::medium::addr::PlaneId;
 use crate::medium::nand::Slot;
 
-impl Ftl<'_> {
+impl<H: Hooks> Ftl<'_, H> {
     #[inline]
     pub(crate) fn slot(&self, s: Slot) -> Result<&SlotMeta, Error> {
         self.t

@@ -34,6 +34,7 @@
 //! [`MountStep::Seal`]: crate::ftl::mount::MountStep::Seal
 
 use crate::error::Error;
+use crate::ftl::hooks::Hooks;
 use crate::ftl::mount::MountStep;
 use crate::ftl::persist::{get_u32, put_u32, seal, unseal, META_HEADER, STREAM_META};
 use crate::ftl::tables::{BlockState, OpKind, NIL};
@@ -121,7 +122,7 @@ impl Default for AnchorState {
     }
 }
 
-impl Ftl<'_> {
+impl<H: Hooks> Ftl<'_, H> {
     /// Whether the drive keeps anchor blocks (mapping persistence on).
     pub(crate) fn anchors_on(&self) -> bool {
         self.ps.on && table_pages_for(self.ps.page_bytes, &self.g) > 0

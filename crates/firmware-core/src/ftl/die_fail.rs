@@ -14,6 +14,7 @@
 //! flash-core wrapper can watch failures without touching the data path.
 
 use crate::error::Error;
+use crate::ftl::hooks::Hooks;
 use crate::ftl::mapping::Loc;
 use crate::ftl::tables::{BlockState, OpKind, NIL};
 use crate::ftl::Ftl;
@@ -33,7 +34,7 @@ pub enum L2pEntry {
     Flash(Pun),
 }
 
-impl Ftl<'_> {
+impl<H: Hooks> Ftl<'_, H> {
     /// The L2P entry of `lpn`.
     pub fn l2p_entry(&self, lpn: Lpn) -> Result<L2pEntry, Error> {
         Ok(match self.loc(lpn)? {

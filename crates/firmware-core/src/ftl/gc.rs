@@ -17,13 +17,14 @@
 //! that can take them until overwrites free units here.
 
 use crate::error::Error;
+use crate::ftl::hooks::Hooks;
 use crate::ftl::tables::{BlockState, OpKind, SlotState, NIL};
 use crate::ftl::{Ftl, Stream};
 use crate::medium::addr::{BlockId, Lpn, PlaneId, Pun, UnitMask, MAX_UNITS_PER_PAGE};
 use crate::medium::nand::{NandCmd, NandResult, Origin, PageKind, Slot, Spare};
 use crate::tech::rcftl::copyback::CopybackStep;
 
-impl Ftl<'_> {
+impl<H: Hooks> Ftl<'_, H> {
     /// Does whatever GC work plane `p` can start now.
     pub(crate) fn gc_step(&mut self, p: PlaneId) -> Result<(), Error> {
         let ppb = self.g.pages_per_block;

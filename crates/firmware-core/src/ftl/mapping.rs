@@ -2,6 +2,7 @@
 //! valid bitmap) and the valid counts they imply.
 
 use crate::error::Error;
+use crate::ftl::hooks::Hooks;
 use crate::ftl::Ftl;
 use crate::medium::addr::{Lpn, Pun};
 use crate::medium::hint::prefetch;
@@ -52,7 +53,7 @@ impl Loc {
     }
 }
 
-impl Ftl<'_> {
+impl<H: Hooks> Ftl<'_, H> {
     /// Current location of a logical unit.
     #[inline]
     pub(crate) fn loc(&self, lpn: Lpn) -> Result<Loc, Error> {
@@ -135,7 +136,7 @@ impl Ftl<'_> {
     }
 }
 
-impl Ftl<'_> {
+impl<H: Hooks> Ftl<'_, H> {
     /// Look-ahead hint, stage 1: the driver will soon touch `lpn`; start fetching
     /// its L2P entry. Issue it two commands ahead of [`Ftl::prefetch_location`].
     /// Hints never change behaviour; on targets without a prefetch instruction

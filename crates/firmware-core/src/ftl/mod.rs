@@ -11,6 +11,7 @@ mod buffer;
 mod checkpoint;
 pub mod die_fail;
 mod gc;
+pub mod hooks;
 pub mod host;
 pub(crate) mod mapping;
 pub mod mount;
@@ -22,6 +23,7 @@ mod wear;
 
 use crate::config::Config;
 use crate::error::Error;
+use crate::ftl::hooks::Hooks;
 use crate::ftl::host::{HostCompletion, ReadStart, ReadStatus, Tag};
 use crate::ftl::mapping::{Loc, P2L_NONE};
 use crate::ftl::tables::{
@@ -135,7 +137,9 @@ pub struct Stats {
 pub(crate) const OPEN_MARGIN: u32 = 3;
 
 /// The FTL core. See the crate documentation.
-pub struct Ftl<'a> {
+pub struct Ftl<'a, H> {
+    /// The techniques plugged into the mechanism (see [`hooks`]).
+    pub(crate) h: H,
     pub(crate) cfg: Config,
     pub(crate) g: Geometry,
     pub(crate) t: Tables<'a>,
@@ -181,9 +185,12 @@ pub struct Ftl<'a> {
     pub(crate) list_due: heapless::Deque<u32, { crate::tech::reparo::superblock::LIST_DUE }>,
 }
 
-impl<'a> Ftl<'a> {
+impl<'a, H: Hooks> Ftl<'a, H> {
     /// Builds a core over lent tables. Call [`Ftl::format`] before host commands.
-    pub fn new(cfg: Config, mut t: Tables<'a>) -> Result<Self, Error> {
+    pub fn new(cfg: Config, mut t: Tables<'a>) -> Result<Self, Error>
+    where
+        H: hooks::Build,
+    {
         let sizes = TableSizes::for_config(&cfg)?;
         t.check(&sizes)?;
         let pt = core::mem::replace(&mut t.persist, crate::ftl::persist::PersistTables::none());
@@ -217,6 +224,7 @@ impl<'a> Ftl<'a> {
             None
         };
         let mut f = Ftl {
+            h: H::build(&cfg)?,
             cfg,
             g: cfg.geometry,
             t,

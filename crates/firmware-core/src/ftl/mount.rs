@@ -43,6 +43,7 @@
 //! [`crate::Stats::mount_replay_reads`] the reads outside the checkpoint.
 
 use crate::error::Error;
+use crate::ftl::hooks::Hooks;
 use crate::ftl::mapping::Loc;
 use crate::ftl::persist::{get_u32, unseal, MAGIC_CUT, META_HEADER, NO_BUF, STREAM_META};
 use crate::ftl::power::{IF_ERASED, MAX_CUT_BLOCKS};
@@ -102,7 +103,7 @@ pub(crate) struct MountState {
     sealed: bool,
 }
 
-impl Ftl<'_> {
+impl<H: Hooks> Ftl<'_, H> {
     /// Starts mounting a drive that was formatted before (with mapping
     /// persistence), on a core fresh from [`Ftl::new`]. Drive the emitted
     /// operations as usual; [`Ftl::is_ready`] turns true when done.

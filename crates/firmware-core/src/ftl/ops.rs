@@ -4,12 +4,13 @@
 //! already completed (or never issued) is detected and refused.
 
 use crate::error::Error;
+use crate::ftl::hooks::Hooks;
 use crate::ftl::tables::{stack_pop, stack_push, OpEntry, OpKind, NIL16};
 use crate::ftl::Ftl;
 use crate::medium::addr::UnitMask;
 use crate::medium::nand::{NandCmd, NandOp, OpId, Origin, Slot};
 
-impl Ftl<'_> {
+impl<H: Hooks> Ftl<'_, H> {
     /// Fills the free stack of operation entries.
     pub(crate) fn init_ops(&mut self) -> Result<(), Error> {
         self.op_free = NIL16;
@@ -194,7 +195,7 @@ impl Ftl<'_> {
     }
 }
 
-impl Ftl<'_> {
+impl<H: Hooks> Ftl<'_, H> {
     /// Look-ahead hint: the driver will complete `id` next; start fetching the
     /// mapping entries its completion will check. Never changes behaviour.
     pub fn prefetch_completion(&self, id: OpId) {

@@ -27,6 +27,7 @@
 
 use crate::config::PersistConfig;
 use crate::error::Error;
+use crate::ftl::hooks::Hooks;
 use crate::ftl::mapping::Loc;
 use crate::ftl::tables::{BlockState, OpKind, NIL};
 use crate::ftl::Ftl;
@@ -469,7 +470,7 @@ pub(crate) fn unseal(b: &[u8], magic: u32) -> Option<(u32, u32)> {
     Some((get_u32(b, 4), get_u32(b, 8)))
 }
 
-impl Ftl<'_> {
+impl<H: Hooks> Ftl<'_, H> {
     /// A mapping entry reached flash state `loc` (not a buffer slot): its TP is dirty.
     #[inline]
     pub(crate) fn map_touch(&mut self, lpn: Lpn) -> Result<(), Error> {

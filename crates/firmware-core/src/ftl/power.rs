@@ -32,6 +32,7 @@
 //! flush on an idle core with an empty buffer: a clean shutdown.
 
 use crate::error::Error;
+use crate::ftl::hooks::Hooks;
 use crate::ftl::mapping::Loc;
 use crate::ftl::persist::{
     get_u32, put_u32, seal, F_MOVING, F_RESERVED, F_WRITING, MAGIC_CUT, META_HEADER,
@@ -93,7 +94,7 @@ pub(crate) struct CutState {
 /// Most block-table pages a checkpoint names (one anchor page lists them).
 pub(crate) const MAX_TABLE_PAGES: usize = 256;
 
-impl Ftl<'_> {
+impl<H: Hooks> Ftl<'_, H> {
     /// The supply failed at `now`. Operations handed out before are
     /// abandoned: the driver must not complete them. The core then emits the
     /// capacitor flush (see the module documentation); drive it like any

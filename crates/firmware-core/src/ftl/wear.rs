@@ -8,11 +8,12 @@
 //! young block take hot data.
 
 use crate::error::Error;
+use crate::ftl::hooks::Hooks;
 use crate::ftl::tables::{BlockState, NIL};
 use crate::ftl::Ftl;
 use crate::medium::addr::{BlockId, PlaneId};
 
-impl Ftl<'_> {
+impl<H: Hooks> Ftl<'_, H> {
     /// Counts an erase in plane `p` and runs the levelling check when due.
     pub(crate) fn wear_tick(&mut self, p: PlaneId) -> Result<(), Error> {
         if self.cfg.wl_threshold == 0 {

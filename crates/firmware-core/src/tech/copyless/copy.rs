@@ -31,6 +31,7 @@
 //! is one tag of it.
 
 use crate::error::Error;
+use crate::ftl::hooks::Hooks;
 use crate::ftl::mapping::Loc;
 use crate::ftl::tables::{BlockState, SlotState};
 use crate::ftl::Ftl;
@@ -77,7 +78,7 @@ pub struct CopyProgress {
     pub stop: CopyStop,
 }
 
-impl Ftl<'_> {
+impl<H: Hooks> Ftl<'_, H> {
     /// Copies `len` mapping units from `src..src+len` to `dst..dst+len`,
     /// by remapping where configured and possible (see the module docs).
     /// Overlapping ranges (other than `src == dst`, a no-op) are refused.

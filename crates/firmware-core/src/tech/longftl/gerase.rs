@@ -26,6 +26,7 @@
 //! 10 or more bit errors) out of service, and erases normally.
 
 use crate::error::Error;
+use crate::ftl::hooks::Hooks;
 use crate::ftl::tables::{BlockState, NIL};
 use crate::ftl::{Ftl, Stream};
 use crate::medium::addr::{BlockId, PlaneId, Ppn};
@@ -183,7 +184,7 @@ pub(crate) struct Guard<'a> {
     last_programmed: u64,
 }
 
-impl<'a> Ftl<'a> {
+impl<'a, H: Hooks> Ftl<'a, H> {
     /// Turns on GuardedErase or BPM (as `config().guard` says) over lent
     /// tables sized by [`GuardSizes::for_config`]. Call before
     /// [`Ftl::format`]. Does nothing when the guard is off.

@@ -31,6 +31,7 @@
 //! its destination.
 
 use crate::error::Error;
+use crate::ftl::hooks::Hooks;
 use crate::ftl::mapping::Loc;
 use crate::ftl::tables::{BlockState, OpKind, NIL};
 use crate::ftl::{Ftl, Stream};
@@ -203,7 +204,7 @@ enum PageMove {
     Copyback { dst: BlockId, page_state: u8 },
 }
 
-impl Ftl<'_> {
+impl<H: Hooks> Ftl<'_, H> {
     /// The quota level (index into `levels`) a new GC block of plane `p`
     /// opened for `stream` belongs to, by the block's position.
     fn level_block(&self, p: PlaneId, level: usize) -> Result<u32, Error> {

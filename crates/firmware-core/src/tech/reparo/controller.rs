@@ -19,6 +19,7 @@
 
 use crate::error::Error;
 use crate::ftl::die_fail::L2pEntry;
+use crate::ftl::hooks::Hooks;
 use crate::ftl::Ftl;
 use crate::medium::addr::{DieId, Lpn, UnitMask, MAX_UNITS_PER_PAGE};
 use crate::medium::nand::{NandCmd, NandOp, NandResult, OpId, Origin, Slot};
@@ -280,9 +281,9 @@ pub struct CoreLend<'a> {
 }
 
 /// One flash core: its FTL, die-failure detector and Reparo state.
-pub struct FlashCore<'a> {
+pub struct FlashCore<'a, H> {
     /// The FTL of this core's dies.
-    pub ftl: Ftl<'a>,
+    pub ftl: Ftl<'a, H>,
     det: Detector,
     entrust: P2lRecord<'a>,
     marks: &'a mut [u32],
@@ -297,9 +298,9 @@ pub struct FlashCore<'a> {
     fault: Option<Error>,
 }
 
-impl<'a> FlashCore<'a> {
+impl<'a, H: Hooks> FlashCore<'a, H> {
     /// Wraps `ftl`; dies fail past `n_bad_die` bad blocks.
-    pub fn new(ftl: Ftl<'a>, lend: CoreLend<'a>, n_bad_die: u32) -> Result<Self, Error> {
+    pub fn new(ftl: Ftl<'a, H>, lend: CoreLend<'a>, n_bad_die: u32) -> Result<Self, Error> {
         let g = ftl.config().geometry;
         if lend.entrust.len() < g.total_units() as usize {
             return Err(Error::TableTooSmall("controller: entrusted p2l"));

@@ -18,6 +18,7 @@
 
 use crate::error::Error;
 use crate::ftl::die_fail::L2pEntry;
+use crate::ftl::hooks::Hooks;
 use crate::ftl::Ftl;
 use crate::medium::addr::{BlockId, Geometry, Lpn, Ppn, Pun};
 use crate::medium::nand::Spare;
@@ -65,7 +66,13 @@ impl P2lCost {
 
     /// Checks one entrusted candidate: `lpn`, said to live in `pun`,
     /// counting it, and calls `found` if it is failed.
-    pub(crate) fn check(&mut self, ftl: &Ftl<'_>, lpn: Lpn, pun: Pun, found: &mut impl FnMut(Lpn)) {
+    pub(crate) fn check<H: Hooks>(
+        &mut self,
+        ftl: &Ftl<'_, H>,
+        lpn: Lpn,
+        pun: Pun,
+        found: &mut impl FnMut(Lpn),
+    ) {
         self.candidates = self.candidates.saturating_add(1);
         if unit_failed(ftl, lpn, pun) {
             self.found = self.found.saturating_add(1);
@@ -129,7 +136,7 @@ impl<'a> P2lRecord<'a> {
     }
 
     /// Records the LBAs a program of `page` carries.
-    pub fn on_program(&mut self, ftl: &Ftl<'_>, page: Ppn, spare: &Spare) {
+    pub fn on_program<H: Hooks>(&mut self, ftl: &Ftl<'_, H>, page: Ppn, spare: &Spare) {
         let g = ftl.config().geometry;
         for off in 0..g.units_per_page {
             if !spare.units.contains(off) {
@@ -146,7 +153,7 @@ impl<'a> P2lRecord<'a> {
     }
 
     /// Forgets the lists of an erased block.
-    pub fn on_erase(&mut self, ftl: &Ftl<'_>, block: BlockId) {
+    pub fn on_erase<H: Hooks>(&mut self, ftl: &Ftl<'_, H>, block: BlockId) {
         let upb = ftl.config().geometry.units_per_block() as usize;
         let first = (block.0 as usize).saturating_mul(upb);
         if let Some(s) = self.units.get_mut(first..first.saturating_add(upb)) {
@@ -170,9 +177,9 @@ impl<'a> P2lRecord<'a> {
 
     /// Identifies the failed LBAs of page `page` from the record (no page
     /// holds them), checking each against the L2P table.
-    pub fn identify_page(
+    pub fn identify_page<H: Hooks>(
         &self,
-        ftl: &Ftl<'_>,
+        ftl: &Ftl<'_, H>,
         page: Ppn,
         mut found: impl FnMut(Lpn),
     ) -> Result<P2lCost, Error> {
@@ -192,9 +199,9 @@ impl<'a> P2lRecord<'a> {
 
     /// Identifies the failed LBAs of block `b` from the record (a list held
     /// in RAM), checking each against the L2P table.
-    pub fn identify_block(
+    pub fn identify_block<H: Hooks>(
         &self,
-        ftl: &Ftl<'_>,
+        ftl: &Ftl<'_, H>,
         b: BlockId,
         mut found: impl FnMut(Lpn),
     ) -> Result<P2lCost, Error> {
@@ -213,7 +220,7 @@ impl<'a> P2lRecord<'a> {
 
 /// Whether `lpn`, entrusted as living in unit `pun`, is failed: its L2P
 /// entry still points there (the die holding it failed), or it was lost.
-pub(crate) fn unit_failed(ftl: &Ftl<'_>, lpn: Lpn, pun: Pun) -> bool {
+pub(crate) fn unit_failed<H: Hooks>(ftl: &Ftl<'_, H>, lpn: Lpn, pun: Pun) -> bool {
     match ftl.l2p_entry(lpn) {
         Ok(L2pEntry::Flash(p)) => p == pun,
         Ok(L2pEntry::Lost) => true,

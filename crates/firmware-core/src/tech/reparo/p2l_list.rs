@@ -19,6 +19,7 @@
 //! block in unit order (`lpn + 1`, 0 for none).
 
 use crate::error::Error;
+use crate::ftl::hooks::Hooks;
 use crate::ftl::Ftl;
 use crate::medium::addr::{BlockId, Geometry, Lpn, PlaneId, Ppn, Pun};
 use crate::medium::nand::{MetaBuf, NandCmd, NandOp, NandResult, OpId, Origin, PageKind};
@@ -74,7 +75,7 @@ const DONE: u32 = 1 << 31;
 
 impl<'a> BlockLists<'a> {
     /// Lists for `ftl`'s geometry over lent memory.
-    pub fn new(ftl: &Ftl<'_>, lend: ListLend<'a>) -> Result<BlockLists<'a>, Error> {
+    pub fn new<H: Hooks>(ftl: &Ftl<'_, H>, lend: ListLend<'a>) -> Result<BlockLists<'a>, Error> {
         let g = ftl.config().geometry;
         let blocks = g.total_blocks() as usize;
         if lend.holders.len() < holder_words(blocks, g.planes() as usize) {
@@ -182,9 +183,9 @@ impl<'a> BlockLists<'a> {
     /// completes a block queues the block's list; an empty list-page
     /// program becomes a metadata program carrying the neighbour die's
     /// waiting lists (left as it is when none wait or no buffer is free).
-    pub fn on_emit(
+    pub fn on_emit<H: Hooks>(
         &mut self,
-        ftl: &Ftl<'_>,
+        ftl: &Ftl<'_, H>,
         record: &P2lRecord<'_>,
         retired: &[bool],
         op: &mut NandOp,
@@ -387,9 +388,9 @@ impl<'a> BlockLists<'a> {
     /// Advances the run: identifies blocks whose lists are in RAM at once
     /// (calling `found` for each failed LBA) and returns the next list-page
     /// read, or `None` when a read is out or the run has finished.
-    pub fn next_read(
+    pub fn next_read<H: Hooks>(
         &mut self,
-        ftl: &Ftl<'_>,
+        ftl: &Ftl<'_, H>,
         record: &P2lRecord<'_>,
         retired: &[bool],
         mut found: impl FnMut(Lpn),
@@ -438,9 +439,9 @@ impl<'a> BlockLists<'a> {
     /// belongs to a failed block held there is checked against the L2P
     /// table. A failed read (the holder's die failed too) ends the run with
     /// an error.
-    pub fn read_done(
+    pub fn read_done<H: Hooks>(
         &mut self,
-        ftl: &Ftl<'_>,
+        ftl: &Ftl<'_, H>,
         page: Ppn,
         result: &NandResult,
         retired: &[bool],

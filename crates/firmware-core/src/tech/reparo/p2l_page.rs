@@ -18,6 +18,7 @@
 //! from the controller's per-unit record instead, at no read.
 
 use crate::error::Error;
+use crate::ftl::hooks::Hooks;
 use crate::ftl::Ftl;
 use crate::medium::addr::{Geometry, Lpn, Ppn, UnitMask, MAX_UNITS_PER_PAGE};
 use crate::medium::nand::{NandCmd, NandOp, NandResult, Origin, PageKind, Slot};
@@ -63,7 +64,7 @@ fn is_host_data(op: &NandOp) -> Option<Ppn> {
 
 impl<'a> PageEntrust<'a> {
     /// Entrustment for `ftl`'s geometry over `words` ([`page_words`] long).
-    pub fn new(ftl: &Ftl<'_>, words: &'a mut [u32]) -> Result<PageEntrust<'a>, Error> {
+    pub fn new<H: Hooks>(ftl: &Ftl<'_, H>, words: &'a mut [u32]) -> Result<PageEntrust<'a>, Error> {
         let g = ftl.config().geometry;
         if !ftl.config().superblock.enabled {
             return Err(Error::InvalidConfig(
@@ -266,9 +267,9 @@ impl<'a> PageEntrust<'a> {
     /// Advances the run: pages with no holder are identified from the
     /// record at once; returns the next holder-page read (spare area only),
     /// or `None` when a read is out or the run has finished.
-    pub fn next_read(
+    pub fn next_read<H: Hooks>(
         &mut self,
-        ftl: &Ftl<'_>,
+        ftl: &Ftl<'_, H>,
         record: &P2lRecord<'_>,
         retired: &[bool],
         mut found: impl FnMut(Lpn),
@@ -322,9 +323,9 @@ impl<'a> PageEntrust<'a> {
     /// The holder read of the current page finished: its spare area's
     /// entrusted LBAs are checked against the L2P table. A failed read (the
     /// holder's die failed too) ends the run with an error.
-    pub fn read_done(
+    pub fn read_done<H: Hooks>(
         &mut self,
-        ftl: &Ftl<'_>,
+        ftl: &Ftl<'_, H>,
         result: &NandResult,
         mut found: impl FnMut(Lpn),
     ) -> Result<(), Error> {

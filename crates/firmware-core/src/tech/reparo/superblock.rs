@@ -28,6 +28,7 @@
 
 use crate::config::Config;
 use crate::error::Error;
+use crate::ftl::hooks::Hooks;
 use crate::ftl::tables::{BlockState, OpKind, NIL};
 use crate::ftl::{Ftl, Stream};
 use crate::medium::addr::MAX_UNITS_PER_PAGE;
@@ -88,7 +89,7 @@ pub(crate) struct SbCursor {
     next: u32,
 }
 
-impl Ftl<'_> {
+impl<H: Hooks> Ftl<'_, H> {
     /// Data pages of a block: all but the list page when list pages are on.
     pub(crate) fn data_end(&self) -> u32 {
         let ppb = self.g.pages_per_block;
