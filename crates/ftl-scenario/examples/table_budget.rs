@@ -1,5 +1,5 @@
 //! Lent-table memory of the core: the per-GiB formula, checked against
-//! `TableSizes::bytes()` for the simulator's preset drives and the bare-metal
+//! `FullFtl::lend_bytes` for the simulator's preset drives and the bare-metal
 //! scenario (`cargo xtask budget` prints this).
 
 use std::mem::size_of;
@@ -8,7 +8,7 @@ use firmware_core::ftl::persist::{meta_page_bytes, META_BUFS};
 use firmware_core::ftl::tables::{BlockMeta, OpEntry, PlaneState, SlotMeta};
 use firmware_core::persist::map_dirty::DirtyLink;
 use firmware_core::tech::dawid::lidf::TpEntry;
-use firmware_core::{Config, FlushPolicy, TableSizes};
+use firmware_core::{Config, FlushPolicy, FullFtl};
 use sim_harness::config::{presets, SimConfig};
 
 const GIB: f64 = (1u64 << 30) as f64;
@@ -110,9 +110,7 @@ fn main() -> Result<(), String> {
     configs.push(("qemu-scenario".into(), ftl_scenario::CONFIG));
     let mut all = true;
     for (name, c) in &configs {
-        let bytes = TableSizes::for_config(c)
-            .map_err(|e| e.to_string())?
-            .bytes() as u64;
+        let bytes = FullFtl::lend_bytes(c).map_err(|e| e.to_string())? as u64;
         let f = formula(c);
         let gib = physical_bytes(c) / GIB;
         all &= f == bytes;

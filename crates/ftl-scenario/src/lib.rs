@@ -52,15 +52,11 @@ use core::fmt;
 
 use firmware_core::driver::execute;
 use firmware_core::ftl::mount::MountStep;
-use firmware_core::ftl::tables::{BlockMeta, BlockState, OpEntry, PlaneState, SlotMeta};
+use firmware_core::ftl::tables::BlockState;
 use firmware_core::medium::addr::MAX_UNITS_PER_PAGE;
-use firmware_core::persist::map_dirty::DirtyLink;
-use firmware_core::tech::copyless::refcount::{CopylessTables, ShadowEntry};
-use firmware_core::tech::dawid::lidf::TpEntry;
 use firmware_core::{
     BlockId, Config, CopybackPolicy, Error, FlushPolicy, FullFtl, Geometry, Lpn, NandCmd,
-    NandError, NandOp, Origin, PersistConfig, PersistTables, ReadValue, Stats, SyncDriver,
-    TableSizes, Tables,
+    NandError, NandOp, Origin, PersistConfig, ReadValue, Stats, SyncDriver,
 };
 use nand_model::{
     BlockRec, FaultConfig, LentMedium, LentMeta, LentStorage, PageRec, ReliabilityConfig,
@@ -127,7 +123,7 @@ pub const CONFIG: Config = Config {
 /// medium compute at run time.
 pub mod sizes {
     use super::{CONFIG, GEOMETRY, MAP_ENTRIES_PER_PAGE};
-    use firmware_core::ftl::persist::{META_BUFS, META_HEADER};
+    use firmware_core::ftl::persist::META_HEADER;
 
     const PLANES_U: usize = GEOMETRY.channels as usize
         * GEOMETRY.dies_per_channel as usize
@@ -135,41 +131,28 @@ pub mod sizes {
     const PPB: usize = GEOMETRY.pages_per_block as usize;
     const UNITS_PER_BLOCK: usize = PPB * GEOMETRY.units_per_page as usize;
 
-    /// Core: logical-to-physical map entries.
+    /// Core: bytes of the one region the core carves its tables from
+    /// (`FullFtl::lend_bytes`, persistence tables included).
+    pub const CORE_LENT_BYTES: usize = 162_505;
+    /// Core: logical units (the oracle's length).
     pub const L2P: usize = CONFIG.logical_units as usize;
-    /// Core: physical-to-logical map entries.
-    pub const P2L: usize = BLOCKS * UNITS_PER_BLOCK;
-    /// Core: block metadata entries.
-    pub const BLOCKS: usize = PLANES_U * GEOMETRY.blocks_per_plane as usize;
-    /// Core: valid-count bucket heads.
-    pub const BUCKETS: usize = PLANES_U * (UNITS_PER_BLOCK + 1);
-    /// Core: plane states.
-    pub const PLANES: usize = PLANES_U;
     /// Core: buffer slot entries (and data pool units).
     pub const SLOTS: usize = CONFIG.write_buffer_units as usize
         + CONFIG.read_slots as usize
         + CONFIG.gc_slots_per_plane as usize * PLANES_U;
-    /// Core: in-flight operation entries.
-    pub const OPS: usize = CONFIG.max_inflight as usize;
-    /// Core: per-page copyback state (none: the scenario's mode keeps it per block).
-    pub const PAGE_CB: usize = 0;
-    /// Core: translation pages (entries of each persistence table: GTD,
-    /// sequence numbers, flags, dirty links, in-flight counts).
+    /// Core: translation pages.
     pub const TPS: usize = L2P.div_ceil(MAP_ENTRIES_PER_PAGE as usize);
     /// Bytes of one metadata page (translation page or power-cut record).
     pub const META_PAGE_BYTES: usize = META_HEADER + 4 * MAP_ENTRIES_PER_PAGE as usize;
-    /// Core: bytes of the metadata page buffers.
-    pub const META_BUFS_BYTES: usize = META_BUFS * META_PAGE_BYTES;
-    /// Core: LIDF scheduler entries (none: the flush order is FIFO).
-    pub const LIDF_TPS: usize = 0;
-    /// Driver: data pool, one `u64` stamp per buffer slot.
-    pub const DATA: usize = SLOTS;
+    /// Medium: unit records.
+    pub const MEDIUM_UNITS: usize = BLOCKS * UNITS_PER_BLOCK;
     /// Medium: block records.
     pub const MEDIUM_BLOCKS: usize = BLOCKS;
+    const BLOCKS: usize = PLANES_U * GEOMETRY.blocks_per_plane as usize;
+    /// Driver: data pool, one `u64` stamp per buffer slot.
+    pub const DATA: usize = SLOTS;
     /// Medium: page records.
     pub const MEDIUM_PAGES: usize = BLOCKS * PPB;
-    /// Medium: unit records.
-    pub const MEDIUM_UNITS: usize = P2L;
     /// Medium: metadata page slots. The core's metadata region at its
     /// largest (as `firmware_core::ftl::persist` bounds it: written pages at the
     /// cleaning limit, the pages kept erased for a cut, an open block and a
@@ -189,34 +172,23 @@ pub mod sizes {
     pub const ORACLE: usize = L2P;
 }
 
-/// Checks the [`sizes`] constants against [`TableSizes::for_config`] and
-/// [`nand_model::StorageSizes::for_geometry`].
-pub fn check_sizes() -> Result<TableSizes, ScenarioError> {
-    let t = TableSizes::for_config(&CONFIG).map_err(|error| ScenarioError::Core {
+/// Checks the [`sizes`] constants against what the core
+/// ([`FullFtl::lend_bytes`], [`firmware_core::ftl::persist::meta_page_bytes`])
+/// and the medium ([`nand_model::StorageSizes::for_geometry`]) compute at
+/// run time; returns the core's lent bytes.
+pub fn check_sizes() -> Result<usize, ScenarioError> {
+    let core = FullFtl::lend_bytes(&CONFIG).map_err(|error| ScenarioError::Core {
         step: Step::Setup,
         error,
     })?;
     let m = nand_model::StorageSizes::for_geometry(&GEOMETRY);
-    let same = t.l2p == sizes::L2P
-        && t.p2l == sizes::P2L
-        && t.blocks == sizes::BLOCKS
-        && t.buckets == sizes::BUCKETS
-        && t.planes == sizes::PLANES
-        && t.slots == sizes::SLOTS
-        && t.ops == sizes::OPS
-        && t.page_cb == sizes::PAGE_CB
-        && t.tps == sizes::TPS
-        && t.meta_bytes == sizes::META_BUFS_BYTES
-        && t.lidf_tps == sizes::LIDF_TPS
-        && t.cc_counts == 0
-        && t.cc_heads == 0
-        && t.cc_shadow == 0
+    let same = core == sizes::CORE_LENT_BYTES
         && firmware_core::ftl::persist::meta_page_bytes(&CONFIG.persist) == sizes::META_PAGE_BYTES
         && m.blocks == sizes::MEDIUM_BLOCKS
         && m.pages == sizes::MEDIUM_PAGES
         && m.units == sizes::MEDIUM_UNITS;
     if same {
-        Ok(t)
+        Ok(core)
     } else {
         Err(ScenarioError::Memory(
             "size constants disagree with the core or the medium",
@@ -228,9 +200,10 @@ pub fn check_sizes() -> Result<TableSizes, ScenarioError> {
 /// arrays on the microcontroller). Contents on entry do not matter. Lengths must
 /// be at least the [`sizes`] constants.
 pub struct Memory<'a> {
-    /// The core's tables, persistence tables included (the scenario rebuilds
-    /// the core over them at every remount).
-    pub tables: Tables<'a>,
+    /// The region the core carves its tables from, persistence tables
+    /// included ([`sizes::CORE_LENT_BYTES`]); the scenario builds the core
+    /// over it again at every remount.
+    pub core: &'a mut [u8],
     /// The driver's data pool: one stamp per buffer slot.
     pub data: &'a mut [u64],
     /// The medium's block records.
@@ -749,100 +722,6 @@ fn add_stats(total: &mut Stats, s: &Stats) {
     t.list_pages = t.list_pages.saturating_add(list_pages);
 }
 
-/// The core's lent tables, taken apart so the core can be dropped and rebuilt
-/// over the very same memory (a remount after a power cut).
-struct Parts<'a> {
-    l2p: &'a mut [u32],
-    p2l: &'a mut [u32],
-    blocks: &'a mut [BlockMeta],
-    buckets: &'a mut [u32],
-    planes: &'a mut [PlaneState],
-    slots: &'a mut [SlotMeta],
-    ops: &'a mut [OpEntry],
-    page_cb: &'a mut [u8],
-    gtd: &'a mut [u32],
-    tp_seq: &'a mut [u64],
-    tp_flags: &'a mut [u8],
-    tp_links: &'a mut [DirtyLink],
-    meta: &'a mut [u8],
-    lidf: &'a mut [TpEntry],
-    lidf_heap: &'a mut [u32],
-    tp_heads: &'a mut [u16],
-    tp_inflight: &'a mut [u16],
-    cc_counts: &'a mut [u32],
-    cc_heads: &'a mut [u32],
-    cc_shadow: &'a mut [ShadowEntry],
-}
-
-impl<'a> Parts<'a> {
-    fn new(t: Tables<'a>) -> Self {
-        let Tables {
-            l2p,
-            p2l,
-            blocks,
-            buckets,
-            planes,
-            slots,
-            ops,
-            page_cb,
-            persist,
-            copyless,
-        } = t;
-        Parts {
-            l2p,
-            p2l,
-            blocks,
-            buckets,
-            planes,
-            slots,
-            ops,
-            page_cb,
-            gtd: persist.gtd,
-            tp_seq: persist.tp_seq,
-            tp_flags: persist.tp_flags,
-            tp_links: persist.tp_links,
-            meta: persist.meta,
-            lidf: persist.lidf,
-            lidf_heap: persist.lidf_heap,
-            tp_heads: persist.tp_heads,
-            tp_inflight: persist.tp_inflight,
-            cc_counts: copyless.counts,
-            cc_heads: copyless.shadow_heads,
-            cc_shadow: copyless.shadow,
-        }
-    }
-
-    /// The tables, lent again for one core's lifetime.
-    fn lend(&mut self) -> Tables<'_> {
-        Tables {
-            l2p: self.l2p,
-            p2l: self.p2l,
-            blocks: self.blocks,
-            buckets: self.buckets,
-            planes: self.planes,
-            slots: self.slots,
-            ops: self.ops,
-            page_cb: self.page_cb,
-            persist: PersistTables {
-                gtd: self.gtd,
-                tp_seq: self.tp_seq,
-                tp_flags: self.tp_flags,
-                tp_links: self.tp_links,
-                meta: self.meta,
-                lidf: self.lidf,
-                lidf_heap: self.lidf_heap,
-                tp_heads: self.tp_heads,
-                tp_inflight: self.tp_inflight,
-            },
-            copyless: CopylessTables {
-                counts: self.cc_counts,
-                shadow_heads: self.cc_heads,
-                shadow: self.cc_shadow,
-            },
-        }
-    }
-}
-
 /// The host write in progress when the power went: the unit may read back
 /// either version.
 #[derive(Clone, Copy, Debug)]
@@ -1299,7 +1178,7 @@ pub fn run(mem: Memory<'_>, opts: &Options) -> Result<Report, ScenarioError> {
         return Err(ScenarioError::Options("more cuts than MAX_CUTS"));
     }
     let Memory {
-        tables,
+        core,
         data,
         medium_blocks,
         medium_pages,
@@ -1333,7 +1212,6 @@ pub fn run(mem: Memory<'_>, opts: &Options) -> Result<Report, ScenarioError> {
         store,
     )
     .map_err(&setup)?;
-    let mut parts = Parts::new(tables);
     let mut drv = SyncDriver::new(&mut nand, data);
 
     let mut r = Run {
@@ -1372,7 +1250,7 @@ pub fn run(mem: Memory<'_>, opts: &Options) -> Result<Report, ScenarioError> {
     // on the others; each churns until the next cut or the end of the run.
     let mut after_cut: Option<InFlight> = None;
     loop {
-        let mut ftl = FullFtl::new(CONFIG, parts.lend()).map_err(&setup)?;
+        let mut ftl = FullFtl::new(CONFIG, &mut *core).map_err(&setup)?;
         match after_cut {
             None => {
                 drv.format(&mut ftl).map_err(core_err(Step::Format))?;
@@ -1409,7 +1287,7 @@ pub fn run(mem: Memory<'_>, opts: &Options) -> Result<Report, ScenarioError> {
         }
     }
 
-    let mut ftl = FullFtl::new(CONFIG, parts.lend()).map_err(&setup)?;
+    let mut ftl = FullFtl::new(CONFIG, &mut *core).map_err(&setup)?;
     r.mount(&mut drv, &mut ftl, Step::Remount)?;
     r.report.remount = Remount::FromFlash;
     for lpn in 0..n {
@@ -1429,7 +1307,7 @@ pub fn run(mem: Memory<'_>, opts: &Options) -> Result<Report, ScenarioError> {
 pub fn lent_bytes() -> Result<LentBytes, ScenarioError> {
     let t = check_sizes()?;
     Ok(LentBytes {
-        core_tables: t.bytes(),
+        core_tables: t,
         data_pool: sizes::DATA.saturating_mul(core::mem::size_of::<u64>()),
         medium: nand_model::StorageSizes::for_geometry(&GEOMETRY).bytes(),
         medium_meta: sizes::MEDIUM_META_BYTES
@@ -1441,7 +1319,7 @@ pub fn lent_bytes() -> Result<LentBytes, ScenarioError> {
 /// Lent memory by owner, in bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LentBytes {
-    /// The core's tables ([`TableSizes::bytes`]), persistence tables included.
+    /// The core's tables ([`FullFtl::lend_bytes`]), persistence tables included.
     pub core_tables: usize,
     /// The driver's data pool.
     pub data_pool: usize,

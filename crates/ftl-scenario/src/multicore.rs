@@ -31,13 +31,12 @@ use core::fmt;
 
 use firmware_core::driver::execute;
 use firmware_core::ftl::die_fail::L2pEntry;
-use firmware_core::ftl::tables::{BlockMeta, OpEntry, PlaneState, SlotMeta};
 use firmware_core::tech::reparo::controller::{CoreLend, FlashCore, Master, PROBE_ID};
 use firmware_core::tech::reparo::p2l_list::ListLend;
 use firmware_core::tech::reparo::superblock::SuperblockConfig;
 use firmware_core::{
     BlockId, Config, CopybackPolicy, DieId, Error, FullFtl, Geometry, HostCompletion, Lpn,
-    PersistConfig, PersistTables, ReadStart, ReadStatus, ReadValue, Tables, Tag,
+    PersistConfig, ReadStart, ReadStatus, ReadValue, Tag,
 };
 use nand_model::{
     BlockRec, FaultConfig, LentMedium, LentMeta, LentStorage, PageRec, ReliabilityConfig, UnitRec,
@@ -110,7 +109,6 @@ pub const CONFIG: Config = Config {
 pub mod sizes {
     use super::{CONFIG, CORES, GEOMETRY, LOGICAL};
     use core::mem::size_of;
-    use firmware_core::ftl::tables::{BlockMeta, OpEntry, PlaneState, SlotMeta};
     use nand_model::{BlockRec, PageRec, UnitRec};
 
     const PLANES_U: usize = GEOMETRY.channels as usize
@@ -165,13 +163,9 @@ pub mod sizes {
     pub const ORACLE: usize = LOGICAL as usize;
     /// Drive: the ground-truth bitmap, one bit per host LBA (not per core).
     pub const TRUTH: usize = ORACLE.div_ceil(32);
-    /// Bytes of one core's FTL tables (persistence and copyless tables
-    /// are empty).
-    pub const CORE_TABLES_BYTES: usize = (L2P + P2L + BUCKETS) * size_of::<u32>()
-        + BLOCKS * size_of::<BlockMeta>()
-        + PLANES * size_of::<PlaneState>()
-        + SLOTS * size_of::<SlotMeta>()
-        + OPS * size_of::<OpEntry>();
+    /// Bytes of one core's FTL tables (`FullFtl::lend_bytes`; persistence
+    /// and copyless tables are empty).
+    pub const CORE_TABLES_BYTES: usize = 30_225;
     /// Bytes of one core's medium: records and metadata page slots.
     pub const MEDIUM_BYTES: usize = MEDIUM_BLOCKS * size_of::<BlockRec>()
         + MEDIUM_PAGES * size_of::<PageRec>()
@@ -188,42 +182,28 @@ pub mod sizes {
         + (ORACLE + TRUTH) * size_of::<u32>();
 }
 
-/// Checks the [`sizes`] constants against [`firmware_core::TableSizes`] and
+/// Checks the [`sizes`] constants against [`FullFtl::lend_bytes`] and
 /// [`nand_model::StorageSizes`], and the configuration against
 /// [`Config::validate`].
-pub fn check_sizes() -> Result<firmware_core::TableSizes, ScenarioError> {
+pub fn check_sizes() -> Result<usize, ScenarioError> {
     let setup = |error| ScenarioError::Core {
         step: Step::Setup,
         error,
     };
     CONFIG.validate().map_err(setup)?;
-    let t = firmware_core::TableSizes::for_config(&CONFIG).map_err(setup)?;
+    let core = FullFtl::lend_bytes(&CONFIG).map_err(setup)?;
     let m = nand_model::StorageSizes::for_geometry(&GEOMETRY);
-    let same = t.l2p == sizes::L2P
-        && t.p2l == sizes::P2L
-        && t.blocks == sizes::BLOCKS
-        && t.buckets == sizes::BUCKETS
-        && t.planes == sizes::PLANES
-        && t.slots == sizes::SLOTS
-        && t.ops == sizes::OPS
-        && t.page_cb == 0
-        && t.tps == 0
-        && t.meta_bytes == 0
-        && t.lidf_tps == 0
-        && t.cc_counts == 0
-        && t.cc_heads == 0
-        && t.cc_shadow == 0
+    let same = core == sizes::CORE_TABLES_BYTES
         && m.blocks == sizes::MEDIUM_BLOCKS
         && m.pages == sizes::MEDIUM_PAGES
         && m.units == sizes::MEDIUM_UNITS
         && GEOMETRY.total_units() as usize == sizes::ENTRUST
-        && t.bytes() == sizes::CORE_TABLES_BYTES
         && m.bytes()
             .checked_add(sizes::MEDIUM_META_BYTES)
             .and_then(|b| b.checked_add(sizes::MEDIUM_META_SLOTS.checked_mul(4)?))
             == Some(sizes::MEDIUM_BYTES);
     if same {
-        Ok(t)
+        Ok(core)
     } else {
         Err(ScenarioError::Memory(
             "multicore size constants disagree with the core or the medium",
@@ -236,20 +216,8 @@ pub fn check_sizes() -> Result<firmware_core::TableSizes, ScenarioError> {
 /// takes the `i`-th share); the oracle and the truth bitmap cover the drive.
 /// Contents on entry do not matter.
 pub struct McMemory<'a> {
-    /// FTL: L2P entries.
-    pub l2p: &'a mut [u32],
-    /// FTL: P2L entries.
-    pub p2l: &'a mut [u32],
-    /// FTL: block metadata.
-    pub blocks: &'a mut [BlockMeta],
-    /// FTL: valid-count bucket heads.
-    pub buckets: &'a mut [u32],
-    /// FTL: plane states.
-    pub planes: &'a mut [PlaneState],
-    /// FTL: buffer slot metadata.
-    pub slots: &'a mut [SlotMeta],
-    /// FTL: in-flight operations.
-    pub ops: &'a mut [OpEntry],
+    /// FTL: the regions the cores carve their tables from.
+    pub core: &'a mut [u8],
     /// Driver: data pools.
     pub data: &'a mut [u64],
     /// Medium: block records.
@@ -758,7 +726,7 @@ impl<'c, 'a> Drive<'c, 'a> {
 #[inline(never)]
 fn make_core<'a>(
     out: &mut CoreSlot<'a>,
-    tables: Tables<'a>,
+    tables: &'a mut [u8],
     lend: CoreLend<'a>,
 ) -> Result<(), Error> {
     *out = None;
@@ -776,18 +744,7 @@ fn build_core<'c, 'a>(
     seed: u64,
 ) -> Result<McCore<'c, 'a>, ScenarioError> {
     let setup = err(Step::Setup);
-    let tables = Tables {
-        l2p: take(&mut mem.l2p, sizes::L2P, "l2p")?,
-        p2l: take(&mut mem.p2l, sizes::P2L, "p2l")?,
-        blocks: take(&mut mem.blocks, sizes::BLOCKS, "blocks")?,
-        buckets: take(&mut mem.buckets, sizes::BUCKETS, "buckets")?,
-        planes: take(&mut mem.planes, sizes::PLANES, "planes")?,
-        slots: take(&mut mem.slots, sizes::SLOTS, "slots")?,
-        ops: take(&mut mem.ops, sizes::OPS, "ops")?,
-        page_cb: &mut [],
-        persist: PersistTables::none(),
-        copyless: firmware_core::tech::copyless::refcount::CopylessTables::none(),
-    };
+    let tables = take(&mut mem.core, sizes::CORE_TABLES_BYTES, "core tables")?;
     let lend = CoreLend {
         entrust: take(&mut mem.entrust, sizes::ENTRUST, "entrust")?,
         marks: take(&mut mem.marks, sizes::MARKS, "marks")?,

@@ -1,7 +1,6 @@
 //! The multi-core Reparo scenario on the host, over Vec-backed memory: the
 //! very code the QEMU firmware runs.
 
-use firmware_core::ftl::tables::{BlockMeta, OpEntry, PlaneState, SlotMeta};
 use ftl_scenario::multicore::{
     self, sizes, CoreSlot, McFault, McMemory, McOptions, McReport, CORES,
 };
@@ -9,13 +8,7 @@ use nand_model::{BlockRec, PageRec, UnitRec};
 
 /// Every lent array, `CORES` shares of each per-core table.
 struct Store {
-    l2p: Vec<u32>,
-    p2l: Vec<u32>,
-    blocks: Vec<BlockMeta>,
-    buckets: Vec<u32>,
-    planes: Vec<PlaneState>,
-    slots: Vec<SlotMeta>,
-    ops: Vec<OpEntry>,
+    core: Vec<u8>,
     data: Vec<u64>,
     medium_blocks: Vec<BlockRec>,
     medium_pages: Vec<PageRec>,
@@ -34,13 +27,7 @@ impl Store {
     fn new() -> Store {
         let c = CORES;
         Store {
-            l2p: vec![0; c * sizes::L2P],
-            p2l: vec![0; c * sizes::P2L],
-            blocks: vec![BlockMeta::default(); c * sizes::BLOCKS],
-            buckets: vec![0; c * sizes::BUCKETS],
-            planes: vec![PlaneState::default(); c * sizes::PLANES],
-            slots: vec![SlotMeta::default(); c * sizes::SLOTS],
-            ops: vec![OpEntry::default(); c * sizes::OPS],
+            core: vec![0; c * sizes::CORE_TABLES_BYTES],
             data: vec![0; c * sizes::DATA],
             medium_blocks: vec![BlockRec::INIT; c * sizes::MEDIUM_BLOCKS],
             medium_pages: vec![PageRec::INIT; c * sizes::MEDIUM_PAGES],
@@ -58,13 +45,7 @@ impl Store {
 
     fn memory(&mut self) -> McMemory<'_> {
         McMemory {
-            l2p: &mut self.l2p,
-            p2l: &mut self.p2l,
-            blocks: &mut self.blocks,
-            buckets: &mut self.buckets,
-            planes: &mut self.planes,
-            slots: &mut self.slots,
-            ops: &mut self.ops,
+            core: &mut self.core,
             data: &mut self.data,
             medium_blocks: &mut self.medium_blocks,
             medium_pages: &mut self.medium_pages,

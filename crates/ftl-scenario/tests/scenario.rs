@@ -2,28 +2,13 @@
 //! through its power cuts and remounts, and it must catch an injected corruption.
 
 use firmware_core::ftl::mount::MountStep;
-use firmware_core::ftl::tables::{BlockMeta, OpEntry, PlaneState, SlotMeta};
-use firmware_core::persist::map_dirty::DirtyLink;
-use firmware_core::{PersistTables, ReadValue, Tables};
+use firmware_core::ReadValue;
 use ftl_scenario::{sizes, Corruption, CutKind, Failure, Memory, Options, Report, CUT_PLAN};
 use nand_model::{BlockRec, PageRec, UnitRec};
 
 /// Heap-backed stand-in for the firmware's static arrays.
 struct HostMemory {
-    l2p: Vec<u32>,
-    p2l: Vec<u32>,
-    blocks: Vec<BlockMeta>,
-    buckets: Vec<u32>,
-    planes: Vec<PlaneState>,
-    slots: Vec<SlotMeta>,
-    ops: Vec<OpEntry>,
-    page_cb: Vec<u8>,
-    gtd: Vec<u32>,
-    tp_seq: Vec<u64>,
-    tp_flags: Vec<u8>,
-    tp_links: Vec<DirtyLink>,
-    meta: Vec<u8>,
-    tp_inflight: Vec<u16>,
+    core: Vec<u8>,
     data: Vec<u64>,
     medium_blocks: Vec<BlockRec>,
     medium_pages: Vec<PageRec>,
@@ -36,20 +21,7 @@ struct HostMemory {
 impl HostMemory {
     fn new() -> Self {
         HostMemory {
-            l2p: vec![0; sizes::L2P],
-            p2l: vec![0; sizes::P2L],
-            blocks: vec![BlockMeta::default(); sizes::BLOCKS],
-            buckets: vec![0; sizes::BUCKETS],
-            planes: vec![PlaneState::default(); sizes::PLANES],
-            slots: vec![SlotMeta::default(); sizes::SLOTS],
-            ops: vec![OpEntry::default(); sizes::OPS],
-            page_cb: vec![0; sizes::PAGE_CB],
-            gtd: vec![0; sizes::TPS],
-            tp_seq: vec![0; sizes::TPS],
-            tp_flags: vec![0; sizes::TPS],
-            tp_links: vec![DirtyLink::default(); sizes::TPS],
-            meta: vec![0; sizes::META_BUFS_BYTES],
-            tp_inflight: vec![0; sizes::TPS],
+            core: vec![0; sizes::CORE_LENT_BYTES],
             data: vec![0; sizes::DATA],
             medium_blocks: vec![BlockRec::INIT; sizes::MEDIUM_BLOCKS],
             medium_pages: vec![PageRec::INIT; sizes::MEDIUM_PAGES],
@@ -62,28 +34,7 @@ impl HostMemory {
 
     fn lend(&mut self) -> Memory<'_> {
         Memory {
-            tables: Tables {
-                l2p: &mut self.l2p,
-                p2l: &mut self.p2l,
-                blocks: &mut self.blocks,
-                buckets: &mut self.buckets,
-                planes: &mut self.planes,
-                slots: &mut self.slots,
-                ops: &mut self.ops,
-                page_cb: &mut self.page_cb,
-                persist: PersistTables {
-                    gtd: &mut self.gtd,
-                    tp_seq: &mut self.tp_seq,
-                    tp_flags: &mut self.tp_flags,
-                    tp_links: &mut self.tp_links,
-                    meta: &mut self.meta,
-                    lidf: &mut [],
-                    lidf_heap: &mut [],
-                    tp_heads: &mut [],
-                    tp_inflight: &mut self.tp_inflight,
-                },
-                copyless: firmware_core::tech::copyless::refcount::CopylessTables::none(),
-            },
+            core: &mut self.core,
             data: &mut self.data,
             medium_blocks: &mut self.medium_blocks,
             medium_pages: &mut self.medium_pages,

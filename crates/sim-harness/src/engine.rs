@@ -22,12 +22,9 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 use firmware_core::driver::execute;
-use firmware_core::ftl::tables::{BlockMeta, OpEntry, PlaneState, SlotMeta};
-use firmware_core::persist::map_dirty::DirtyLink;
-use firmware_core::tech::copyless::refcount::ShadowEntry;
 use firmware_core::{
-    Config, CopyStop, Error, FullFtl, HostCompletion, Lpn, Nand, NandOp, NandResult, PersistTables,
-    ReadReport, ReadStart, ReadStatus, TableSizes, Tables, Tag,
+    Config, CopyStop, Error, FullFtl, HostCompletion, Lpn, Nand, NandOp, NandResult, ReadReport,
+    ReadStart, ReadStatus, Tag,
 };
 
 use nand_model::FullUnit;
@@ -128,119 +125,28 @@ impl<const B: usize> StampUnit for FullUnit<B> {
 }
 
 /// Memory the engine lends to the core (the caller-lends-memory pattern):
-/// the core's tables and the slot data pool of units `U` (`u64` stamps by
-/// default, `nand_model::FullUnit` for full-data runs).
+/// one region the core carves all its tables from, and the slot data pool of
+/// units `U` (`u64` stamps by default, `nand_model::FullUnit` for full-data
+/// runs).
 pub struct CoreStore<U = u64> {
-    l2p: Vec<u32>,
-    p2l: Vec<u32>,
-    blocks: Vec<BlockMeta>,
-    buckets: Vec<u32>,
-    planes: Vec<PlaneState>,
-    slots: Vec<SlotMeta>,
-    ops: Vec<OpEntry>,
-    page_cb: Vec<u8>,
-    gtd: Vec<u32>,
-    tp_seq: Vec<u64>,
-    tp_flags: Vec<u8>,
-    tp_links: Vec<DirtyLink>,
-    lidf: Vec<firmware_core::tech::dawid::lidf::TpEntry>,
-    lidf_heap: Vec<u32>,
-    tp_heads: Vec<u16>,
-    tp_inflight: Vec<u16>,
-    meta: Vec<u8>,
-    cc_counts: Vec<u32>,
-    cc_heads: Vec<u32>,
-    cc_shadow: Vec<ShadowEntry>,
+    mem: Vec<u8>,
     data: Vec<U>,
-    wl_entries: Vec<firmware_core::tech::longftl::weak_wl::WlEntry>,
-    wl_heads: Vec<u16>,
-    guard: Vec<firmware_core::tech::longftl::gerase::GuardMeta>,
 }
 
 impl<U: Copy + Default> CoreStore<U> {
-    /// Allocates every table a configuration needs, and one unit per buffer slot.
+    /// Allocates the region a configuration needs, and one unit per buffer slot.
     pub fn new(cfg: &Config) -> Result<Self, Error> {
-        let s = TableSizes::for_config(cfg)?;
-        let gs = firmware_core::tech::longftl::gerase::GuardSizes::for_config(cfg);
+        let bytes = FullFtl::lend_bytes(cfg)?;
+        let slots = cfg.total_slots() as usize;
         Ok(CoreStore {
-            wl_entries: vec![Default::default(); gs.wl_entries],
-            wl_heads: vec![0; gs.wl_heads],
-            guard: vec![Default::default(); gs.blocks],
-            l2p: vec![0; s.l2p],
-            p2l: vec![0; s.p2l],
-            blocks: vec![BlockMeta::default(); s.blocks],
-            buckets: vec![0; s.buckets],
-            planes: vec![PlaneState::default(); s.planes],
-            slots: vec![SlotMeta::default(); s.slots],
-            ops: vec![OpEntry::default(); s.ops],
-            page_cb: vec![0; s.page_cb],
-            gtd: vec![0; s.tps],
-            tp_seq: vec![0; s.tps],
-            tp_flags: vec![0; s.tps],
-            tp_links: vec![DirtyLink::default(); s.tps],
-            lidf: vec![Default::default(); s.lidf_tps],
-            lidf_heap: vec![0; s.lidf_tps],
-            tp_heads: vec![0; s.lidf_tps],
-            tp_inflight: vec![0; s.tps],
-            meta: vec![0; s.meta_bytes],
-            cc_counts: vec![0; s.cc_counts],
-            cc_heads: vec![0; s.cc_heads],
-            cc_shadow: vec![Default::default(); s.cc_shadow],
-            data: vec![U::default(); s.slots],
+            mem: vec![0; bytes],
+            data: vec![U::default(); slots],
         })
     }
 
-    /// Lends the tables and the slot data pool.
-    pub fn split(&mut self) -> (Tables<'_>, &mut [U]) {
-        let (t, d, _) = self.split_guarded();
-        (t, d)
-    }
-
-    /// [`CoreStore::split`] plus the GuardedErase tables (empty when the
-    /// guard is off).
-    pub fn split_guarded(
-        &mut self,
-    ) -> (
-        Tables<'_>,
-        &mut [U],
-        firmware_core::tech::longftl::gerase::GuardTables<'_>,
-    ) {
-        (
-            Tables {
-                l2p: &mut self.l2p,
-                p2l: &mut self.p2l,
-                blocks: &mut self.blocks,
-                buckets: &mut self.buckets,
-                planes: &mut self.planes,
-                slots: &mut self.slots,
-                ops: &mut self.ops,
-                page_cb: &mut self.page_cb,
-                persist: PersistTables {
-                    gtd: &mut self.gtd,
-                    tp_seq: &mut self.tp_seq,
-                    tp_flags: &mut self.tp_flags,
-                    tp_links: &mut self.tp_links,
-                    lidf: &mut self.lidf,
-                    lidf_heap: &mut self.lidf_heap,
-                    tp_heads: &mut self.tp_heads,
-                    tp_inflight: &mut self.tp_inflight,
-                    meta: &mut self.meta,
-                },
-                copyless: firmware_core::tech::copyless::refcount::CopylessTables {
-                    counts: &mut self.cc_counts,
-                    shadow_heads: &mut self.cc_heads,
-                    shadow: &mut self.cc_shadow,
-                },
-            },
-            &mut self.data,
-            firmware_core::tech::longftl::gerase::GuardTables {
-                wl: firmware_core::tech::longftl::weak_wl::WeakWlTables {
-                    entries: &mut self.wl_entries,
-                    heads: &mut self.wl_heads,
-                },
-                blocks: &mut self.guard,
-            },
-        )
+    /// Lends the table region and the slot data pool.
+    pub fn split(&mut self) -> (&mut [u8], &mut [U]) {
+        (&mut self.mem, &mut self.data)
     }
 }
 
@@ -603,9 +509,8 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
         p: EngineParams,
         host: H,
     ) -> Result<Self, Error> {
-        let (tables, data, guard) = store.split_guarded();
-        let mut ftl = FullFtl::new(cfg, tables)?;
-        ftl.attach_guard(guard)?;
+        let (mem, data) = store.split();
+        let ftl = FullFtl::new(cfg, mem)?;
         let qd = p.queue_depth.max(1);
         let mut e = Engine {
             ftl,

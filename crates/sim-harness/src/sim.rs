@@ -360,7 +360,7 @@ pub fn outcome<N: Nand, H: HostSide<N::Unit>>(
         write_buffer_units: eng.write_buffer_units(),
         wall_seconds,
         total_wall_seconds,
-        core_table_bytes: firmware_core::TableSizes::for_config(&plan.core)?.bytes(),
+        core_table_bytes: firmware_core::FullFtl::lend_bytes(&plan.core)?,
         gerase_modes: eng.ftl.gerase_mode_history().to_vec(),
         plan: *plan,
     })

@@ -31,9 +31,8 @@ use core::sync::atomic::{AtomicBool, Ordering};
 use cortex_m_rt::{entry, exception, ExceptionFrame};
 use cortex_m_semihosting::debug::{self, EXIT_FAILURE, EXIT_SUCCESS};
 use cortex_m_semihosting::hprintln;
-use firmware_core::persist::map_dirty::DirtyLink;
 use firmware_core::ftl::tables::{BlockMeta, OpEntry, PlaneState, SlotMeta};
-use firmware_core::{FullFtl, PersistTables, ReadValue, Tables};
+use firmware_core::{FullFtl, ReadValue};
 use ftl_scenario::multicore::{self, CoreSlot, McMemory, McOptions, CORES};
 use ftl_scenario::{sizes, Corruption, CutKind, Failure, Memory, Options, Report, GEOMETRY};
 use nand_model::{BlockRec, PageRec, TornProgram, UnitRec};
@@ -129,29 +128,7 @@ fn take_memory() -> Memory<'static> {
         panic!("lent memory taken twice");
     }
     Memory {
-        tables: Tables {
-            l2p: lend!(u32, sizes::L2P, 0),
-            p2l: lend!(u32, sizes::P2L, 0),
-            blocks: lend!(BlockMeta, sizes::BLOCKS, BlockMeta::default()),
-            buckets: lend!(u32, sizes::BUCKETS, 0),
-            planes: lend!(PlaneState, sizes::PLANES, PlaneState::default()),
-            slots: lend!(SlotMeta, sizes::SLOTS, SlotMeta::default()),
-            ops: lend!(OpEntry, sizes::OPS, OpEntry::default()),
-            page_cb: lend!(u8, sizes::PAGE_CB, 0),
-            persist: PersistTables {
-                gtd: lend!(u32, sizes::TPS, 0),
-                tp_seq: lend!(u64, sizes::TPS, 0),
-                tp_flags: lend!(u8, sizes::TPS, 0),
-                tp_links: lend!(DirtyLink, sizes::TPS, DirtyLink::default()),
-                meta: lend!(u8, sizes::META_BUFS_BYTES, 0),
-                // FIFO flush order: no LIDF tables.
-                lidf: &mut [],
-                lidf_heap: &mut [],
-                tp_heads: &mut [],
-                tp_inflight: lend!(u16, sizes::TPS, 0),
-            },
-            copyless: firmware_core::tech::copyless::refcount::CopylessTables::none(),
-        },
+        core: lend!(u8, sizes::CORE_LENT_BYTES, 0),
         data: lend!(u64, sizes::DATA, 0),
         medium_blocks: lend!(BlockRec, sizes::MEDIUM_BLOCKS, BlockRec::INIT),
         medium_pages: lend!(PageRec, sizes::MEDIUM_PAGES, PageRec::INIT),
@@ -187,13 +164,7 @@ fn take_mc_memory() -> (McMemory<'static>, &'static mut [CoreSlot<'static>]) {
         core::slice::from_raw_parts_mut(p, CORES)
     };
     let mem = McMemory {
-        l2p: lend!(u32, CORES * mc::L2P, 0),
-        p2l: lend!(u32, CORES * mc::P2L, 0),
-        blocks: lend!(BlockMeta, CORES * mc::BLOCKS, BlockMeta::default()),
-        buckets: lend!(u32, CORES * mc::BUCKETS, 0),
-        planes: lend!(PlaneState, CORES * mc::PLANES, PlaneState::default()),
-        slots: lend!(SlotMeta, CORES * mc::SLOTS, SlotMeta::default()),
-        ops: lend!(OpEntry, CORES * mc::OPS, OpEntry::default()),
+        core: lend!(u8, CORES * mc::CORE_TABLES_BYTES, 0),
         data: lend!(u64, CORES * mc::DATA, 0),
         medium_blocks: lend!(BlockRec, CORES * mc::MEDIUM_BLOCKS, BlockRec::INIT),
         medium_pages: lend!(PageRec, CORES * mc::MEDIUM_PAGES, PageRec::INIT),

@@ -13,6 +13,7 @@ pub mod die_fail;
 mod gc;
 pub mod hooks;
 pub mod host;
+pub mod lend;
 pub(crate) mod mapping;
 pub mod mount;
 mod ops;
@@ -186,13 +187,32 @@ pub struct Ftl<'a, H> {
 }
 
 impl<'a, H: Hooks> Ftl<'a, H> {
-    /// Builds a core over lent tables. Call [`Ftl::format`] before host commands.
-    pub fn new(cfg: Config, mut t: Tables<'a>) -> Result<Self, Error>
+    /// Bytes of lent memory [`Ftl::new`] needs for `cfg`: every table of
+    /// the core and of the hook set `H`, alignment included.
+    pub fn lend_bytes(cfg: &Config) -> Result<usize, Error>
+    where
+        H: hooks::Build,
+    {
+        let mut s = lend::Sizer::default();
+        Tables::lend(cfg, &mut s)?;
+        Ok(s.bytes())
+    }
+
+    /// Builds a core whose every table is carved out of `mem`, at least
+    /// [`Ftl::lend_bytes`] long; its contents on entry do not matter. A core
+    /// built again over the same memory after the first is dropped (a
+    /// remount) refuses completions of operations the first one emitted.
+    /// Call [`Ftl::format`] or [`Ftl::mount`] before host commands.
+    pub fn new(cfg: Config, mem: &'a mut [u8]) -> Result<Self, Error>
     where
         H: hooks::Build,
     {
         let sizes = TableSizes::for_config(&cfg)?;
-        t.check(&sizes)?;
+        let mut t = Tables::lend(&cfg, &mut lend::Carver::new(mem))?;
+        let guard = core::mem::replace(
+            &mut t.guard,
+            crate::tech::longftl::gerase::GuardTables::none(),
+        );
         let pt = core::mem::replace(&mut t.persist, crate::ftl::persist::PersistTables::none());
         let wb_pages = cfg
             .write_buffer_units
@@ -286,6 +306,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
         }
         f.init_slots()?;
         f.init_ops()?;
+        f.attach_guard(guard)?;
         Ok(f)
     }
 

@@ -25,11 +25,7 @@ impl<H: Hooks> Ftl<'_, H> {
                 .ops
                 .get_mut(usize::from(idx))
                 .ok_or(Error::TableTooSmall("ops"))?;
-            let generation = e.generation;
-            *e = OpEntry {
-                generation,
-                ..OpEntry::default()
-            };
+            *e = OpEntry::default();
             stack_push(self.t.ops, &mut self.op_free, idx)?;
         }
         self.op_free_count = n;
@@ -85,8 +81,9 @@ impl<H: Hooks> Ftl<'_, H> {
     pub fn poll_op(&mut self) -> Option<NandOp> {
         let i = self.outbound.pop(self.t.ops).ok().flatten()?;
         let e = self.t.ops.get(usize::from(i))?;
+        let generation = *self.t.generations.get(usize::from(i))?;
         Some(NandOp {
-            id: OpId((u32::from(e.generation) << 16) | u32::from(i)),
+            id: OpId((u32::from(generation) << 16) | u32::from(i)),
             cmd: e.cmd,
             origin: e.origin,
         })
@@ -153,12 +150,17 @@ impl<H: Hooks> Ftl<'_, H> {
             .ops
             .get_mut(usize::from(idx))
             .ok_or(Error::UnknownOp)?;
-        if e.kind == OpKind::Free || e.generation != generation {
+        let g = self
+            .t
+            .generations
+            .get_mut(usize::from(idx))
+            .ok_or(Error::UnknownOp)?;
+        if e.kind == OpKind::Free || *g != generation {
             return Err(Error::UnknownOp);
         }
         let out = *e;
         e.kind = OpKind::Free;
-        e.generation = e.generation.wrapping_add(1);
+        *g = g.wrapping_add(1);
         stack_push(self.t.ops, &mut self.op_free, idx)?;
         self.op_free_count = self.op_free_count.saturating_add(1);
         Ok(out)

@@ -222,8 +222,13 @@ impl<H: Hooks> Ftl<'_, H> {
     /// Forgets every operation in flight: entries are freed with a new
     /// generation, so a late completion is refused.
     fn abandon_ops(&mut self) -> Result<(), Error> {
-        for e in self.t.ops.iter_mut().take(self.cfg.max_inflight as usize) {
-            e.generation = e.generation.wrapping_add(1);
+        for g in self
+            .t
+            .generations
+            .iter_mut()
+            .take(self.cfg.max_inflight as usize)
+        {
+            *g = g.wrapping_add(1);
         }
         self.outbound = crate::ftl::tables::Fifo::EMPTY;
         self.init_ops()

@@ -7,6 +7,7 @@
 
 use crate::config::Config;
 use crate::error::Error;
+use crate::ftl::lend::Lend;
 use crate::medium::nand::{NandCmd, Origin};
 
 /// Per-block state kept by the core.
@@ -368,8 +369,6 @@ pub enum OpKind {
 pub struct OpEntry {
     /// What the operation is for.
     pub kind: OpKind,
-    /// Generation counter, so a stale completion is detected.
-    pub generation: u16,
     /// Intrusive link (free stack or outbound FIFO).
     pub next: u16,
     /// The command as emitted.
@@ -386,7 +385,6 @@ impl Default for OpEntry {
     fn default() -> Self {
         OpEntry {
             kind: OpKind::Free,
-            generation: 0,
             next: NIL16,
             cmd: NandCmd::Erase {
                 block: crate::medium::addr::BlockId(0),
@@ -476,33 +474,6 @@ impl TableSizes {
             },
         })
     }
-
-    /// Total bytes of lent memory.
-    pub fn bytes(&self) -> usize {
-        use core::mem::size_of;
-        [
-            self.l2p.saturating_mul(4),
-            self.p2l.saturating_mul(4),
-            self.blocks.saturating_mul(size_of::<BlockMeta>()),
-            self.buckets.saturating_mul(4),
-            self.planes.saturating_mul(size_of::<PlaneState>()),
-            self.slots.saturating_mul(size_of::<SlotMeta>()),
-            self.ops.saturating_mul(size_of::<OpEntry>()),
-            self.page_cb,
-            self.tps.saturating_mul(
-                size_of::<crate::persist::map_dirty::DirtyLink>().saturating_add(15),
-            ),
-            self.meta_bytes,
-            self.lidf_tps
-                .saturating_mul(size_of::<crate::tech::dawid::lidf::TpEntry>().saturating_add(6)),
-            self.cc_counts.saturating_mul(4),
-            self.cc_heads.saturating_mul(4),
-            self.cc_shadow
-                .saturating_mul(size_of::<crate::tech::copyless::refcount::ShadowEntry>()),
-        ]
-        .iter()
-        .fold(0usize, |a, b| a.saturating_add(*b))
-    }
 }
 
 /// The slices lent to the core. Contents on entry do not matter: the core initialises them.
@@ -521,6 +492,9 @@ pub struct Tables<'a> {
     pub slots: &'a mut [SlotMeta],
     /// In-flight operations.
     pub ops: &'a mut [OpEntry],
+    /// Generation of each operation entry; kept across a remount over the
+    /// same memory, so a completion from before it is refused.
+    pub generations: &'a mut [u16],
     /// Per-page copyback state (empty unless the copyback mode keeps it).
     pub page_cb: &'a mut [u8],
     /// Mapping persistence tables ([`crate::ftl::persist::PersistTables::none`] when off).
@@ -528,29 +502,51 @@ pub struct Tables<'a> {
     /// Copyless-copy tables ([`crate::tech::copyless::refcount::CopylessTables::none`] unless
     /// copies remap).
     pub copyless: crate::tech::copyless::refcount::CopylessTables<'a>,
+    /// GuardedErase / BPM tables (empty unless the guard is on).
+    pub guard: crate::tech::longftl::gerase::GuardTables<'a>,
 }
 
-impl Tables<'_> {
-    /// Checks every slice against the sizes a configuration needs.
-    pub fn check(&self, s: &TableSizes) -> Result<(), Error> {
-        let checks: [(bool, &'static str); 11] = [
-            (self.l2p.len() >= s.l2p, "l2p"),
-            (self.p2l.len() >= s.p2l, "p2l"),
-            (self.blocks.len() >= s.blocks, "blocks"),
-            (self.buckets.len() >= s.buckets, "buckets"),
-            (self.planes.len() >= s.planes, "planes"),
-            (self.slots.len() >= s.slots, "slots"),
-            (self.ops.len() >= s.ops, "ops"),
-            (self.page_cb.len() >= s.page_cb, "page_cb"),
-            (self.copyless.counts.len() >= s.cc_counts, "cc_counts"),
-            (self.copyless.shadow_heads.len() >= s.cc_heads, "cc_heads"),
-            (self.copyless.shadow.len() >= s.cc_shadow, "cc_shadow"),
-        ];
-        for (ok, name) in checks {
-            if !ok {
-                return Err(Error::TableTooSmall(name));
-            }
-        }
-        Ok(())
+impl<'a> Tables<'a> {
+    /// Carves the tables `cfg` needs out of `l` (see [`crate::ftl::lend`]).
+    pub(crate) fn lend<L: Lend<'a>>(cfg: &Config, l: &mut L) -> Result<Self, Error> {
+        use crate::ftl::persist::PersistTables;
+        use crate::tech::copyless::refcount::CopylessTables;
+        use crate::tech::longftl::{gerase, weak_wl};
+        let s = TableSizes::for_config(cfg)?;
+        let gs = gerase::GuardSizes::for_config(cfg);
+        Ok(Tables {
+            l2p: l.slice(s.l2p, 0u32, "l2p")?,
+            p2l: l.slice(s.p2l, 0u32, "p2l")?,
+            blocks: l.slice(s.blocks, BlockMeta::default(), "blocks")?,
+            buckets: l.slice(s.buckets, 0u32, "buckets")?,
+            planes: l.slice(s.planes, PlaneState::default(), "planes")?,
+            slots: l.slice(s.slots, SlotMeta::default(), "slots")?,
+            ops: l.slice(s.ops, OpEntry::default(), "ops")?,
+            generations: l.slice_kept(s.ops, "ops")?,
+            page_cb: l.slice(s.page_cb, 0u8, "page_cb")?,
+            persist: PersistTables {
+                gtd: l.slice(s.tps, 0u32, "gtd")?,
+                tp_seq: l.slice(s.tps, 0u64, "tp_seq")?,
+                tp_flags: l.slice(s.tps, 0u8, "tp_flags")?,
+                tp_links: l.slice(s.tps, Default::default(), "tp_links")?,
+                meta: l.slice(s.meta_bytes, 0u8, "meta")?,
+                lidf: l.slice(s.lidf_tps, Default::default(), "lidf")?,
+                lidf_heap: l.slice(s.lidf_tps, 0u32, "lidf_heap")?,
+                tp_heads: l.slice(s.lidf_tps, 0u16, "tp_heads")?,
+                tp_inflight: l.slice(s.tps, 0u16, "tp_inflight")?,
+            },
+            copyless: CopylessTables {
+                counts: l.slice(s.cc_counts, 0u32, "cc_counts")?,
+                shadow_heads: l.slice(s.cc_heads, 0u32, "cc_heads")?,
+                shadow: l.slice(s.cc_shadow, Default::default(), "cc_shadow")?,
+            },
+            guard: gerase::GuardTables {
+                wl: weak_wl::WeakWlTables {
+                    entries: l.slice(gs.wl_entries, Default::default(), "wl_entries")?,
+                    heads: l.slice(gs.wl_heads, 0u16, "wl_heads")?,
+                },
+                blocks: l.slice(gs.blocks, Default::default(), "guard")?,
+            },
+        })
     }
 }

@@ -153,89 +153,22 @@ impl Nand for TestNand {
     }
 }
 
-/// Owned tables for a configuration (the caller-lends-memory pattern in a test).
+/// Owned memory for a configuration (the caller-lends-memory pattern in a test).
 pub struct Store {
-    pub l2p: Vec<u32>,
-    pub p2l: Vec<u32>,
-    pub blocks: Vec<firmware_core::ftl::tables::BlockMeta>,
-    pub buckets: Vec<u32>,
-    pub planes: Vec<firmware_core::ftl::tables::PlaneState>,
-    pub slots: Vec<firmware_core::ftl::tables::SlotMeta>,
-    pub ops: Vec<firmware_core::ftl::tables::OpEntry>,
-    pub page_cb: Vec<u8>,
-    pub gtd: Vec<u32>,
-    pub tp_seq: Vec<u64>,
-    pub tp_flags: Vec<u8>,
-    pub tp_links: Vec<firmware_core::persist::map_dirty::DirtyLink>,
-    pub lidf: Vec<firmware_core::tech::dawid::lidf::TpEntry>,
-    pub lidf_heap: Vec<u32>,
-    pub tp_heads: Vec<u16>,
-    pub tp_inflight: Vec<u16>,
-    pub meta: Vec<u8>,
-    pub cc_counts: Vec<u32>,
-    pub cc_heads: Vec<u32>,
-    pub cc_shadow: Vec<firmware_core::tech::copyless::refcount::ShadowEntry>,
+    pub mem: Vec<u8>,
     pub data: Vec<u64>,
 }
 
 impl Store {
     pub fn new(cfg: &firmware_core::Config) -> Self {
-        let s = firmware_core::TableSizes::for_config(cfg).unwrap();
         Store {
-            l2p: vec![0; s.l2p],
-            p2l: vec![0; s.p2l],
-            blocks: vec![Default::default(); s.blocks],
-            buckets: vec![0; s.buckets],
-            planes: vec![Default::default(); s.planes],
-            slots: vec![Default::default(); s.slots],
-            ops: vec![Default::default(); s.ops],
-            page_cb: vec![0; s.page_cb],
-            gtd: vec![0; s.tps],
-            tp_seq: vec![0; s.tps],
-            tp_flags: vec![0; s.tps],
-            tp_links: vec![Default::default(); s.tps],
-            lidf: vec![Default::default(); s.lidf_tps],
-            lidf_heap: vec![0; s.lidf_tps],
-            tp_heads: vec![0; s.lidf_tps],
-            tp_inflight: vec![0; s.tps],
-            meta: vec![0; s.meta_bytes],
-            cc_counts: vec![0; s.cc_counts],
-            cc_heads: vec![0; s.cc_heads],
-            cc_shadow: vec![Default::default(); s.cc_shadow],
-            data: vec![0; s.slots],
+            mem: vec![0; firmware_core::FullFtl::lend_bytes(cfg).unwrap()],
+            data: vec![0; cfg.total_slots() as usize],
         }
     }
 
-    pub fn split(&mut self) -> (firmware_core::Tables<'_>, &mut [u64]) {
-        (
-            firmware_core::Tables {
-                l2p: &mut self.l2p,
-                p2l: &mut self.p2l,
-                blocks: &mut self.blocks,
-                buckets: &mut self.buckets,
-                planes: &mut self.planes,
-                slots: &mut self.slots,
-                ops: &mut self.ops,
-                page_cb: &mut self.page_cb,
-                persist: firmware_core::PersistTables {
-                    gtd: &mut self.gtd,
-                    tp_seq: &mut self.tp_seq,
-                    tp_flags: &mut self.tp_flags,
-                    tp_links: &mut self.tp_links,
-                    lidf: &mut self.lidf,
-                    lidf_heap: &mut self.lidf_heap,
-                    tp_heads: &mut self.tp_heads,
-                    tp_inflight: &mut self.tp_inflight,
-                    meta: &mut self.meta,
-                },
-                copyless: firmware_core::tech::copyless::refcount::CopylessTables {
-                    counts: &mut self.cc_counts,
-                    shadow_heads: &mut self.cc_heads,
-                    shadow: &mut self.cc_shadow,
-                },
-            },
-            &mut self.data,
-        )
+    pub fn split(&mut self) -> (&mut [u8], &mut [u64]) {
+        (&mut self.mem, &mut self.data)
     }
 }
 

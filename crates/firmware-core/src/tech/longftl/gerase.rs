@@ -134,6 +134,19 @@ pub struct GuardTables<'a> {
     pub blocks: &'a mut [GuardMeta],
 }
 
+impl GuardTables<'static> {
+    /// No tables (the guard is off).
+    pub fn none() -> Self {
+        GuardTables {
+            wl: WeakWlTables {
+                entries: &mut [],
+                heads: &mut [],
+            },
+            blocks: &mut [],
+        }
+    }
+}
+
 /// Lengths of the [`GuardTables`] slices a configuration needs (all zero
 /// when the guard is off).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -186,9 +199,9 @@ pub(crate) struct Guard<'a> {
 
 impl<'a, H: Hooks> Ftl<'a, H> {
     /// Turns on GuardedErase or BPM (as `config().guard` says) over lent
-    /// tables sized by [`GuardSizes::for_config`]. Call before
-    /// [`Ftl::format`]. Does nothing when the guard is off.
-    pub fn attach_guard(&mut self, t: GuardTables<'a>) -> Result<(), Error> {
+    /// tables sized by [`GuardSizes::for_config`]. Does nothing when the
+    /// guard is off.
+    pub(crate) fn attach_guard(&mut self, t: GuardTables<'a>) -> Result<(), Error> {
         let cfg = self.cfg.guard;
         if !cfg.enabled() {
             return Ok(());
