@@ -1,24 +1,120 @@
 //! The full build: every technique the enabled features compile, plugged
 //! into the core's hooks and chosen at run time by the configuration.
+//!
+//! Each hook is forwarded to the technique that owns it; a technique the
+//! configuration leaves off keeps no state and every hook it owns answers
+//! as the baseline does.
 
 use crate::config::Config;
 use crate::error::Error;
-use crate::ftl::hooks::{Build, Hooks};
+use crate::ftl::hooks::{Build, Hooks, MigrateStep, Migration, Ownership, Placement};
+use crate::ftl::lend::Lend;
+use crate::ftl::Ftl;
+use crate::medium::addr::{BlockId, PlaneId, Ppn, UnitMask};
+use crate::medium::nand::{NandCmd, NandResult};
+use crate::tech::rcftl::{self, copyback as rc, HasRcftl, RcFtl};
 
 /// The techniques of the seed papers behind the core's hooks.
-#[derive(Debug, Default)]
-pub struct Techniques {}
+pub struct Techniques<'a> {
+    rcftl: Option<RcFtl<'a>>,
+}
 
-impl Hooks for Techniques {}
+/// The slices the techniques keep their state in.
+pub struct TechTables<'a> {
+    rcftl: rcftl::RcTables<'a>,
+}
 
-impl Build for Techniques {
-    fn build(_cfg: &Config) -> Result<Self, Error> {
-        Ok(Techniques {})
+impl Hooks for Techniques<'_> {}
+
+impl<'a> Build<'a> for Techniques<'a> {
+    type Tables = TechTables<'a>;
+
+    fn lend<L: Lend<'a>>(cfg: &Config, l: &mut L) -> Result<TechTables<'a>, Error> {
+        Ok(TechTables {
+            rcftl: rcftl::RcTables::lend(cfg, l)?,
+        })
+    }
+
+    fn build(cfg: &Config, t: TechTables<'a>) -> Result<Self, Error> {
+        Ok(Techniques {
+            rcftl: RcFtl::new(cfg, t.rcftl)?,
+        })
     }
 }
 
+impl<'a> HasRcftl<'a> for Techniques<'a> {
+    fn rcftl(&self) -> Option<&RcFtl<'a>> {
+        self.rcftl.as_ref()
+    }
+    fn rcftl_mut(&mut self) -> Option<&mut RcFtl<'a>> {
+        self.rcftl.as_mut()
+    }
+}
+
+impl Migration for Techniques<'_> {
+    fn victim_chosen(f: &mut Ftl<'_, Self>, p: PlaneId) {
+        rc::victim_chosen(f, p)
+    }
+    fn try_migrate(
+        f: &mut Ftl<'_, Self>,
+        p: PlaneId,
+        victim: BlockId,
+        page: Ppn,
+        units: UnitMask,
+    ) -> Result<MigrateStep, Error> {
+        rc::try_copyback(f, p, victim, page, units)
+    }
+    fn migrate_done(
+        f: &mut Ftl<'_, Self>,
+        cmd: &NandCmd,
+        tag: u32,
+        result: NandResult,
+    ) -> Result<(), Error> {
+        rc::copyback_done(f, cmd, tag, result)
+    }
+    fn offchip_target(f: &mut Ftl<'_, Self>, p: PlaneId) -> Result<Option<BlockId>, Error> {
+        rc::offchip_target(f, p)
+    }
+    fn reclaim_open(f: &mut Ftl<'_, Self>, p: PlaneId) -> Result<Option<BlockId>, Error> {
+        rc::reclaim_open(f, p)
+    }
+    fn held_blocks(f: &Ftl<'_, Self>, p: PlaneId) -> Result<u32, Error> {
+        rc::held_blocks(f, p)
+    }
+    fn held_erased_pages(f: &Ftl<'_, Self>, p: PlaneId) -> Result<u32, Error> {
+        rc::held_erased_pages(f, p)
+    }
+    fn holds(f: &Ftl<'_, Self>, p: PlaneId, b: BlockId) -> Result<bool, Error> {
+        rc::holds(f, p, b)
+    }
+    fn gc_block_closed(f: &mut Ftl<'_, Self>, p: PlaneId, b: BlockId) -> Result<(), Error> {
+        rc::gc_block_closed(f, p, b)
+    }
+    fn plane_retired(f: &mut Ftl<'_, Self>, p: PlaneId) -> Result<(), Error> {
+        rc::plane_retired(f, p)
+    }
+    fn block_opened(f: &mut Ftl<'_, Self>, b: BlockId) -> Result<(), Error> {
+        rc::block_opened(f, b)
+    }
+    fn block_fits(f: &Ftl<'_, Self>, b: BlockId, need: u8) -> Result<bool, Error> {
+        rc::block_fits(f, b, need)
+    }
+    fn page_programmed(f: &mut Ftl<'_, Self>, page: Ppn) -> Result<(), Error> {
+        rc::page_programmed(f, page)
+    }
+    fn probe_done(f: &mut Ftl<'_, Self>, cmd: &NandCmd, result: NandResult) -> Result<(), Error> {
+        rc::classify_done(f, cmd, result)
+    }
+    fn buffer_use(f: &mut Ftl<'_, Self>) {
+        rc::buffer_use(f)
+    }
+}
+
+impl Ownership for Techniques<'_> {}
+impl Placement for Techniques<'_> {}
+
 /// The core with every compiled technique (selected by the configuration).
-pub type FullFtl<'a> = crate::ftl::Ftl<'a, Techniques>;
+pub type FullFtl<'a> = Ftl<'a, Techniques<'a>>;
 
 /// The core with no technique: the plain page-mapped FTL.
-pub type BaselineFtl<'a> = crate::ftl::Ftl<'a, crate::ftl::hooks::Baseline>;
+pub type BaselineFtl<'a> = Ftl<'a, crate::ftl::hooks::Baseline>;

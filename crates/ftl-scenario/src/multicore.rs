@@ -246,11 +246,11 @@ pub struct McMemory<'a> {
 
 /// A caller-lent slot [`run`] builds one flash core in (a few KiB each,
 /// so a small stack never holds them).
-pub type CoreSlot<'a> = Option<FlashCore<'a, firmware_core::Techniques>>;
+pub type CoreSlot<'a> = Option<FlashCore<'a, firmware_core::Techniques<'a>>>;
 
 /// One flash core (in its lent slot) with its medium and data pool.
 struct McCore<'c, 'a> {
-    fc: &'c mut FlashCore<'a, firmware_core::Techniques>,
+    fc: &'c mut FlashCore<'a, firmware_core::Techniques<'a>>,
     nand: LentMedium<'a>,
     data: &'a mut [u64],
 }

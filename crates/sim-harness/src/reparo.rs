@@ -218,7 +218,7 @@ const OP_LIMIT: u64 = 1_000_000;
 
 /// One flash core with its medium and data pool.
 struct Core<'a> {
-    fc: FlashCore<'a, firmware_core::Techniques>,
+    fc: FlashCore<'a, firmware_core::Techniques<'a>>,
     data: &'a mut [u64],
     nand: SimMedium,
 }

@@ -222,7 +222,7 @@ impl<H: Hooks> Ftl<'_, H> {
                 m.pe,
                 self.gerase_count(b),
             );
-            if (best == NIL || key < best_key) && (min_ct == 0 || self.block_ct(b)? >= min_ct) {
+            if (best == NIL || key < best_key) && (min_ct == 0 || H::block_fits(self, b, min_ct)?) {
                 best = cur;
                 best_prev = prev;
                 best_key = key;
@@ -287,7 +287,7 @@ impl<H: Hooks> Ftl<'_, H> {
             m.next_page = first;
             m.pending = 0;
         }
-        self.blk_mut(b)?.quota = self.cb.epm.q_init();
+        H::block_opened(self, b)?;
         if self.gc_wanted(p)? {
             self.attend(p)?;
         }
@@ -349,7 +349,7 @@ impl<H: Hooks> Ftl<'_, H> {
         if pl.host_active == b.0 {
             pl.host_active = NIL;
         }
-        self.drop_gc_active(p, b)?;
+        self.gc_block_closed(p, b)?;
         self.refresh_ready(p)?;
         self.stats.grown_bad_blocks = self.stats.grown_bad_blocks.saturating_add(1);
         self.attend(p)

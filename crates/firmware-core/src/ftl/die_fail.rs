@@ -123,9 +123,7 @@ impl<H: Hooks> Ftl<'_, H> {
             pl.gc_active = NIL;
             pl.retire_head = NIL;
             pl.wl_candidate = NIL;
-            for a in pl.cb_active.iter_mut() {
-                *a = NIL;
-            }
+            H::plane_retired(self, p)?;
             self.refresh_ready(p)?;
         }
         Ok(retired)

@@ -18,11 +18,11 @@
 
 use crate::error::Error;
 use crate::ftl::hooks::Hooks;
+use crate::ftl::hooks::MigrateStep;
 use crate::ftl::tables::{BlockState, OpKind, SlotState, NIL};
 use crate::ftl::{Ftl, Stream};
 use crate::medium::addr::{BlockId, Lpn, PlaneId, Pun, UnitMask, MAX_UNITS_PER_PAGE};
 use crate::medium::nand::{NandCmd, NandResult, Origin, PageKind, Slot, Spare};
-use crate::tech::rcftl::copyback::CopybackStep;
 
 impl<H: Hooks> Ftl<'_, H> {
     /// Does whatever GC work plane `p` can start now.
@@ -59,7 +59,7 @@ impl<H: Hooks> Ftl<'_, H> {
         } else if self.gc_wanted(p)? {
             match self.greedy_victim(p)? {
                 Some(b) => (b, Origin::Gc),
-                None => match self.evict_level_block(p)? {
+                None => match H::reclaim_open(self, p)? {
                     Some(b) => (b, Origin::Gc),
                     None => return Ok(false),
                 },
@@ -73,12 +73,11 @@ impl<H: Hooks> Ftl<'_, H> {
             }
             self.blk_mut(victim)?.state = BlockState::Victim;
         }
-        let copyback = self.victim_mode(p);
+        H::victim_chosen(self, p);
         let pl = self.pl_mut(p)?;
         pl.victim = victim.0;
         pl.victim_origin = origin;
         pl.victim_cursor = 0;
-        pl.victim_copyback = copyback;
         Ok(true)
     }
 
@@ -118,14 +117,14 @@ impl<H: Hooks> Ftl<'_, H> {
                 if self.ops_available() == 0 {
                     return Ok(());
                 }
-                match self.try_copyback(p, victim, page, units)? {
-                    CopybackStep::Issued => {
+                match H::try_migrate(self, p, victim, page, units)? {
+                    MigrateStep::Issued => {
                         cursor = cursor.saturating_add(1);
                         self.pl_mut(p)?.victim_cursor = cursor;
                         continue;
                     }
-                    CopybackStep::Wait => return Ok(()),
-                    CopybackStep::OffChip => {}
+                    MigrateStep::Wait => return Ok(()),
+                    MigrateStep::OffChip => {}
                 }
                 if free_slots < need {
                     return Ok(());
@@ -186,7 +185,7 @@ impl<H: Hooks> Ftl<'_, H> {
             if !self.map_room_for_page()? {
                 return Ok(());
             }
-            let Some(BlockId(dest)) = self.offchip_target(p)? else {
+            let Some(BlockId(dest)) = H::offchip_target(self, p)? else {
                 return Ok(());
             };
             let mut src = [Slot(0); MAX_UNITS_PER_PAGE];
@@ -348,8 +347,7 @@ impl<H: Hooks> Ftl<'_, H> {
             self.stats.program_failures = self.stats.program_failures.saturating_add(1);
             self.retire_block(b)?;
         } else {
-            self.set_page_state(*page, self.fresh_page_state())?;
-            self.maybe_classify(*page)?;
+            H::page_programmed(self, *page)?;
             for (j, s) in src.iter().take(usize::from(count)).enumerate() {
                 let (lpn, from) = {
                     let m = self.slot(*s)?;

@@ -1,32 +1,232 @@
 //! The hook traits: where a technique plugs into the mechanism.
 //!
 //! The mechanism (space, mapping, persistence, GC) calls these at fixed
-//! points and knows nothing of the papers. Every method has the baseline's
-//! behaviour as its default, so [`Baseline`] is the plain page-mapped FTL.
-//! The crate's [`crate::Techniques`] implements each hook by dispatching, at
-//! run time, to the techniques the configuration selects among those the
-//! build enables. Dispatch is static: the core is generic over its hooks.
+//! points and knows nothing of the papers. Every method's default is the
+//! baseline's behaviour, so [`Baseline`] is the plain page-mapped FTL.
+//! [`crate::Techniques`] implements each hook by handing it, at run time, to
+//! the technique the configuration selects among those the build enables.
+//! Dispatch is static: the core is generic over its hook set.
+//!
+//! A hook receives the whole core (`f`) and finds its own state in `f.h`:
+//! a technique owns its per-block and per-plane state in slices carved for
+//! it ([`Build::lend`]), never in the base tables.
+//!
+//! | hook | decides | baseline | technique |
+//! |---|---|---|---|
+//! | [`Migration`] | how GC moves a victim's pages, into which GC blocks | off-chip copy (read, ECC, program) | rcFTL copyback (`tech::rcftl`) |
+//! | [`EraseStrategy`] | how a victim is erased, which pages of a block hold data, which free block opens | normal erase, every page | GuardedErase / BPM (`tech::longftl`) |
+//! | [`Placement`] | which plane and block a host page goes to, which pages are kept for metadata | round robin over planes | superblocks and list pages (`tech::reparo`) |
+//! | [`FlushOrder`] | the order buffered writes leave the write buffer | FIFO | LIDF (`tech::dawid`) |
+//! | [`Ownership`] | who owns a physical unit, what an overwrite or a relocation does to it | one owner, the valid bit | reference counts and shadow OOB (`tech::copyless`) |
+//! | [`OpObserver`] | what a technique learns from completions | nothing | the weak-wordline detector (`tech::longftl`) |
 
 use crate::config::Config;
 use crate::error::Error;
+use crate::ftl::lend::Lend;
+use crate::ftl::Ftl;
+use crate::medium::addr::{BlockId, Lpn, PlaneId, Ppn, Pun, UnitMask};
+use crate::medium::nand::{NandCmd, NandResult};
 
-/// Every hook of the core, grouped by what it decides.
-pub trait Hooks: Sized {}
+/// Every hook of the core.
+pub trait Hooks: Migration + Ownership + Placement + Sized {}
 
-/// Builds a hook set for a configuration.
-pub trait Build: Hooks {
-    /// The hook set for `cfg`.
-    fn build(cfg: &Config) -> Result<Self, Error>;
+/// Builds a hook set for a configuration over memory carved from the
+/// caller's region (the one lending path, [`crate::ftl::lend`]).
+pub trait Build<'a>: Hooks {
+    /// The slices the hook set keeps its state in.
+    type Tables;
+    /// Carves the slices `cfg` needs (a [`crate::ftl::lend::Sizer`] only counts them).
+    fn lend<L: Lend<'a>>(cfg: &Config, l: &mut L) -> Result<Self::Tables, Error>;
+    /// The hook set for `cfg` over its slices.
+    fn build(cfg: &Config, t: Self::Tables) -> Result<Self, Error>;
+}
+
+/// What a migration hook did with one victim page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MigrateStep {
+    /// It issued an in-plane copy ([`crate::ftl::tables::OpKind::Migrate`]).
+    Issued,
+    /// The page goes off-chip, through GC slots.
+    OffChip,
+    /// The page would move in-plane, but not now: GC waits.
+    Wait,
+}
+
+/// How GC migrates a victim's pages (rcFTL: copyback).
+pub trait Migration: Sized {
+    /// A new victim of plane `p` was chosen: decide how its pages move.
+    fn victim_chosen(_f: &mut Ftl<'_, Self>, _p: PlaneId) {}
+
+    /// Offers victim page `page` with live units `units` to the in-plane path.
+    fn try_migrate(
+        _f: &mut Ftl<'_, Self>,
+        _p: PlaneId,
+        _victim: BlockId,
+        _page: Ppn,
+        _units: UnitMask,
+    ) -> Result<MigrateStep, Error> {
+        Ok(MigrateStep::OffChip)
+    }
+
+    /// An in-plane copy this hook emitted finished.
+    fn migrate_done(
+        _f: &mut Ftl<'_, Self>,
+        _cmd: &NandCmd,
+        _tag: u32,
+        _result: NandResult,
+    ) -> Result<(), Error> {
+        Err(Error::Corrupt("migration op without a migration technique"))
+    }
+
+    /// Where off-chip GC data of plane `p` goes; the default is the
+    /// plane's GC active block ([`Ftl::gc_target`]).
+    fn offchip_target(f: &mut Ftl<'_, Self>, p: PlaneId) -> Result<Option<BlockId>, Error>
+    where
+        Self: Hooks,
+    {
+        f.gc_target(p)
+    }
+
+    /// An open block the hook holds besides the GC active block, to empty
+    /// when GC finds no victim in plane `p` (it stops holding it).
+    fn reclaim_open(_f: &mut Ftl<'_, Self>, _p: PlaneId) -> Result<Option<BlockId>, Error> {
+        Ok(None)
+    }
+
+    /// Open GC blocks the hook holds in plane `p` besides the GC active block.
+    fn held_blocks(_f: &Ftl<'_, Self>, _p: PlaneId) -> Result<u32, Error> {
+        Ok(0)
+    }
+
+    /// Erased pages left in those blocks: GC space beside the free blocks.
+    fn held_erased_pages(_f: &Ftl<'_, Self>, _p: PlaneId) -> Result<u32, Error> {
+        Ok(0)
+    }
+
+    /// Whether `b` is one of those blocks.
+    fn holds(_f: &Ftl<'_, Self>, _p: PlaneId, _b: BlockId) -> Result<bool, Error> {
+        Ok(false)
+    }
+
+    /// GC block `b` of plane `p` filled or went bad: stop holding it.
+    fn gc_block_closed(_f: &mut Ftl<'_, Self>, _p: PlaneId, _b: BlockId) -> Result<(), Error> {
+        Ok(())
+    }
+
+    /// Every block of plane `p` was retired (a failed die).
+    fn plane_retired(_f: &mut Ftl<'_, Self>, _p: PlaneId) -> Result<(), Error> {
+        Ok(())
+    }
+
+    /// Block `b` was opened for writes.
+    fn block_opened(_f: &mut Ftl<'_, Self>, _b: BlockId) -> Result<(), Error> {
+        Ok(())
+    }
+
+    /// Whether free block `b` meets requirement `need` (non-zero) of the
+    /// hook's own `Ftl::open_block_for` calls.
+    fn block_fits(_f: &Ftl<'_, Self>, _b: BlockId, _need: u8) -> Result<bool, Error> {
+        Ok(true)
+    }
+
+    /// A page was programmed from the controller (host or off-chip GC data).
+    fn page_programmed(_f: &mut Ftl<'_, Self>, _page: Ppn) -> Result<(), Error> {
+        Ok(())
+    }
+
+    /// A probe read this hook emitted finished.
+    fn probe_done(
+        _f: &mut Ftl<'_, Self>,
+        _cmd: &NandCmd,
+        _result: NandResult,
+    ) -> Result<(), Error> {
+        Ok(())
+    }
+
+    /// The write buffer's occupancy changed.
+    fn buffer_use(_f: &mut Ftl<'_, Self>) {}
+}
+
+/// Who owns a physical unit (copyless copy: reference counts and shadow OOB).
+pub trait Ownership: Sized {
+    /// Translation pages a relocation of unit `from` dirties besides its own
+    /// (the other tags of a shared unit).
+    fn extra_tps(f: &Ftl<'_, Self>, from: Pun) -> Result<u32, Error>
+    where
+        Self: Hooks,
+    {
+        f.cc_extra_tps(from)
+    }
+
+    /// Whether the translation-page budget has room for `extra` more.
+    fn room_for_extra(f: &mut Ftl<'_, Self>, extra: u32) -> Result<bool, Error>
+    where
+        Self: Hooks,
+    {
+        f.cc_room_for(extra)
+    }
+
+    /// Reserves (`take`) or releases `extra` translation pages of budget.
+    fn reserve_extra(f: &mut Ftl<'_, Self>, extra: u32, take: bool)
+    where
+        Self: Hooks,
+    {
+        f.cc_reserve(extra, take)
+    }
+
+    /// The logical unit a relocation of `from` (last known as `lpn`) must
+    /// remap, or `None` when the unit is no longer current.
+    fn reloc_tag(f: &Ftl<'_, Self>, lpn: Lpn, from: Pun) -> Result<Option<Lpn>, Error>
+    where
+        Self: Hooks,
+    {
+        f.reloc_tag(lpn, from)
+    }
+
+    /// Moves unit `from` (tag `lpn`) to `to`.
+    fn move_unit(f: &mut Ftl<'_, Self>, from: Pun, to: Pun, lpn: Lpn) -> Result<(), Error>
+    where
+        Self: Hooks,
+    {
+        f.move_unit(from, to, lpn)
+    }
+
+    /// Unit `from` (tag `lpn`) could not be read: its data is lost.
+    fn lose_unit(f: &mut Ftl<'_, Self>, from: Pun, lpn: Lpn) -> Result<(), Error>
+    where
+        Self: Hooks,
+    {
+        f.lose_unit(from, lpn)
+    }
+}
+
+/// Where host pages go and which pages are kept out of the data stream
+/// (Reparo: superblocks and list pages).
+pub trait Placement: Sized {
+    /// Emits the metadata pages (list pages) now due.
+    fn emit_due(f: &mut Ftl<'_, Self>) -> Result<(), Error>
+    where
+        Self: Hooks,
+    {
+        f.emit_due_list_pages()
+    }
 }
 
 /// The baseline: no technique, every hook at its default.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Baseline;
 
+impl Migration for Baseline {}
+impl Ownership for Baseline {}
+impl Placement for Baseline {}
 impl Hooks for Baseline {}
 
-impl Build for Baseline {
-    fn build(_cfg: &Config) -> Result<Self, Error> {
+impl<'a> Build<'a> for Baseline {
+    type Tables = ();
+    fn lend<L: Lend<'a>>(_cfg: &Config, _l: &mut L) -> Result<(), Error> {
+        Ok(())
+    }
+    fn build(_cfg: &Config, _t: ()) -> Result<Self, Error> {
         Ok(Baseline)
     }
 }

@@ -168,7 +168,6 @@ pub struct Ftl<'a, H> {
     pub(crate) flush_done: heapless::Deque<Tag, 8>,
     pub(crate) force_flush: bool,
     pub(crate) last_now: u64,
-    pub(crate) cb: crate::tech::rcftl::copyback::CopybackState,
     pub(crate) format_pe: u32,
     pub(crate) ps: crate::ftl::persist::Persist<'a>,
     pub(crate) dying: bool,
@@ -191,10 +190,11 @@ impl<'a, H: Hooks> Ftl<'a, H> {
     /// the core and of the hook set `H`, alignment included.
     pub fn lend_bytes(cfg: &Config) -> Result<usize, Error>
     where
-        H: hooks::Build,
+        H: hooks::Build<'a>,
     {
         let mut s = lend::Sizer::default();
         Tables::lend(cfg, &mut s)?;
+        H::lend(cfg, &mut s)?;
         Ok(s.bytes())
     }
 
@@ -205,10 +205,12 @@ impl<'a, H: Hooks> Ftl<'a, H> {
     /// Call [`Ftl::format`] or [`Ftl::mount`] before host commands.
     pub fn new(cfg: Config, mem: &'a mut [u8]) -> Result<Self, Error>
     where
-        H: hooks::Build,
+        H: hooks::Build<'a>,
     {
         let sizes = TableSizes::for_config(&cfg)?;
-        let mut t = Tables::lend(&cfg, &mut lend::Carver::new(mem))?;
+        let mut carver = lend::Carver::new(mem);
+        let mut t = Tables::lend(&cfg, &mut carver)?;
+        let ht = H::lend(&cfg, &mut carver)?;
         let guard = core::mem::replace(
             &mut t.guard,
             crate::tech::longftl::gerase::GuardTables::none(),
@@ -244,7 +246,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
             None
         };
         let mut f = Ftl {
-            h: H::build(&cfg)?,
+            h: H::build(&cfg, ht)?,
             cfg,
             g: cfg.geometry,
             t,
@@ -272,7 +274,6 @@ impl<'a, H: Hooks> Ftl<'a, H> {
             flush_done: heapless::Deque::new(),
             force_flush: false,
             last_now: 0,
-            cb: crate::tech::rcftl::copyback::CopybackState::new(&cfg.copyback)?,
             format_pe: 0,
             ps,
             dying: false,
@@ -436,7 +437,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
         };
         self.pending_push_back(s)?;
         self.stats.host_write_units = self.stats.host_write_units.saturating_add(1);
-        self.note_buffer_use();
+        H::buffer_use(self);
         self.pump()?;
         Ok(s)
     }
@@ -561,8 +562,8 @@ impl<'a, H: Hooks> Ftl<'a, H> {
             OpKind::GcProgram => self.gc_program_done(&e.cmd, e.count, e.tag, result)?,
             OpKind::Erase => self.erase_done(&e.cmd, result)?,
             OpKind::FormatErase => self.format_erase_done(&e.cmd, result)?,
-            OpKind::GcCopyback => self.gc_copyback_done(&e.cmd, e.tag, result)?,
-            OpKind::Classify => self.classify_done(&e.cmd, result)?,
+            OpKind::Migrate => H::migrate_done(self, &e.cmd, e.tag, result)?,
+            OpKind::Probe => H::probe_done(self, &e.cmd, result)?,
         }
         self.pump()
     }
@@ -630,11 +631,10 @@ impl<'a, H: Hooks> Ftl<'a, H> {
             self.stats.program_failures = self.stats.program_failures.saturating_add(1);
             self.retire_block(b)?;
         } else {
-            self.set_page_state(*page, self.fresh_page_state())?;
-            self.maybe_classify(*page)?;
+            H::page_programmed(self, *page)?;
         }
         self.block_settle(b)?;
-        self.note_buffer_use();
+        H::buffer_use(self);
         self.check_flushes()
     }
 
@@ -787,18 +787,18 @@ impl<'a, H: Hooks> Ftl<'a, H> {
     }
 
     /// The space GC can write to in plane `p`, in blocks: free blocks plus
-    /// the erased pages left in open lower-quota-level blocks (whole blocks'
-    /// worth). Those pages are GC destinations as good as a free block (GC
-    /// puts off-chip data there when the plane is down to its reserve), so
-    /// the GC trigger and reserve count them: otherwise every extra active
-    /// block of the per-block EPM would shrink the spare space and raise the
-    /// WAF.
+    /// the erased pages left in GC blocks the migration hook holds open
+    /// (whole blocks' worth; rcFTL's lower quota levels). Those pages are GC
+    /// destinations as good as a free block (GC puts off-chip data there
+    /// when the plane is down to its reserve), so the GC trigger and reserve
+    /// count them: otherwise every extra active block would shrink the spare
+    /// space and raise the WAF.
     pub(crate) fn gc_free(&self, p: PlaneId) -> Result<u32, Error> {
         let ppb = self.g.pages_per_block.max(1);
         Ok(self
             .pl(p)?
             .free_count
-            .saturating_add(self.level_erased_pages(p)?.div_ceil(ppb)))
+            .saturating_add(H::held_erased_pages(self, p)?.div_ceil(ppb)))
     }
 
     /// Whether plane `p` needs GC: its GC space ([`Self::gc_free`]) is at the
@@ -807,17 +807,41 @@ impl<'a, H: Hooks> Ftl<'a, H> {
         Ok(self.gc_free(p)? <= self.cfg.gc_trigger_blocks || !self.host_may_open(p)?)
     }
 
-    /// Erased pages left in the open lower-quota-level blocks of plane `p`.
-    pub(crate) fn level_erased_pages(&self, p: PlaneId) -> Result<u32, Error> {
-        let ppb = self.g.pages_per_block;
-        let mut erased = 0u32;
-        for &b in self.pl(p)?.cb_active.iter() {
-            if b != NIL {
-                let next = u32::from(self.blk(BlockId(b))?.next_page);
-                erased = erased.saturating_add(ppb.saturating_sub(next));
-            }
+    /// The GC active block of plane `p`, opening one if a free block is
+    /// left: where relocated data goes unless the migration hook says
+    /// otherwise.
+    pub(crate) fn gc_target(&mut self, p: PlaneId) -> Result<Option<BlockId>, Error> {
+        let b = self.pl(p)?.gc_active;
+        if b != NIL {
+            return Ok(Some(BlockId(b)));
         }
-        Ok(erased)
+        let Some(b) = self.open_block_for(p, Stream::Gc, 0)? else {
+            return Ok(None);
+        };
+        self.pl_mut(p)?.gc_active = b.0;
+        self.note_gc_blocks(p)?;
+        Ok(Some(b))
+    }
+
+    /// Records how many GC blocks plane `p` has open (the GC active block
+    /// and those the migration hook holds) in `epm_active_blocks_max`.
+    pub(crate) fn note_gc_blocks(&mut self, p: PlaneId) -> Result<(), Error> {
+        let open = H::held_blocks(self, p)?.saturating_add(u32::from(self.pl(p)?.gc_active != NIL));
+        if open > self.stats.epm_active_blocks_max {
+            self.stats.epm_active_blocks_max = open;
+        }
+        Ok(())
+    }
+
+    /// GC block `b` of plane `p` filled or went bad: it is no longer a
+    /// destination, of the core or of the migration hook.
+    pub(crate) fn gc_block_closed(&mut self, p: PlaneId, b: BlockId) -> Result<(), Error> {
+        let pl = self.pl_mut(p)?;
+        if pl.gc_active == b.0 {
+            pl.gc_active = NIL;
+        }
+        H::gc_block_closed(self, p, b)?;
+        self.refresh_ready(p)
     }
 
     /// Whether plane `p` may take more data. GC moves data only within a
@@ -1015,11 +1039,11 @@ impl<'a, H: Hooks> Ftl<'a, H> {
             match stream {
                 Stream::Host if pl.host_active == b.0 => pl.host_active = NIL,
                 Stream::Host => {}
-                Stream::Gc => self.drop_gc_active(p, b)?,
+                Stream::Gc => self.gc_block_closed(p, b)?,
             }
             self.refresh_ready(p)?;
-        } else if stream == Stream::Gc && self.pl(p)?.cb_active.contains(&b.0) {
-            // A page of a lower-level block fewer: `gc_free` may drop.
+        } else if stream == Stream::Gc && H::holds(self, p, b)? {
+            // A page of a held GC block fewer: `gc_free` may drop.
             self.refresh_ready(p)?;
             if self.gc_wanted(p)? {
                 self.attend(p)?;

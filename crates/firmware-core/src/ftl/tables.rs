@@ -54,10 +54,6 @@ pub struct BlockMeta {
     pub state: BlockState,
     /// Write stream that opened the block (see [`crate::Stream`]).
     pub stream: u8,
-    /// Copyback quota every page of the block carries (rcFTL per-block EPM).
-    pub quota: u8,
-    /// BER class measured after the block's first program since erase (`None`: not yet).
-    pub ber: Option<crate::tech::rcftl::ctt::BerClass>,
 }
 
 /// Intrusive-list terminator for block and plane links.
@@ -222,13 +218,6 @@ pub struct PlaneState {
     pub min_bucket_hint: u16,
     /// Whether the host stream can take a page here now (counted in the core).
     pub host_ready: bool,
-    /// GC active blocks of the lower copyback quota levels (`NIL` if none);
-    /// `gc_active` is the level of the full quota.
-    pub cb_active: [u32; crate::tech::rcftl::copyback::MAX_LEVELS - 1],
-    /// Whether the current victim moves its pages by copyback where the EPM allows.
-    pub victim_copyback: bool,
-    /// GC copybacks in flight.
-    pub cb_inflight: u16,
     /// Valid units in the plane's blocks.
     pub valid_units: u32,
     /// Blocks lost to failures (bad, or retiring with data still to move)
@@ -261,9 +250,6 @@ impl Default for PlaneState {
             in_attn: false,
             min_bucket_hint: 0,
             host_ready: false,
-            cb_active: [NIL; crate::tech::rcftl::copyback::MAX_LEVELS - 1],
-            victim_copyback: false,
-            cb_inflight: 0,
             valid_units: 0,
             lost_blocks: 0,
             meta_active: NIL,
@@ -332,10 +318,11 @@ pub enum OpKind {
     Erase,
     /// Erase issued by format.
     FormatErase,
-    /// GC copyback of one victim page.
-    GcCopyback,
-    /// Read of a block's first page to measure its BER class.
-    Classify,
+    /// An in-plane copy a migration hook emitted (rcFTL: a GC copyback).
+    Migrate,
+    /// A read a migration hook emitted to measure a page (rcFTL: a
+    /// block's BER class).
+    Probe,
     /// Write-back of a dirty translation page.
     MapProgram,
     /// Rewrite of a live translation page out of a region block being cleaned.
@@ -413,8 +400,6 @@ pub struct TableSizes {
     pub slots: usize,
     /// In-flight operation entries.
     pub ops: usize,
-    /// Per-page copyback state bytes (FastGC counters, per-page quotas); 0 otherwise.
-    pub page_cb: usize,
     /// Translation pages (entries of each persistence table); 0 with persistence off.
     pub tps: usize,
     /// Bytes of metadata page buffers; 0 with persistence off.
@@ -445,11 +430,6 @@ impl TableSizes {
             planes: g.planes() as usize,
             slots: cfg.total_slots() as usize,
             ops: cfg.max_inflight as usize,
-            page_cb: if cfg.copyback.mode.per_page() {
-                g.total_pages() as usize
-            } else {
-                0
-            },
             tps: crate::ftl::persist::sizes(&cfg.persist, cfg.logical_units).0,
             meta_bytes: crate::ftl::persist::sizes(&cfg.persist, cfg.logical_units).1,
             lidf_tps: crate::ftl::persist::lidf_tps(&cfg.persist, cfg.logical_units),
@@ -495,8 +475,6 @@ pub struct Tables<'a> {
     /// Generation of each operation entry; kept across a remount over the
     /// same memory, so a completion from before it is refused.
     pub generations: &'a mut [u16],
-    /// Per-page copyback state (empty unless the copyback mode keeps it).
-    pub page_cb: &'a mut [u8],
     /// Mapping persistence tables ([`crate::ftl::persist::PersistTables::none`] when off).
     pub persist: crate::ftl::persist::PersistTables<'a>,
     /// Copyless-copy tables ([`crate::tech::copyless::refcount::CopylessTables::none`] unless
@@ -523,7 +501,6 @@ impl<'a> Tables<'a> {
             slots: l.slice(s.slots, SlotMeta::default(), "slots")?,
             ops: l.slice(s.ops, OpEntry::default(), "ops")?,
             generations: l.slice_kept(s.ops, "ops")?,
-            page_cb: l.slice(s.page_cb, 0u8, "page_cb")?,
             persist: PersistTables {
                 gtd: l.slice(s.tps, 0u32, "gtd")?,
                 tp_seq: l.slice(s.tps, 0u64, "tp_seq")?,

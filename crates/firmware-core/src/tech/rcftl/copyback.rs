@@ -31,7 +31,7 @@
 //! its destination.
 
 use crate::error::Error;
-use crate::ftl::hooks::Hooks;
+use crate::ftl::hooks::{Hooks, MigrateStep};
 use crate::ftl::mapping::Loc;
 use crate::ftl::tables::{BlockState, OpKind, NIL};
 use crate::ftl::{Ftl, Stream};
@@ -40,6 +40,7 @@ use crate::medium::nand::{NandCmd, NandError, NandResult, Origin, PageKind, Slot
 use crate::tech::rcftl::ctt::{BerClass, BerClassifier, CopybackConfig};
 use crate::tech::rcftl::dmms::{self, Mode, Urgency};
 use crate::tech::rcftl::epm::{self, Decision, Quota};
+use crate::tech::rcftl::{HasRcftl, RcFtl};
 
 /// Most quota levels (GC active blocks) a plane keeps in [`CopybackMode::Rcftl`],
 /// the off-chip level `Q_init` included. Seed 001 Fig. 21 uses five.
@@ -133,17 +134,6 @@ impl Default for CopybackPolicy {
 /// in time keeps that waste small, and two keep the die busy.
 pub const MAX_COPYBACKS_IN_FLIGHT: u16 = 2;
 
-/// What became of one victim page offered to the copyback path.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum CopybackStep {
-    /// Issued as a copyback.
-    Issued,
-    /// Must go off-chip.
-    OffChip,
-    /// Would be copied back, but the plane has enough copybacks in flight.
-    Wait,
-}
-
 /// Time buckets of the DMMS moving average.
 pub(crate) const DMMS_BUCKETS: usize = 16;
 
@@ -204,454 +194,593 @@ enum PageMove {
     Copyback { dst: BlockId, page_state: u8 },
 }
 
-impl<H: Hooks> Ftl<'_, H> {
-    /// The quota level (index into `levels`) a new GC block of plane `p`
-    /// opened for `stream` belongs to, by the block's position.
-    fn level_block(&self, p: PlaneId, level: usize) -> Result<u32, Error> {
-        let pl = self.pl(p)?;
-        if level == 0 {
-            return Ok(pl.gc_active);
+/// rcFTL's state, which every function here is only called with.
+fn rc<'r, 'a, H: HasRcftl<'a>>(f: &'r Ftl<'_, H>) -> Result<&'r RcFtl<'a>, Error> {
+    f.h.rcftl().ok_or(Error::Corrupt("rcftl state missing"))
+}
+
+fn rc_mut<'r, 'a, H: HasRcftl<'a>>(f: &'r mut Ftl<'_, H>) -> Result<&'r mut RcFtl<'a>, Error> {
+    f.h.rcftl_mut().ok_or(Error::Corrupt("rcftl state missing"))
+}
+
+/// The open GC block of quota level `level` of plane `p` (`NIL` if none):
+/// level 0 is the core's GC active block.
+fn level_block<'a, H: Hooks + HasRcftl<'a>>(
+    f: &Ftl<'_, H>,
+    p: PlaneId,
+    level: usize,
+) -> Result<u32, Error> {
+    if level == 0 {
+        return Ok(f.pl(p)?.gc_active);
+    }
+    Ok(rc(f)?
+        .plane(p)?
+        .levels
+        .get(level.saturating_sub(1))
+        .copied()
+        .unwrap_or(NIL))
+}
+
+fn set_level_block<'a, H: Hooks + HasRcftl<'a>>(
+    f: &mut Ftl<'_, H>,
+    p: PlaneId,
+    level: usize,
+    b: u32,
+) -> Result<(), Error> {
+    if level == 0 {
+        f.pl_mut(p)?.gc_active = b;
+        return Ok(());
+    }
+    *rc_mut(f)?
+        .plane_mut(p)?
+        .levels
+        .get_mut(level.saturating_sub(1))
+        .ok_or(Error::Corrupt("quota level"))? = b;
+    f.refresh_ready(p)
+}
+
+/// Open lower-level blocks of plane `p` (the [`Migration::held_blocks`] hook).
+pub(crate) fn held_blocks<'a, H: Hooks + HasRcftl<'a>>(
+    f: &Ftl<'_, H>,
+    p: PlaneId,
+) -> Result<u32, Error> {
+    let Some(rc) = f.h.rcftl() else {
+        return Ok(0);
+    };
+    Ok(rc.plane(p)?.levels.iter().filter(|&&b| b != NIL).count() as u32)
+}
+
+/// Erased pages left in the open lower-level blocks of plane `p`.
+pub(crate) fn held_erased_pages<'a, H: Hooks + HasRcftl<'a>>(
+    f: &Ftl<'_, H>,
+    p: PlaneId,
+) -> Result<u32, Error> {
+    let Some(rc) = f.h.rcftl() else {
+        return Ok(0);
+    };
+    let ppb = f.g.pages_per_block;
+    let mut erased = 0u32;
+    for &b in rc.plane(p)?.levels.iter() {
+        if b != NIL {
+            let next = u32::from(f.blk(BlockId(b))?.next_page);
+            erased = erased.saturating_add(ppb.saturating_sub(next));
         }
-        Ok(pl
-            .cb_active
-            .get(level.saturating_sub(1))
-            .copied()
-            .unwrap_or(NIL))
     }
+    Ok(erased)
+}
 
-    fn set_level_block(&mut self, p: PlaneId, level: usize, b: u32) -> Result<(), Error> {
-        let pl = self.pl_mut(p)?;
-        if level == 0 {
-            pl.gc_active = b;
-            return Ok(());
-        }
-        *pl.cb_active
-            .get_mut(level.saturating_sub(1))
-            .ok_or(Error::Corrupt("quota level"))? = b;
-        self.refresh_ready(p)
-    }
+/// Whether `b` is an open lower-level block of plane `p`.
+pub(crate) fn holds<'a, H: Hooks + HasRcftl<'a>>(
+    f: &Ftl<'_, H>,
+    p: PlaneId,
+    b: BlockId,
+) -> Result<bool, Error> {
+    let Some(rc) = f.h.rcftl() else {
+        return Ok(false);
+    };
+    Ok(rc.plane(p)?.levels.contains(&b.0))
+}
 
-    /// GC active blocks open in plane `p` (every quota level).
-    fn open_levels(&self, p: PlaneId) -> Result<u32, Error> {
-        let pl = self.pl(p)?;
-        let extra = pl.cb_active.iter().filter(|&&b| b != NIL).count() as u32;
-        Ok(extra.saturating_add(u32::from(pl.gc_active != NIL)))
-    }
-
-    /// Where off-chip GC data goes in plane `p`: the full-quota GC active
-    /// block, except when the plane is down to its GC reserve and a lower
-    /// level has a block open: then that one (lowest level first), so space
-    /// held in half-written level blocks is used rather than trapped. Data
-    /// landing below its quota only loses copyback budget, which is safe.
-    pub(crate) fn offchip_target(&mut self, p: PlaneId) -> Result<Option<BlockId>, Error> {
-        let pl = self.pl(p)?;
-        if pl.free_count <= self.cfg.gc_reserve_blocks {
-            if let Some(&b) = pl.cb_active.iter().find(|&&b| b != NIL) {
+/// Where off-chip GC data goes in plane `p`: the full-quota GC active
+/// block, except when the plane is down to its GC reserve and a lower
+/// level has a block open: then that one (lowest level first), so space
+/// held in half-written level blocks is used rather than trapped. Data
+/// landing below its quota only loses copyback budget, which is safe.
+pub(crate) fn offchip_target<'a, H: Hooks + HasRcftl<'a>>(
+    f: &mut Ftl<'_, H>,
+    p: PlaneId,
+) -> Result<Option<BlockId>, Error> {
+    if let Some(rc) = f.h.rcftl() {
+        if f.pl(p)?.free_count <= f.cfg.gc_reserve_blocks {
+            if let Some(&b) = rc.plane(p)?.levels.iter().find(|&&b| b != NIL) {
                 return Ok(Some(BlockId(b)));
             }
         }
-        self.gc_level_target(p, 0, 0)
     }
+    f.gc_target(p)
+}
 
-    /// An open lower-level block of plane `p` to empty when GC finds no
-    /// victim: it drops out of its level and becomes the victim, so the
-    /// erased pages it pinned return to the plane (NAND erases partly
-    /// written blocks). The one with the fewest valid units, once its
-    /// programs finished.
-    pub(crate) fn evict_level_block(&mut self, p: PlaneId) -> Result<Option<BlockId>, Error> {
-        let mut best: Option<(u16, u32)> = None;
-        for &b in self.pl(p)?.cb_active.iter() {
-            if b == NIL {
-                continue;
-            }
-            let m = self.blk(BlockId(b))?;
-            if m.pending == 0 && best.is_none_or(|(v, _)| m.valid < v) {
-                best = Some((m.valid, b));
-            }
+/// An open lower-level block of plane `p` to empty when GC finds no
+/// victim: it drops out of its level and becomes the victim, so the
+/// erased pages it pinned return to the plane (NAND erases partly
+/// written blocks). The one with the fewest valid units, once its
+/// programs finished.
+pub(crate) fn reclaim_open<'a, H: Hooks + HasRcftl<'a>>(
+    f: &mut Ftl<'_, H>,
+    p: PlaneId,
+) -> Result<Option<BlockId>, Error> {
+    let Some(rc) = f.h.rcftl() else {
+        return Ok(None);
+    };
+    let mut best: Option<(u16, u32)> = None;
+    for &b in rc.plane(p)?.levels.iter() {
+        if b == NIL {
+            continue;
         }
-        let Some((_, b)) = best else {
-            return Ok(None);
-        };
-        self.drop_gc_active(p, BlockId(b))?;
-        Ok(Some(BlockId(b)))
+        let m = f.blk(BlockId(b))?;
+        if m.pending == 0 && best.is_none_or(|(v, _)| m.valid < v) {
+            best = Some((m.valid, b));
+        }
     }
+    let Some((_, b)) = best else {
+        return Ok(None);
+    };
+    f.gc_block_closed(p, BlockId(b))?;
+    Ok(Some(BlockId(b)))
+}
 
-    /// Forgets `b` as an active block of any GC level of plane `p` (it filled or went bad).
-    pub(crate) fn drop_gc_active(&mut self, p: PlaneId, b: BlockId) -> Result<(), Error> {
-        let pl = self.pl_mut(p)?;
-        if pl.gc_active == b.0 {
-            pl.gc_active = NIL;
-        }
-        for a in pl.cb_active.iter_mut() {
+/// Forgets `b` as an open lower-level block of plane `p` (it filled or went bad).
+pub(crate) fn gc_block_closed<'a, H: Hooks + HasRcftl<'a>>(
+    f: &mut Ftl<'_, H>,
+    p: PlaneId,
+    b: BlockId,
+) -> Result<(), Error> {
+    if let Some(rc) = f.h.rcftl_mut() {
+        for a in rc.plane_mut(p)?.levels.iter_mut() {
             if *a == b.0 {
                 *a = NIL;
             }
         }
-        self.refresh_ready(p)
     }
+    Ok(())
+}
 
-    /// The open GC block of quota level `level` of plane `p`, opening one if
-    /// allowed (a free block with a copyback threshold of at least `min_ct`).
-    /// Lower levels never take a plane's last free block, so the
-    /// off-chip level can always take the rest of a victim's data.
-    pub(crate) fn gc_level_target(
-        &mut self,
-        p: PlaneId,
-        level: usize,
-        min_ct: u8,
-    ) -> Result<Option<BlockId>, Error> {
-        let b = self.level_block(p, level)?;
-        if b != NIL {
-            return Ok(Some(BlockId(b)));
-        }
-        // A lower level opens only if a whole block of GC destination space
-        // (free blocks and erased pages of other level blocks, which take
-        // off-chip data when the plane is down to its reserve) stays beside
-        // it, so a victim's remaining data (less than a block) always fits.
-        // Nor may it open in a plane short of room (see `has_room`).
-        if level > 0 {
-            let free = self.pl(p)?.free_count;
-            let others = self.level_erased_pages(p)?;
-            let ppb = self.g.pages_per_block;
-            let spare = free
-                .saturating_sub(1)
-                .saturating_mul(ppb)
-                .saturating_add(others);
-            if free == 0 || spare < ppb || !self.has_room(p)? {
-                return Ok(None);
-            }
-        }
-        let Some(b) = self.open_block_for(p, Stream::Gc, min_ct)? else {
+/// Every block of plane `p` was retired: no level block stays open.
+pub(crate) fn plane_retired<'a, H: Hooks + HasRcftl<'a>>(
+    f: &mut Ftl<'_, H>,
+    p: PlaneId,
+) -> Result<(), Error> {
+    if let Some(rc) = f.h.rcftl_mut() {
+        rc.plane_mut(p)?.levels = [NIL; MAX_LEVELS - 1];
+    }
+    Ok(())
+}
+
+/// A block opened for writes starts at the full quota.
+pub(crate) fn block_opened<'a, H: Hooks + HasRcftl<'a>>(
+    f: &mut Ftl<'_, H>,
+    b: BlockId,
+) -> Result<(), Error> {
+    if let Some(rc) = f.h.rcftl_mut() {
+        let q = rc.st.epm.q_init();
+        rc.block_mut(b)?.quota = q;
+    }
+    Ok(())
+}
+
+/// Whether free block `b` can take a copyback chain costed at `min_ct`.
+pub(crate) fn block_fits<'a, H: Hooks + HasRcftl<'a>>(
+    f: &Ftl<'_, H>,
+    b: BlockId,
+    min_ct: u8,
+) -> Result<bool, Error> {
+    Ok(block_ct(f, b)? >= min_ct)
+}
+
+/// The open GC block of quota level `level` of plane `p`, opening one if
+/// allowed (a free block with a copyback threshold of at least `min_ct`).
+/// Lower levels never take a plane's last free block, so the
+/// off-chip level can always take the rest of a victim's data.
+fn gc_level_target<'a, H: Hooks + HasRcftl<'a>>(
+    f: &mut Ftl<'_, H>,
+    p: PlaneId,
+    level: usize,
+    min_ct: u8,
+) -> Result<Option<BlockId>, Error> {
+    if level == 0 && min_ct == 0 {
+        return f.gc_target(p);
+    }
+    let b = level_block(f, p, level)?;
+    if b != NIL {
+        return Ok(Some(BlockId(b)));
+    }
+    // A lower level opens only if a whole block of GC destination space
+    // (free blocks and erased pages of other level blocks, which take
+    // off-chip data when the plane is down to its reserve) stays beside
+    // it, so a victim's remaining data (less than a block) always fits.
+    // Nor may it open in a plane short of room (see `has_room`).
+    if level > 0 {
+        let free = f.pl(p)?.free_count;
+        let others = held_erased_pages(f, p)?;
+        let ppb = f.g.pages_per_block;
+        let spare = free
+            .saturating_sub(1)
+            .saturating_mul(ppb)
+            .saturating_add(others);
+        if free == 0 || spare < ppb || !f.has_room(p)? {
             return Ok(None);
-        };
-        let quota = self.cb.levels.get(level).copied().unwrap_or(0);
-        self.blk_mut(b)?.quota = quota;
-        self.set_level_block(p, level, b.0)?;
-        let open = self.open_levels(p)?;
-        if open > self.stats.epm_active_blocks_max {
-            self.stats.epm_active_blocks_max = open;
-        }
-        Ok(Some(b))
-    }
-
-    /// Chooses the migration mode of a new victim of plane `p` (DMMS or greedy).
-    pub(crate) fn victim_mode(&mut self, p: PlaneId) -> bool {
-        if !self.cfg.copyback.mode.copies_back() {
-            return false;
-        }
-        let urgency = match self.gc_free(p) {
-            Ok(f) if f > self.cfg.gc_reserve_blocks => Urgency::Background,
-            _ => Urgency::Foreground,
-        };
-        let mode = self.cb.dmms.select(self.last_now, urgency);
-        if mode == Mode::OffChip {
-            self.stats.offchip_victims = self.stats.offchip_victims.saturating_add(1);
-        }
-        mode == Mode::Copyback
-    }
-
-    /// Feeds the DMMS moving average with the current write-buffer occupancy.
-    pub(crate) fn note_buffer_use(&mut self) {
-        if self.cfg.copyback.selector == Selector::Dmms {
-            let cap = self.cfg.write_buffer_units;
-            let used = cap.saturating_sub(self.wb_free_count);
-            self.cb.dmms.record(self.last_now, used, cap);
         }
     }
+    let Some(b) = f.open_block_for(p, Stream::Gc, min_ct)? else {
+        return Ok(None);
+    };
+    let r = rc_mut(f)?;
+    let quota = r.st.levels.get(level).copied().unwrap_or(0);
+    r.block_mut(b)?.quota = quota;
+    set_level_block(f, p, level, b.0)?;
+    f.note_gc_blocks(p)?;
+    Ok(Some(b))
+}
 
-    fn page_state(&self, page: Ppn) -> Result<u8, Error> {
-        self.t
-            .page_cb
-            .get(page.0 as usize)
-            .copied()
-            .ok_or(Error::TableTooSmall("page_cb"))
+/// Chooses the migration mode of a new victim of plane `p` (DMMS or greedy).
+pub(crate) fn victim_chosen<'a, H: Hooks + HasRcftl<'a>>(f: &mut Ftl<'_, H>, p: PlaneId) {
+    let copyback = victim_mode(f, p);
+    if let Some(Ok(pl)) = f.h.rcftl_mut().map(|rc| rc.plane_mut(p)) {
+        pl.victim_copyback = copyback;
     }
+}
 
-    /// Records the EPM byte of a freshly programmed page (per-page modes).
-    pub(crate) fn set_page_state(&mut self, page: Ppn, v: u8) -> Result<(), Error> {
-        if self.cfg.copyback.mode.per_page() {
-            *self
-                .t
-                .page_cb
-                .get_mut(page.0 as usize)
-                .ok_or(Error::TableTooSmall("page_cb"))? = v;
-        }
-        Ok(())
+fn victim_mode<'a, H: Hooks + HasRcftl<'a>>(f: &mut Ftl<'_, H>, p: PlaneId) -> bool {
+    if !f.cfg.copyback.mode.copies_back() {
+        return false;
     }
+    let urgency = match f.gc_free(p) {
+        Ok(free) if free > f.cfg.gc_reserve_blocks => Urgency::Background,
+        _ => Urgency::Foreground,
+    };
+    let now = f.last_now;
+    let Some(rc) = f.h.rcftl_mut() else {
+        return false;
+    };
+    let mode = rc.st.dmms.select(now, urgency);
+    if mode == Mode::OffChip {
+        f.stats.offchip_victims = f.stats.offchip_victims.saturating_add(1);
+    }
+    mode == Mode::Copyback
+}
 
-    /// The EPM byte of a page that has just been written from the controller
-    /// (host data or off-chip GC data): a full quota, or a zero counter.
-    pub(crate) fn fresh_page_state(&self) -> u8 {
-        match self.cfg.copyback.mode {
-            CopybackMode::FastGc => 0,
-            _ => self.cb.epm.q_init(),
+/// Feeds the DMMS moving average with the current write-buffer occupancy.
+pub(crate) fn buffer_use<'a, H: Hooks + HasRcftl<'a>>(f: &mut Ftl<'_, H>) {
+    if f.cfg.copyback.selector == Selector::Dmms {
+        let cap = f.cfg.write_buffer_units;
+        let used = cap.saturating_sub(f.wb_free_count);
+        let now = f.last_now;
+        if let Some(rc) = f.h.rcftl_mut() {
+            rc.st.dmms.record(now, used, cap);
         }
     }
+}
 
-    /// Decides how one victim page with `live` units moves.
-    fn page_move(
-        &mut self,
-        p: PlaneId,
-        victim: BlockId,
-        page: Ppn,
-        live: u8,
-    ) -> Result<PageMove, Error> {
-        let cp = self.cfg.copyback;
-        let upp = self.g.units_per_page;
-        let need = if cp.min_live_units == 0 {
-            upp
-        } else {
-            cp.min_live_units.min(upp)
-        };
-        if !self.pl(p)?.victim_copyback || live < need {
-            return Ok(PageMove::OffChip);
-        }
-        let src_ct = self.block_ct(victim)?;
-        let src_quota = self.blk(victim)?.quota;
-        // The destination must take the chain too: a hop is costed at the
-        // lower threshold of its two ends (a more worn or weaker destination
-        // adds more fresh errors at the final read than the source would).
-        let mut ct = src_ct;
-        for _ in 0..3 {
-            let (level, page_state) = match cp.mode {
-                CopybackMode::OffChip => return Ok(PageMove::OffChip),
-                CopybackMode::Unchecked => (0, 0),
-                CopybackMode::FastGc => match epm::decide_counter(self.page_state(page)?, ct) {
-                    epm::CounterDecision::Copyback { dst_count } => (0, dst_count),
-                    epm::CounterDecision::OffChip { .. } => return Ok(self.epm_refused()),
-                },
-                CopybackMode::RcftlPerPage => {
-                    match self.cb.epm.decide(self.page_state(page)?, ct) {
-                        Decision::Copyback { dst_quota } => (0, dst_quota),
-                        Decision::OffChip { .. } => return Ok(self.epm_refused()),
-                    }
-                }
-                CopybackMode::Rcftl => match self.cb.epm.decide(src_quota, ct) {
+fn page_state<'a, H: Hooks + HasRcftl<'a>>(f: &Ftl<'_, H>, page: Ppn) -> Result<u8, Error> {
+    rc(f)?
+        .t
+        .pages
+        .get(page.0 as usize)
+        .copied()
+        .ok_or(Error::TableTooSmall("rcftl pages"))
+}
+
+/// Records the EPM byte of a freshly programmed page (per-page modes).
+fn set_page_state<'a, H: Hooks + HasRcftl<'a>>(
+    f: &mut Ftl<'_, H>,
+    page: Ppn,
+    v: u8,
+) -> Result<(), Error> {
+    if f.cfg.copyback.mode.per_page() {
+        *rc_mut(f)?
+            .t
+            .pages
+            .get_mut(page.0 as usize)
+            .ok_or(Error::TableTooSmall("rcftl pages"))? = v;
+    }
+    Ok(())
+}
+
+/// A page was just written from the controller (host data or off-chip GC
+/// data): its EPM byte is a full quota, or a zero counter; a block's first
+/// page is read once to measure the block's BER class.
+pub(crate) fn page_programmed<'a, H: Hooks + HasRcftl<'a>>(
+    f: &mut Ftl<'_, H>,
+    page: Ppn,
+) -> Result<(), Error> {
+    let Some(rc) = f.h.rcftl() else {
+        return Ok(());
+    };
+    let fresh = match f.cfg.copyback.mode {
+        CopybackMode::FastGc => 0,
+        _ => rc.st.epm.q_init(),
+    };
+    set_page_state(f, page, fresh)?;
+    maybe_classify(f, page)
+}
+
+/// Decides how one victim page with `live` units moves.
+fn page_move<'a, H: Hooks + HasRcftl<'a>>(
+    f: &mut Ftl<'_, H>,
+    p: PlaneId,
+    victim: BlockId,
+    page: Ppn,
+    live: u8,
+) -> Result<PageMove, Error> {
+    let cp = f.cfg.copyback;
+    let upp = f.g.units_per_page;
+    let need = if cp.min_live_units == 0 {
+        upp
+    } else {
+        cp.min_live_units.min(upp)
+    };
+    if !rc(f)?.plane(p)?.victim_copyback || live < need {
+        return Ok(PageMove::OffChip);
+    }
+    let src_ct = block_ct(f, victim)?;
+    let src_quota = rc(f)?.block(victim)?.quota;
+    // The destination must take the chain too: a hop is costed at the
+    // lower threshold of its two ends (a more worn or weaker destination
+    // adds more fresh errors at the final read than the source would).
+    let mut ct = src_ct;
+    for _ in 0..3 {
+        let (level, page_state) = match cp.mode {
+            CopybackMode::OffChip => return Ok(PageMove::OffChip),
+            CopybackMode::Unchecked => (0, 0),
+            CopybackMode::FastGc => match epm::decide_counter(page_state(f, page)?, ct) {
+                epm::CounterDecision::Copyback { dst_count } => (0, dst_count),
+                epm::CounterDecision::OffChip { .. } => return Ok(epm_refused(f)),
+            },
+            CopybackMode::RcftlPerPage => match rc(f)?.st.epm.decide(page_state(f, page)?, ct) {
+                Decision::Copyback { dst_quota } => (0, dst_quota),
+                Decision::OffChip { .. } => return Ok(epm_refused(f)),
+            },
+            CopybackMode::Rcftl => {
+                let st = &rc(f)?.st;
+                match st.epm.decide(src_quota, ct) {
                     // The largest level not above the quota left: never gains budget.
                     Decision::Copyback { dst_quota } => {
-                        match self.cb.levels.iter().position(|&q| q <= dst_quota) {
+                        match st.levels.iter().position(|&q| q <= dst_quota) {
                             Some(l) => (l, 0),
-                            None => return Ok(self.epm_refused()),
+                            None => return Ok(epm_refused(f)),
                         }
                     }
-                    Decision::OffChip { .. } => return Ok(self.epm_refused()),
-                },
-            };
-            let unchecked = cp.mode == CopybackMode::Unchecked;
-            let min_ct = if unchecked { 0 } else { ct };
-            let Some(dst) = self.gc_level_target(p, level, min_ct)? else {
-                self.stats.epm_no_block_pages = self.stats.epm_no_block_pages.saturating_add(1);
-                return Ok(PageMove::OffChip);
-            };
-            let dst_ct = self.block_ct(dst)?;
-            if unchecked || dst_ct >= ct {
-                return Ok(PageMove::Copyback { dst, page_state });
+                    Decision::OffChip { .. } => return Ok(epm_refused(f)),
+                }
             }
-            // An open destination weaker than the source: cost the hop at its threshold.
-            ct = dst_ct;
-        }
-        Ok(self.epm_refused())
-    }
-
-    /// Counts a page the EPM check sent off-chip.
-    fn epm_refused(&mut self) -> PageMove {
-        self.stats.epm_offchip_pages = self.stats.epm_offchip_pages.saturating_add(1);
-        PageMove::OffChip
-    }
-
-    /// The copyback threshold of block `b` now: its P/E count and BER class
-    /// (unmeasured: worst) in the configured table; FastGC's block-unaware
-    /// threshold in that mode.
-    pub(crate) fn block_ct(&self, b: BlockId) -> Result<u8, Error> {
-        let cp = &self.cfg.copyback;
-        let m = self.blk(b)?;
-        let ber = match cp.mode {
-            CopybackMode::FastGc => BerClass::Worst,
-            _ => m.ber.unwrap_or(BerClass::Worst),
         };
-        Ok(cp.thresholds.threshold(m.pe, ber))
+        let unchecked = cp.mode == CopybackMode::Unchecked;
+        let min_ct = if unchecked { 0 } else { ct };
+        let Some(dst) = gc_level_target(f, p, level, min_ct)? else {
+            f.stats.epm_no_block_pages = f.stats.epm_no_block_pages.saturating_add(1);
+            return Ok(PageMove::OffChip);
+        };
+        let dst_ct = block_ct(f, dst)?;
+        if unchecked || dst_ct >= ct {
+            return Ok(PageMove::Copyback { dst, page_state });
+        }
+        // An open destination weaker than the source: cost the hop at its threshold.
+        ct = dst_ct;
     }
+    Ok(epm_refused(f))
+}
 
-    /// Tries to move victim page `page` (live units `units`) by copyback.
-    pub(crate) fn try_copyback(
-        &mut self,
-        p: PlaneId,
-        victim: BlockId,
-        page: Ppn,
-        units: UnitMask,
-    ) -> Result<CopybackStep, Error> {
-        if !self.pl(p)?.victim_copyback {
-            return Ok(CopybackStep::OffChip);
+/// Counts a page the EPM check sent off-chip.
+fn epm_refused<H: Hooks>(f: &mut Ftl<'_, H>) -> PageMove {
+    f.stats.epm_offchip_pages = f.stats.epm_offchip_pages.saturating_add(1);
+    PageMove::OffChip
+}
+
+/// The copyback threshold of block `b` now: its P/E count and BER class
+/// (unmeasured: worst) in the configured table; FastGC's block-unaware
+/// threshold in that mode.
+pub(crate) fn block_ct<'a, H: Hooks + HasRcftl<'a>>(
+    f: &Ftl<'_, H>,
+    b: BlockId,
+) -> Result<u8, Error> {
+    let cp = &f.cfg.copyback;
+    let pe = f.blk(b)?.pe;
+    let ber = match (cp.mode, f.h.rcftl()) {
+        (CopybackMode::FastGc, _) | (_, None) => BerClass::Worst,
+        (_, Some(rc)) => rc.block(b)?.ber.unwrap_or(BerClass::Worst),
+    };
+    Ok(cp.thresholds.threshold(pe, ber))
+}
+
+/// Tries to move victim page `page` (live units `units`) by copyback.
+pub(crate) fn try_copyback<'a, H: Hooks + HasRcftl<'a>>(
+    f: &mut Ftl<'_, H>,
+    p: PlaneId,
+    victim: BlockId,
+    page: Ppn,
+    units: UnitMask,
+) -> Result<MigrateStep, Error> {
+    let Some(rc) = f.h.rcftl() else {
+        return Ok(MigrateStep::OffChip);
+    };
+    let pl = rc.plane(p)?;
+    if !pl.victim_copyback {
+        return Ok(MigrateStep::OffChip);
+    }
+    if pl.inflight >= MAX_COPYBACKS_IN_FLIGHT {
+        return Ok(MigrateStep::Wait);
+    }
+    if !f.map_room_for_page()? {
+        return Ok(MigrateStep::Wait);
+    }
+    let live = units.count() as u8;
+    // Other tags of shared units: a copyback moves the whole page, so
+    // their translation pages must fit the budget now or the page goes
+    // off-chip, where it can be split (`copy.rs`).
+    let mut extra = 0u32;
+    for off in 0..f.g.units_per_page {
+        if units.contains(off) {
+            extra = extra.saturating_add(H::extra_tps(f, f.g.pun(page, off))?);
         }
-        if self.pl(p)?.cb_inflight >= MAX_COPYBACKS_IN_FLIGHT {
-            return Ok(CopybackStep::Wait);
-        }
-        if !self.map_room_for_page()? {
-            return Ok(CopybackStep::Wait);
-        }
-        let live = units.count() as u8;
-        // Other tags of shared units: a copyback moves the whole page, so
-        // their translation pages must fit the budget now or the page goes
-        // off-chip, where it can be split (`copy.rs`).
-        let mut extra = 0u32;
-        for off in 0..self.g.units_per_page {
-            if units.contains(off) {
-                extra = extra.saturating_add(self.cc_extra_tps(self.g.pun(page, off))?);
+    }
+    if extra > 0xff_ffff || !H::room_for_extra(f, extra)? {
+        return Ok(MigrateStep::OffChip);
+    }
+    let PageMove::Copyback { dst, page_state } = page_move(f, p, victim, page, live)? else {
+        return Ok(MigrateStep::OffChip);
+    };
+    let mut spare = Spare {
+        kind: PageKind::Data,
+        units,
+        ..Spare::default()
+    };
+    for off in 0..f.g.units_per_page {
+        if units.contains(off) {
+            let lpn = f
+                .p2l(f.g.pun(page, off))?
+                .ok_or(Error::Corrupt("copyback unit vanished"))?;
+            if let Some(l) = spare.lpns.get_mut(usize::from(off)) {
+                *l = lpn;
             }
         }
-        if extra > 0xff_ffff || !self.cc_room_for(extra)? {
-            return Ok(CopybackStep::OffChip);
-        }
-        let PageMove::Copyback { dst, page_state } = self.page_move(p, victim, page, live)? else {
-            return Ok(CopybackStep::OffChip);
-        };
-        let mut spare = Spare {
-            kind: PageKind::Data,
-            units,
-            ..Spare::default()
-        };
-        for off in 0..self.g.units_per_page {
-            if units.contains(off) {
-                let lpn = self
-                    .p2l(self.g.pun(page, off))?
-                    .ok_or(Error::Corrupt("copyback unit vanished"))?;
-                if let Some(l) = spare.lpns.get_mut(usize::from(off)) {
-                    *l = lpn;
+    }
+    let dst_page = f.next_page_of(dst, Stream::Gc)?;
+    spare.seq = f.next_seq();
+    f.map_reserve_page(&spare);
+    H::reserve_extra(f, extra, true);
+    let origin = f.pl(p)?.victim_origin;
+    f.emit(
+        OpKind::Migrate,
+        NandCmd::Copyback {
+            src: page,
+            dst: dst_page,
+            spare,
+        },
+        origin,
+        live,
+        u32::from(page_state) | extra.wrapping_shl(8),
+    )?;
+    H::emit_due(f)?;
+    let pl = f.pl_mut(p)?;
+    pl.gc_reads = pl.gc_reads.saturating_add(1);
+    let rp = rc_mut(f)?.plane_mut(p)?;
+    rp.inflight = rp.inflight.saturating_add(1);
+    Ok(MigrateStep::Issued)
+}
+
+/// A GC copyback finished: remap the units still current.
+pub(crate) fn copyback_done<'a, H: Hooks + HasRcftl<'a>>(
+    f: &mut Ftl<'_, H>,
+    cmd: &NandCmd,
+    page_state: u32,
+    result: NandResult,
+) -> Result<(), Error> {
+    let NandCmd::Copyback { src, dst, spare } = cmd else {
+        return Err(Error::Corrupt("gc copyback op is not a copyback"));
+    };
+    f.map_release_page(spare);
+    // The op's tag packs the page state (low byte) and the translation
+    // pages reserved for shared units' other tags.
+    H::reserve_extra(f, page_state.wrapping_shr(8), false);
+    let page_state = page_state & 0xff;
+    let db = f.g.block_of(*dst);
+    let sb = f.g.block_of(*src);
+    let p = f.g.plane_of(db);
+    {
+        let m = f.blk_mut(db)?;
+        m.pending = m.pending.saturating_sub(1);
+    }
+    {
+        let pl = f.pl_mut(p)?;
+        pl.gc_reads = pl.gc_reads.saturating_sub(1);
+        let rp = rc_mut(f)?.plane_mut(p)?;
+        rp.inflight = rp.inflight.saturating_sub(1);
+    }
+    match result {
+        Ok(_) => {
+            set_page_state(f, *dst, page_state as u8)?;
+            for off in 0..f.g.units_per_page {
+                if !spare.units.contains(off) {
+                    continue;
+                }
+                let Some(&lpn) = spare.lpns.get(usize::from(off)) else {
+                    continue;
+                };
+                let from = f.g.pun(*src, off);
+                if let Some(t) = H::reloc_tag(f, lpn, from)? {
+                    let to = f.g.pun(*dst, off);
+                    H::move_unit(f, from, to, t)?;
+                } else {
+                    f.stats.gc_stale_units = f.stats.gc_stale_units.saturating_add(1);
                 }
             }
         }
-        let dst_page = self.next_page_of(dst, Stream::Gc)?;
-        spare.seq = self.next_seq();
-        self.map_reserve_page(&spare);
-        self.cc_reserve(extra, true);
-        let origin = self.pl(p)?.victim_origin;
-        self.emit(
-            OpKind::GcCopyback,
-            NandCmd::Copyback {
-                src: page,
-                dst: dst_page,
-                spare,
-            },
-            origin,
-            live,
-            u32::from(page_state) | extra.wrapping_shl(8),
-        )?;
-        self.emit_due_list_pages()?;
-        let pl = self.pl_mut(p)?;
-        pl.gc_reads = pl.gc_reads.saturating_add(1);
-        pl.cb_inflight = pl.cb_inflight.saturating_add(1);
-        Ok(CopybackStep::Issued)
-    }
-
-    /// A GC copyback finished: remap the units still current.
-    pub(crate) fn gc_copyback_done(
-        &mut self,
-        cmd: &NandCmd,
-        page_state: u32,
-        result: NandResult,
-    ) -> Result<(), Error> {
-        let NandCmd::Copyback { src, dst, spare } = cmd else {
-            return Err(Error::Corrupt("gc copyback op is not a copyback"));
-        };
-        self.map_release_page(spare);
-        // The op's tag packs the page state (low byte) and the translation
-        // pages reserved for shared units' other tags.
-        self.cc_reserve(page_state.wrapping_shr(8), false);
-        let page_state = page_state & 0xff;
-        let db = self.g.block_of(*dst);
-        let sb = self.g.block_of(*src);
-        let p = self.g.plane_of(db);
-        {
-            let m = self.blk_mut(db)?;
-            m.pending = m.pending.saturating_sub(1);
+        Err(NandError::ProgramFailed) => {
+            // The source is intact: scan the victim again to move what is left.
+            f.stats.program_failures = f.stats.program_failures.saturating_add(1);
+            f.retire_block(db)?;
+            let pl = f.pl_mut(p)?;
+            if pl.victim == sb.0 {
+                pl.victim_cursor = 0;
+            }
         }
-        {
-            let pl = self.pl_mut(p)?;
-            pl.gc_reads = pl.gc_reads.saturating_sub(1);
-            pl.cb_inflight = pl.cb_inflight.saturating_sub(1);
-        }
-        match result {
-            Ok(_) => {
-                self.set_page_state(*dst, page_state as u8)?;
-                for off in 0..self.g.units_per_page {
-                    if !spare.units.contains(off) {
-                        continue;
+        Err(_) => {
+            // The source could not be sensed: its live units are gone.
+            for off in 0..f.g.units_per_page {
+                let from = f.g.pun(*src, off);
+                if let Some(lpn) = f.p2l(from)? {
+                    if spare.units.contains(off) && f.loc(lpn)? == Loc::Flash(from) {
+                        H::lose_unit(f, from, lpn)?;
                     }
-                    let Some(&lpn) = spare.lpns.get(usize::from(off)) else {
-                        continue;
-                    };
-                    let from = self.g.pun(*src, off);
-                    if let Some(t) = self.reloc_tag(lpn, from)? {
-                        let to = self.g.pun(*dst, off);
-                        self.move_unit(from, to, t)?;
-                    } else {
-                        self.stats.gc_stale_units = self.stats.gc_stale_units.saturating_add(1);
-                    }
-                }
-            }
-            Err(NandError::ProgramFailed) => {
-                // The source is intact: scan the victim again to move what is left.
-                self.stats.program_failures = self.stats.program_failures.saturating_add(1);
-                self.retire_block(db)?;
-                let pl = self.pl_mut(p)?;
-                if pl.victim == sb.0 {
-                    pl.victim_cursor = 0;
-                }
-            }
-            Err(_) => {
-                // The source could not be sensed: its live units are gone.
-                for off in 0..self.g.units_per_page {
-                    let from = self.g.pun(*src, off);
-                    if let Some(lpn) = self.p2l(from)? {
-                        if spare.units.contains(off) && self.loc(lpn)? == Loc::Flash(from) {
-                            self.lose_unit(from, lpn)?;
-                        }
-                    }
                 }
             }
         }
-        self.block_settle(db)?;
-        self.attend(p)
     }
+    f.block_settle(db)?;
+    f.attend(p)
+}
 
-    /// After page 0 of block `b` is programmed, reads it once to measure the
-    /// block's BER class (modes whose thresholds depend on it).
-    pub(crate) fn maybe_classify(&mut self, page: Ppn) -> Result<(), Error> {
-        if !self.cfg.copyback.mode.uses_ber_class() || self.g.page_in_block(page) != 0 {
-            return Ok(());
-        }
-        if self.ops_available() == 0 {
-            return Ok(());
-        }
-        self.emit(
-            OpKind::Classify,
-            NandCmd::Read {
-                page,
-                units: UnitMask::default(),
-                dst: [Slot(0); crate::medium::addr::MAX_UNITS_PER_PAGE],
-            },
-            Origin::Meta,
-            0,
-            0,
-        )
+/// After page 0 of block `b` is programmed, reads it once to measure the
+/// block's BER class (modes whose thresholds depend on it).
+fn maybe_classify<'a, H: Hooks + HasRcftl<'a>>(f: &mut Ftl<'_, H>, page: Ppn) -> Result<(), Error> {
+    if !f.cfg.copyback.mode.uses_ber_class() || f.g.page_in_block(page) != 0 {
+        return Ok(());
     }
+    if f.ops_available() == 0 {
+        return Ok(());
+    }
+    f.emit(
+        OpKind::Probe,
+        NandCmd::Read {
+            page,
+            units: UnitMask::default(),
+            dst: [Slot(0); crate::medium::addr::MAX_UNITS_PER_PAGE],
+        },
+        Origin::Meta,
+        0,
+        0,
+    )
+}
 
-    /// The classification read finished: record the block's class.
-    pub(crate) fn classify_done(&mut self, cmd: &NandCmd, result: NandResult) -> Result<(), Error> {
-        let NandCmd::Read { page, .. } = cmd else {
-            return Err(Error::Corrupt("classify op is not a read"));
-        };
-        let b = self.g.block_of(*page);
-        if let Ok(r) = result {
-            let m = *self.blk(b)?;
-            if matches!(m.state, BlockState::Open | BlockState::Full) {
-                let class = self.cfg.copyback.classifier.classify(m.pe, r.bit_errors);
-                self.blk_mut(b)?.ber = Some(class);
-                self.stats.classified_blocks = self.stats.classified_blocks.saturating_add(1);
-            }
+/// The classification read finished: record the block's class.
+pub(crate) fn classify_done<'a, H: Hooks + HasRcftl<'a>>(
+    f: &mut Ftl<'_, H>,
+    cmd: &NandCmd,
+    result: NandResult,
+) -> Result<(), Error> {
+    let NandCmd::Read { page, .. } = cmd else {
+        return Err(Error::Corrupt("classify op is not a read"));
+    };
+    let b = f.g.block_of(*page);
+    if let Ok(r) = result {
+        let m = *f.blk(b)?;
+        if matches!(m.state, BlockState::Open | BlockState::Full) {
+            let class = f.cfg.copyback.classifier.classify(m.pe, r.bit_errors);
+            rc_mut(f)?.block_mut(b)?.ber = Some(class);
+            f.stats.classified_blocks = f.stats.classified_blocks.saturating_add(1);
         }
-        Ok(())
     }
+    Ok(())
 }
 
 /// Bytes of copyback state a drive of geometry `g` keeps in `mode` (the
