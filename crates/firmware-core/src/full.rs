@@ -7,21 +7,38 @@
 
 use crate::config::Config;
 use crate::error::Error;
-use crate::ftl::hooks::{Build, Hooks, MigrateStep, Migration, Ownership, Placement};
+use crate::ftl::hooks::{
+    Build, EraseStrategy, Hooks, MigrateStep, Migration, OpObserver, Ownership, Placement,
+};
 use crate::ftl::lend::Lend;
-use crate::ftl::Ftl;
+use crate::ftl::{Ftl, Stream};
 use crate::medium::addr::{BlockId, PlaneId, Ppn, UnitMask};
 use crate::medium::nand::{NandCmd, NandResult};
+use crate::tech::longftl::gerase::{self as ge, Guard, GuardTables, HasLongftl};
 use crate::tech::rcftl::{self, copyback as rc, HasRcftl, RcFtl};
 
 /// The techniques of the seed papers behind the core's hooks.
 pub struct Techniques<'a> {
     rcftl: Option<RcFtl<'a>>,
+    longftl: Option<Guard<'a>>,
+}
+
+impl Techniques<'_> {
+    /// The gErase modes used so far, oldest first (`[0]` when GuardedErase is off).
+    pub fn gerase_mode_history(&self) -> &[u8] {
+        self.longftl.as_ref().map_or(&[0], |g| g.mode_history())
+    }
+
+    /// The stable WAF (thousandths) recorded for gErase mode `mode`, if any.
+    pub fn gerase_waf(&self, mode: usize) -> Option<u32> {
+        self.longftl.as_ref()?.mode_waf(mode)
+    }
 }
 
 /// The slices the techniques keep their state in.
 pub struct TechTables<'a> {
     rcftl: rcftl::RcTables<'a>,
+    longftl: GuardTables<'a>,
 }
 
 impl Hooks for Techniques<'_> {}
@@ -32,12 +49,14 @@ impl<'a> Build<'a> for Techniques<'a> {
     fn lend<L: Lend<'a>>(cfg: &Config, l: &mut L) -> Result<TechTables<'a>, Error> {
         Ok(TechTables {
             rcftl: rcftl::RcTables::lend(cfg, l)?,
+            longftl: GuardTables::lend(cfg, l)?,
         })
     }
 
     fn build(cfg: &Config, t: TechTables<'a>) -> Result<Self, Error> {
         Ok(Techniques {
             rcftl: RcFtl::new(cfg, t.rcftl)?,
+            longftl: Guard::new(cfg, t.longftl)?,
         })
     }
 }
@@ -48,6 +67,15 @@ impl<'a> HasRcftl<'a> for Techniques<'a> {
     }
     fn rcftl_mut(&mut self) -> Option<&mut RcFtl<'a>> {
         self.rcftl.as_mut()
+    }
+}
+
+impl<'a> HasLongftl<'a> for Techniques<'a> {
+    fn longftl(&self) -> Option<&Guard<'a>> {
+        self.longftl.as_ref()
+    }
+    fn longftl_mut(&mut self) -> Option<&mut Guard<'a>> {
+        self.longftl.as_mut()
     }
 }
 
@@ -107,6 +135,43 @@ impl Migration for Techniques<'_> {
     }
     fn buffer_use(f: &mut Ftl<'_, Self>) {
         rc::buffer_use(f)
+    }
+}
+
+impl EraseStrategy for Techniques<'_> {
+    fn victim_erase(f: &mut Ftl<'_, Self>, p: PlaneId, b: BlockId) -> Result<NandCmd, Error> {
+        ge::victim_erase(f, p, b)
+    }
+    fn erased(f: &mut Ftl<'_, Self>, cmd: &NandCmd) -> Result<(), Error> {
+        ge::guard_erased(f, cmd)
+    }
+    fn forget(f: &mut Ftl<'_, Self>, b: BlockId) -> Result<(), Error> {
+        ge::guard_forget(f, b)
+    }
+    #[inline]
+    fn skip_units(f: &Ftl<'_, Self>, b: BlockId) -> u16 {
+        ge::skip_units(f, b)
+    }
+    fn usable_page(f: &Ftl<'_, Self>, b: BlockId, page: u32) -> u32 {
+        ge::usable_page(f, b, page)
+    }
+    fn open_preference(f: &Ftl<'_, Self>, stream: Stream) -> Option<bool> {
+        ge::guard_preference(f, stream)
+    }
+    fn free_rank(f: &Ftl<'_, Self>, b: BlockId, pref: Option<bool>) -> (bool, u16) {
+        (
+            pref.is_some_and(|g| g != ge::is_guarded(f, b)),
+            ge::gerase_count(f, b),
+        )
+    }
+    fn opened(f: &mut Ftl<'_, Self>, b: BlockId) {
+        ge::guard_opened(f, b)
+    }
+}
+
+impl OpObserver for Techniques<'_> {
+    fn read_done(f: &mut Ftl<'_, Self>, page: Ppn, result: &NandResult) -> Result<(), Error> {
+        ge::guard_read(f, page, result)
     }
 }
 

@@ -192,16 +192,16 @@ where
         out.run.uncorrectable_reads = eng.stats.uncorrectable_reads;
     }
     eng.ftl.audit()?;
-    eng.ftl.audit_guard()?;
+    firmware_core::tech::longftl::gerase::audit_guard(&eng.ftl)?;
     out.total_wall_seconds = t_start.elapsed().as_secs_f64();
     let unit = u64::from(plan.core.geometry.unit_bytes());
     Ok(LifetimeOutcome {
         tbw_bytes: out.ftl.host_write_units.saturating_mul(unit),
         end_reason,
         bad_blocks: lost_blocks(&eng, total),
-        mode_history: eng.ftl.gerase_mode_history().to_vec(),
+        mode_history: eng.ftl.hooks().gerase_mode_history().to_vec(),
         mode_waf: (0..firmware_core::tech::longftl::gerase_select::MAX_MODES)
-            .map(|m| eng.ftl.gerase_waf(m))
+            .map(|m| eng.ftl.hooks().gerase_waf(m))
             .collect(),
         outcome: out,
     })

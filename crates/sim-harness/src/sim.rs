@@ -361,7 +361,7 @@ pub fn outcome<N: Nand, H: HostSide<N::Unit>>(
         wall_seconds,
         total_wall_seconds,
         core_table_bytes: firmware_core::FullFtl::lend_bytes(&plan.core)?,
-        gerase_modes: eng.ftl.gerase_mode_history().to_vec(),
+        gerase_modes: eng.ftl.hooks().gerase_mode_history().to_vec(),
         plan: *plan,
     })
 }

@@ -75,7 +75,7 @@ impl<H: Hooks> Ftl<'_, H> {
     /// with the most invalid units.
     #[inline]
     pub(crate) fn bucket_key(&self, b: BlockId) -> Result<u16, Error> {
-        Ok(self.blk(b)?.valid.saturating_add(self.skip_units(b)))
+        Ok(self.blk(b)?.valid.saturating_add(H::skip_units(self, b)))
     }
 
     /// Links a `Full` block into its valid-count bucket.
@@ -217,11 +217,8 @@ impl<H: Hooks> Ftl<'_, H> {
         while cur != NIL {
             let m = self.blk(BlockId(cur))?;
             let b = BlockId(cur);
-            let key = (
-                guarded.is_some_and(|g| g != self.is_guarded(b)),
-                m.pe,
-                self.gerase_count(b),
-            );
+            let (miss, count) = H::free_rank(self, b, guarded);
+            let key = (miss, m.pe, count);
             if (best == NIL || key < best_key) && (min_ct == 0 || H::block_fits(self, b, min_ct)?) {
                 best = cur;
                 best_prev = prev;
@@ -273,12 +270,12 @@ impl<H: Hooks> Ftl<'_, H> {
         if blocked {
             return Ok(None);
         }
-        let pref = self.guard_preference(stream);
+        let pref = H::open_preference(self, stream);
         let Some(b) = self.free_pop_coolest(p, min_ct, pref)? else {
             return Ok(None);
         };
-        self.guard_opened(b);
-        let first = u16::try_from(self.usable_page(b, 0)).unwrap_or(u16::MAX);
+        H::opened(self, b);
+        let first = u16::try_from(H::usable_page(self, b, 0)).unwrap_or(u16::MAX);
         {
             let m = self.blk_mut(b)?;
             m.state = BlockState::Open;
@@ -329,12 +326,12 @@ impl<H: Hooks> Ftl<'_, H> {
             }
             BlockState::Full => {
                 self.bucket_remove(b)?;
-                self.guard_forget(b)?;
+                H::forget(self, b)?;
             }
             BlockState::Free | BlockState::Unknown | BlockState::Victim => {
                 return Err(Error::Corrupt("retiring a block that was not written"))
             }
-            BlockState::Open => self.guard_forget(b)?,
+            BlockState::Open => H::forget(self, b)?,
         }
         let head = self.pl(p)?.retire_head;
         {

@@ -256,14 +256,14 @@ impl<H: Hooks> Ftl<'_, H> {
     fn finish_victim(&mut self, p: PlaneId, victim: BlockId) -> Result<bool, Error> {
         let origin = self.pl(p)?.victim_origin;
         if self.blk(victim)?.state == BlockState::Retiring {
-            self.guard_forget(victim)?;
+            H::forget(self, victim)?;
             self.blk_mut(victim)?.state = BlockState::Bad;
             self.stats.bad_blocks = self.stats.bad_blocks.saturating_add(1);
         } else {
             if self.ops_available() == 0 {
                 return Ok(false);
             }
-            let cmd = self.victim_erase(p, victim)?;
+            let cmd = H::victim_erase(self, p, victim)?;
             self.emit(OpKind::Erase, cmd, origin, 0, 0)?;
             match origin {
                 Origin::WearLevel => self.stats.wl_moves = self.stats.wl_moves.saturating_add(1),
@@ -284,7 +284,7 @@ impl<H: Hooks> Ftl<'_, H> {
             let pl = self.pl_mut(p)?;
             pl.gc_reads = pl.gc_reads.saturating_sub(1);
         }
-        self.guard_read(*page, &result)?;
+        H::read_done(self, *page, &result)?;
         for s in dst.iter().take(units.count() as usize) {
             let (lpn, from) = {
                 let m = self.slot(*s)?;
@@ -373,7 +373,7 @@ impl<H: Hooks> Ftl<'_, H> {
         };
         let p = self.g.plane_of(*block);
         if result.is_ok() {
-            self.guard_erased(cmd)?;
+            H::erased(self, cmd)?;
             {
                 let m = self.blk_mut(*block)?;
                 m.pe = m.pe.saturating_add(1);
@@ -381,7 +381,7 @@ impl<H: Hooks> Ftl<'_, H> {
             self.free_push(*block)?;
             self.wear_tick(p)?;
         } else {
-            self.guard_forget(*block)?;
+            H::forget(self, *block)?;
             self.blk_mut(*block)?.state = BlockState::Bad;
             let pl = self.pl_mut(p)?;
             pl.lost_blocks = pl.lost_blocks.saturating_add(1);

@@ -23,12 +23,12 @@
 use crate::config::Config;
 use crate::error::Error;
 use crate::ftl::lend::Lend;
-use crate::ftl::Ftl;
+use crate::ftl::{Ftl, Stream};
 use crate::medium::addr::{BlockId, Lpn, PlaneId, Ppn, Pun, UnitMask};
 use crate::medium::nand::{NandCmd, NandResult};
 
 /// Every hook of the core.
-pub trait Hooks: Migration + Ownership + Placement + Sized {}
+pub trait Hooks: Migration + EraseStrategy + Ownership + Placement + OpObserver + Sized {}
 
 /// Builds a hook set for a configuration over memory carved from the
 /// caller's region (the one lending path, [`crate::ftl::lend`]).
@@ -147,6 +147,60 @@ pub trait Migration: Sized {
     fn buffer_use(_f: &mut Ftl<'_, Self>) {}
 }
 
+/// How a victim is erased and which pages of a block may hold data
+/// (longFTL: GuardedErase and BPM).
+pub trait EraseStrategy: Sized {
+    /// The erase command for victim `b` of plane `p`.
+    fn victim_erase(_f: &mut Ftl<'_, Self>, _p: PlaneId, b: BlockId) -> Result<NandCmd, Error> {
+        Ok(NandCmd::Erase { block: b })
+    }
+
+    /// A victim erase (`cmd`) succeeded.
+    fn erased(_f: &mut Ftl<'_, Self>, _cmd: &NandCmd) -> Result<(), Error> {
+        Ok(())
+    }
+
+    /// Block `b` left service (bad, or retiring with data to move).
+    fn forget(_f: &mut Ftl<'_, Self>, _b: BlockId) -> Result<(), Error> {
+        Ok(())
+    }
+
+    /// Mapping units block `b` cannot hold this cycle (skipped wordlines);
+    /// they count as dead units in its valid-count bucket.
+    fn skip_units(_f: &Ftl<'_, Self>, _b: BlockId) -> u16 {
+        0
+    }
+
+    /// The first page at or after `page` that block `b` may hold data in.
+    fn usable_page(_f: &Ftl<'_, Self>, _b: BlockId, page: u32) -> u32 {
+        page
+    }
+
+    /// Which free blocks `stream` prefers by the strategy's flag (`None`:
+    /// the flag does not matter).
+    fn open_preference(_f: &Ftl<'_, Self>, _stream: Stream) -> Option<bool> {
+        None
+    }
+
+    /// How free block `b` ranks for an allocation with preference `pref`:
+    /// (its flag misses the preference, its strategy count); lower first,
+    /// after the P/E count.
+    fn free_rank(_f: &Ftl<'_, Self>, _b: BlockId, _pref: Option<bool>) -> (bool, u16) {
+        (false, 0)
+    }
+
+    /// Free block `b` was opened for writes.
+    fn opened(_f: &mut Ftl<'_, Self>, _b: BlockId) {}
+}
+
+/// What techniques learn from completions.
+pub trait OpObserver: Sized {
+    /// A host or GC read of `page` finished with `result` (its ECC report).
+    fn read_done(_f: &mut Ftl<'_, Self>, _page: Ppn, _result: &NandResult) -> Result<(), Error> {
+        Ok(())
+    }
+}
+
 /// Who owns a physical unit (copyless copy: reference counts and shadow OOB).
 pub trait Ownership: Sized {
     /// Translation pages a relocation of unit `from` dirties besides its own
@@ -217,6 +271,8 @@ pub trait Placement: Sized {
 pub struct Baseline;
 
 impl Migration for Baseline {}
+impl EraseStrategy for Baseline {}
+impl OpObserver for Baseline {}
 impl Ownership for Baseline {}
 impl Placement for Baseline {}
 impl Hooks for Baseline {}

@@ -176,7 +176,6 @@ pub struct Ftl<'a, H> {
     pub(crate) cut: crate::ftl::power::CutState,
     pub(crate) mnt: crate::ftl::mount::MountState,
     pub(crate) anc: crate::ftl::checkpoint::AnchorState,
-    pub(crate) guard: Option<crate::tech::longftl::gerase::Guard<'a>>,
     /// Copyless-copy bookkeeping (`None` unless copies remap).
     pub(crate) cc: Option<crate::tech::copyless::refcount::CopylessMap<'a>>,
     /// Write cursor of the open host superblock.
@@ -211,10 +210,6 @@ impl<'a, H: Hooks> Ftl<'a, H> {
         let mut carver = lend::Carver::new(mem);
         let mut t = Tables::lend(&cfg, &mut carver)?;
         let ht = H::lend(&cfg, &mut carver)?;
-        let guard = core::mem::replace(
-            &mut t.guard,
-            crate::tech::longftl::gerase::GuardTables::none(),
-        );
         let pt = core::mem::replace(&mut t.persist, crate::ftl::persist::PersistTables::none());
         let wb_pages = cfg
             .write_buffer_units
@@ -281,7 +276,6 @@ impl<'a, H: Hooks> Ftl<'a, H> {
             cut: crate::ftl::power::CutState::default(),
             mnt: crate::ftl::mount::MountState::default(),
             anc: crate::ftl::checkpoint::AnchorState::default(),
-            guard: None,
             cc,
             sb: crate::tech::reparo::superblock::SbCursor::default(),
             list_due: heapless::Deque::new(),
@@ -307,7 +301,6 @@ impl<'a, H: Hooks> Ftl<'a, H> {
         }
         f.init_slots()?;
         f.init_ops()?;
-        f.attach_guard(guard)?;
         Ok(f)
     }
 
@@ -332,6 +325,11 @@ impl<'a, H: Hooks> Ftl<'a, H> {
     /// Whether format (or mount) has finished and host commands are accepted.
     pub fn is_ready(&self) -> bool {
         self.ready && !self.settling
+    }
+
+    /// The hook set: the techniques' state and what they report.
+    pub fn hooks(&self) -> &H {
+        &self.h
     }
 
     /// The configuration in force.
@@ -575,7 +573,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
         else {
             return Err(Error::Corrupt("host read op is not a read"));
         };
-        self.guard_read(*page, &result)?;
+        H::read_done(self, *page, &result)?;
         let ok = result.is_ok();
         for s in dst.iter().take(units.count() as usize) {
             if !ok {
@@ -1025,7 +1023,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
             m.pending = m.pending.saturating_add(1);
             page
         };
-        let next = self.usable_page(b, page.saturating_add(1));
+        let next = H::usable_page(self, b, page.saturating_add(1));
         self.blk_mut(b)?.next_page = u16::try_from(next).unwrap_or(u16::MAX);
         let p = self.g.plane_of(b);
         // A superblock member stays the plane's host block until the cursor

@@ -480,8 +480,6 @@ pub struct Tables<'a> {
     /// Copyless-copy tables ([`crate::tech::copyless::refcount::CopylessTables::none`] unless
     /// copies remap).
     pub copyless: crate::tech::copyless::refcount::CopylessTables<'a>,
-    /// GuardedErase / BPM tables (empty unless the guard is on).
-    pub guard: crate::tech::longftl::gerase::GuardTables<'a>,
 }
 
 impl<'a> Tables<'a> {
@@ -489,9 +487,7 @@ impl<'a> Tables<'a> {
     pub(crate) fn lend<L: Lend<'a>>(cfg: &Config, l: &mut L) -> Result<Self, Error> {
         use crate::ftl::persist::PersistTables;
         use crate::tech::copyless::refcount::CopylessTables;
-        use crate::tech::longftl::{gerase, weak_wl};
         let s = TableSizes::for_config(cfg)?;
-        let gs = gerase::GuardSizes::for_config(cfg);
         Ok(Tables {
             l2p: l.slice(s.l2p, 0u32, "l2p")?,
             p2l: l.slice(s.p2l, 0u32, "p2l")?,
@@ -516,13 +512,6 @@ impl<'a> Tables<'a> {
                 counts: l.slice(s.cc_counts, 0u32, "cc_counts")?,
                 shadow_heads: l.slice(s.cc_heads, 0u32, "cc_heads")?,
                 shadow: l.slice(s.cc_shadow, Default::default(), "cc_shadow")?,
-            },
-            guard: gerase::GuardTables {
-                wl: weak_wl::WeakWlTables {
-                    entries: l.slice(gs.wl_entries, Default::default(), "wl_entries")?,
-                    heads: l.slice(gs.wl_heads, 0u16, "wl_heads")?,
-                },
-                blocks: l.slice(gs.blocks, Default::default(), "guard")?,
             },
         })
     }
