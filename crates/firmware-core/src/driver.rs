@@ -203,14 +203,14 @@ impl<'n, N: Nand> SyncDriver<'n, N> {
             let p = ftl.copy(s, d, left, self.now)?;
             done = done.saturating_add(p.remapped);
             match p.stop {
-                crate::tech::copyless::copy::CopyStop::Done => {}
-                crate::tech::copyless::copy::CopyStop::Busy => {
+                crate::ftl::host::CopyStop::Done => {}
+                crate::ftl::host::CopyStop::Busy => {
                     if ftl.ops_queued() == 0 {
                         return Err(Error::OutOfSpace);
                     }
                     self.run(ftl)?;
                 }
-                crate::tech::copyless::copy::CopyStop::Physical(_) => {
+                crate::ftl::host::CopyStop::Physical(_) => {
                     let s = Lpn(src.0.saturating_add(done));
                     let d = Lpn(dst.0.saturating_add(done));
                     match self.read(ftl, s)? {

@@ -10,10 +10,14 @@ use crate::error::Error;
 use crate::ftl::hooks::{
     Build, EraseStrategy, Hooks, MigrateStep, Migration, OpObserver, Ownership, Placement,
 };
+use crate::ftl::host::CopyStop;
 use crate::ftl::lend::Lend;
 use crate::ftl::{Ftl, Stream};
-use crate::medium::addr::{BlockId, PlaneId, Ppn, UnitMask};
+use crate::medium::addr::{BlockId, Lpn, PlaneId, Ppn, Pun, UnitMask};
 use crate::medium::nand::{NandCmd, NandResult};
+use crate::tech::copyless;
+use crate::tech::copyless::copy::{self as cc, HasCopyless};
+use crate::tech::copyless::refcount::{CopylessMap, CopylessTables};
 use crate::tech::longftl::gerase::{self as ge, Guard, GuardTables, HasLongftl};
 use crate::tech::rcftl::{self, copyback as rc, HasRcftl, RcFtl};
 
@@ -21,6 +25,7 @@ use crate::tech::rcftl::{self, copyback as rc, HasRcftl, RcFtl};
 pub struct Techniques<'a> {
     rcftl: Option<RcFtl<'a>>,
     longftl: Option<Guard<'a>>,
+    copyless: Option<CopylessMap<'a>>,
 }
 
 impl Techniques<'_> {
@@ -39,6 +44,7 @@ impl Techniques<'_> {
 pub struct TechTables<'a> {
     rcftl: rcftl::RcTables<'a>,
     longftl: GuardTables<'a>,
+    copyless: CopylessTables<'a>,
 }
 
 impl Hooks for Techniques<'_> {}
@@ -50,6 +56,7 @@ impl<'a> Build<'a> for Techniques<'a> {
         Ok(TechTables {
             rcftl: rcftl::RcTables::lend(cfg, l)?,
             longftl: GuardTables::lend(cfg, l)?,
+            copyless: copyless::lend(cfg, l)?,
         })
     }
 
@@ -57,6 +64,7 @@ impl<'a> Build<'a> for Techniques<'a> {
         Ok(Techniques {
             rcftl: RcFtl::new(cfg, t.rcftl)?,
             longftl: Guard::new(cfg, t.longftl)?,
+            copyless: copyless::build(cfg, t.copyless)?,
         })
     }
 }
@@ -175,7 +183,53 @@ impl OpObserver for Techniques<'_> {
     }
 }
 
-impl Ownership for Techniques<'_> {}
+impl<'a> HasCopyless<'a> for Techniques<'a> {
+    fn copyless(&self) -> Option<&CopylessMap<'a>> {
+        self.copyless.as_ref()
+    }
+    fn copyless_mut(&mut self) -> Option<&mut CopylessMap<'a>> {
+        self.copyless.as_mut()
+    }
+}
+
+impl Ownership for Techniques<'_> {
+    fn shares(f: &Ftl<'_, Self>) -> bool {
+        f.h.copyless.is_some()
+    }
+    fn copy_unit(f: &mut Ftl<'_, Self>, s: Lpn, d: Lpn) -> Result<Option<CopyStop>, Error> {
+        cc::copy_unit(f, s, d)
+    }
+    fn release(f: &mut Ftl<'_, Self>, p: Pun, lpn: Lpn) -> Result<(), Error> {
+        cc::release(f, p, lpn)
+    }
+    fn programmed_unit(f: &mut Ftl<'_, Self>, p: Pun) -> Result<(), Error> {
+        cc::programmed_unit(f, p)
+    }
+    fn reloc_other(f: &Ftl<'_, Self>, from: Pun) -> Result<Option<Lpn>, Error> {
+        cc::reloc_other(f, from)
+    }
+    fn unit_moved(f: &mut Ftl<'_, Self>, from: Pun, to: Pun, lpn: Lpn) -> Result<(), Error> {
+        cc::unit_moved(f, from, to, lpn)
+    }
+    fn unit_lost(f: &mut Ftl<'_, Self>, from: Pun, lpn: Lpn) -> Result<(), Error> {
+        cc::unit_lost(f, from, lpn)
+    }
+    fn mount_share(f: &mut Ftl<'_, Self>, p: Pun, first: Lpn, lpn: Lpn) -> Result<(), Error> {
+        cc::mount_share(f, p, first, lpn)
+    }
+    fn audit(f: &Ftl<'_, Self>, p: Pun, lpn: Lpn) -> Result<bool, Error> {
+        cc::audit(f, p, lpn)
+    }
+    fn extra_tps(f: &Ftl<'_, Self>, from: Pun) -> Result<u32, Error> {
+        cc::extra_tps(f, from)
+    }
+    fn room_for_extra(f: &mut Ftl<'_, Self>, extra: u32) -> Result<bool, Error> {
+        cc::room_for_extra(f, extra)
+    }
+    fn reserve_extra(f: &mut Ftl<'_, Self>, extra: u32, take: bool) {
+        cc::reserve_extra(f, extra, take)
+    }
+}
 impl Placement for Techniques<'_> {}
 
 /// The core with every compiled technique (selected by the configuration).

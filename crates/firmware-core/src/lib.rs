@@ -33,7 +33,9 @@ pub mod tech;
 pub use config::{Config, CopyConfig, CopyMode, FlushPolicy, PersistConfig};
 pub use driver::{ReadValue, SyncDriver};
 pub use error::Error;
-pub use ftl::host::{HostCompletion, ReadStart, ReadStatus, Tag};
+pub use ftl::host::{
+    CopyFallback, CopyProgress, CopyStop, HostCompletion, ReadStart, ReadStatus, Tag,
+};
 pub use ftl::mapping::Loc;
 pub use ftl::persist::PersistTables;
 pub use ftl::tables::{TableSizes, Tables};
@@ -44,5 +46,4 @@ pub use medium::nand::{
     MetaBuf, Nand, NandCmd, NandError, NandOp, NandResult, OpId, Origin, PageKind, ReadReport,
     Slot, Spare, WlSet,
 };
-pub use tech::copyless::copy::{CopyFallback, CopyProgress, CopyStop};
 pub use tech::rcftl::copyback::{CopybackMode, CopybackPolicy, Selector};

@@ -208,8 +208,8 @@ impl<H: Hooks> Ftl<'_, H> {
                 };
                 let Some(i) = popped else { break };
                 let s = Slot(i);
-                let more = self.cc_extra_tps(Pun(self.slot(s)?.aux))?;
-                if more > 0 && !self.cc_room_for(extra.saturating_add(more))? {
+                let more = H::extra_tps(self, Pun(self.slot(s)?.aux))?;
+                if more > 0 && !H::room_for_extra(self, extra.saturating_add(more))? {
                     let pl = self
                         .t
                         .planes
@@ -235,7 +235,7 @@ impl<H: Hooks> Ftl<'_, H> {
             if n == 0 {
                 return Ok(());
             }
-            self.cc_reserve(extra, true);
+            H::reserve_extra(self, extra, true);
             let pad = u64::from(upp.saturating_sub(u16::from(n)));
             self.stats.pad_units = self.stats.pad_units.saturating_add(pad);
             let page = self.next_page_of(BlockId(dest), Stream::Gc)?;
@@ -326,7 +326,7 @@ impl<H: Hooks> Ftl<'_, H> {
             return Err(Error::Corrupt("gc program op is not a program"));
         };
         self.map_release_page(spare);
-        self.cc_reserve(extra, false);
+        H::reserve_extra(self, extra, false);
         let b = self.g.block_of(*page);
         let p = self.g.plane_of(b);
         {

@@ -22,6 +22,7 @@
 
 use crate::config::Config;
 use crate::error::Error;
+use crate::ftl::host::{CopyFallback, CopyStop};
 use crate::ftl::lend::Lend;
 use crate::ftl::{Ftl, Stream};
 use crate::medium::addr::{BlockId, Lpn, PlaneId, Ppn, Pun, UnitMask};
@@ -201,57 +202,76 @@ pub trait OpObserver: Sized {
     }
 }
 
-/// Who owns a physical unit (copyless copy: reference counts and shadow OOB).
+/// Who owns a physical unit and what an overwrite, a copy or a relocation
+/// does to it (copyless copy: reference counts and the shadow OOB). The
+/// baseline: one owner per unit, the P2L entry doubling as the valid bit.
 pub trait Ownership: Sized {
-    /// Translation pages a relocation of unit `from` dirties besides its own
-    /// (the other tags of a shared unit).
-    fn extra_tps(f: &Ftl<'_, Self>, from: Pun) -> Result<u32, Error>
+    /// Whether a unit may have several owners (tags).
+    fn shares(_f: &Ftl<'_, Self>) -> bool {
+        false
+    }
+
+    /// One unit of the host copy command ([`Ftl::copy`]): `None` when it
+    /// was served without a NAND operation, else why the command stops.
+    fn copy_unit(_f: &mut Ftl<'_, Self>, _s: Lpn, _d: Lpn) -> Result<Option<CopyStop>, Error> {
+        Ok(Some(CopyStop::Physical(CopyFallback::Mode)))
+    }
+
+    /// Owner `lpn` of physical unit `p` overwrote or trimmed it.
+    fn release(f: &mut Ftl<'_, Self>, p: Pun, _lpn: Lpn) -> Result<(), Error>
     where
         Self: Hooks,
     {
-        f.cc_extra_tps(from)
+        f.invalidate_unit(p)
+    }
+
+    /// Unit `p` was programmed with new data for one logical unit.
+    fn programmed_unit(_f: &mut Ftl<'_, Self>, _p: Pun) -> Result<(), Error> {
+        Ok(())
+    }
+
+    /// The owner a relocation of `from` must follow when the one it was
+    /// read for no longer maps there (`None`: the unit is dead).
+    fn reloc_other(_f: &Ftl<'_, Self>, _from: Pun) -> Result<Option<Lpn>, Error> {
+        Ok(None)
+    }
+
+    /// Live unit `from` (owner `lpn`) moved to `to`.
+    fn unit_moved(_f: &mut Ftl<'_, Self>, _from: Pun, _to: Pun, _lpn: Lpn) -> Result<(), Error> {
+        Ok(())
+    }
+
+    /// Live unit `from` (owner `lpn`) could not be read during relocation.
+    fn unit_lost(_f: &mut Ftl<'_, Self>, _from: Pun, _lpn: Lpn) -> Result<(), Error> {
+        Ok(())
+    }
+
+    /// Mount: `lpn` maps to `p`, which owner `first` already claimed.
+    fn mount_share(_f: &mut Ftl<'_, Self>, _p: Pun, _first: Lpn, _lpn: Lpn) -> Result<(), Error> {
+        Err(Error::Corrupt("unit validated twice"))
+    }
+
+    /// Audit of one L2P entry `lpn -> p`: whether the ownership records agree.
+    fn audit(f: &Ftl<'_, Self>, p: Pun, lpn: Lpn) -> Result<bool, Error>
+    where
+        Self: Hooks,
+    {
+        Ok(f.p2l(p)? == Some(lpn))
+    }
+
+    /// Translation pages a relocation of unit `from` dirties besides its
+    /// own owner's (its other owners', under partial protection).
+    fn extra_tps(_f: &Ftl<'_, Self>, _from: Pun) -> Result<u32, Error> {
+        Ok(0)
     }
 
     /// Whether the translation-page budget has room for `extra` more.
-    fn room_for_extra(f: &mut Ftl<'_, Self>, extra: u32) -> Result<bool, Error>
-    where
-        Self: Hooks,
-    {
-        f.cc_room_for(extra)
+    fn room_for_extra(_f: &mut Ftl<'_, Self>, _extra: u32) -> Result<bool, Error> {
+        Ok(true)
     }
 
     /// Reserves (`take`) or releases `extra` translation pages of budget.
-    fn reserve_extra(f: &mut Ftl<'_, Self>, extra: u32, take: bool)
-    where
-        Self: Hooks,
-    {
-        f.cc_reserve(extra, take)
-    }
-
-    /// The logical unit a relocation of `from` (last known as `lpn`) must
-    /// remap, or `None` when the unit is no longer current.
-    fn reloc_tag(f: &Ftl<'_, Self>, lpn: Lpn, from: Pun) -> Result<Option<Lpn>, Error>
-    where
-        Self: Hooks,
-    {
-        f.reloc_tag(lpn, from)
-    }
-
-    /// Moves unit `from` (tag `lpn`) to `to`.
-    fn move_unit(f: &mut Ftl<'_, Self>, from: Pun, to: Pun, lpn: Lpn) -> Result<(), Error>
-    where
-        Self: Hooks,
-    {
-        f.move_unit(from, to, lpn)
-    }
-
-    /// Unit `from` (tag `lpn`) could not be read: its data is lost.
-    fn lose_unit(f: &mut Ftl<'_, Self>, from: Pun, lpn: Lpn) -> Result<(), Error>
-    where
-        Self: Hooks,
-    {
-        f.lose_unit(from, lpn)
-    }
+    fn reserve_extra(_f: &mut Ftl<'_, Self>, _extra: u32, _take: bool) {}
 }
 
 /// Where host pages go and which pages are kept out of the data stream

@@ -47,3 +47,43 @@ pub enum HostCompletion {
         tag: Tag,
     },
 }
+
+/// Why a unit of a copy must be copied physically by the driver.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CopyFallback {
+    /// Copies are configured physical.
+    Mode,
+    /// The source unit's reference count is at its maximum.
+    CountOverflow,
+    /// The shadow OOB has no free record.
+    ShadowFull,
+    /// The source is still in the write buffer (not on flash yet).
+    SourceBuffered,
+    /// With partial mapping protection: the source unit is being relocated
+    /// (its block is a GC, wear-levelling or retirement victim), whose
+    /// translation-page reservation counted its tags when it started.
+    Relocating,
+}
+
+/// Where a copy command stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CopyStop {
+    /// Every unit is done.
+    Done,
+    /// The unit after the remapped ones must be copied physically; then call
+    /// [`Ftl::copy`] again for the units after it.
+    Physical(CopyFallback),
+    /// The translation-page budget is full: retry the rest after a completion.
+    Busy,
+}
+
+/// Result of [`Ftl::copy`]: units `0..remapped` are done, then `stop` says
+/// what happens with unit `remapped`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CopyProgress {
+    /// Leading units served without NAND operations (remapped, or copied
+    /// from an unmapped or lost source).
+    pub remapped: u32,
+    /// Why the command stopped.
+    pub stop: CopyStop,
+}

@@ -3,6 +3,7 @@
 
 use crate::error::Error;
 use crate::ftl::hooks::Hooks;
+use crate::ftl::tables::SlotState;
 use crate::ftl::Ftl;
 use crate::medium::addr::{Lpn, Pun};
 use crate::medium::hint::prefetch;
@@ -133,6 +134,62 @@ impl<H: Hooks> Ftl<'_, H> {
         }
         *e = lpn.0;
         Ok(())
+    }
+
+    /// Drops whatever `lpn` maps to (overwrite, trim or copy onto it): a
+    /// pending buffered write dies, a flash unit loses this owner.
+    pub(crate) fn release_loc(&mut self, lpn: Lpn) -> Result<(), Error> {
+        match self.loc(lpn)? {
+            Loc::Flash(p) => H::release(self, p, lpn)?,
+            Loc::Buffer(s) => {
+                let m = self.slot_mut(s)?;
+                if m.state == SlotState::WbPending {
+                    m.state = SlotState::WbDead;
+                    self.pending_dead = self.pending_dead.saturating_add(1);
+                }
+            }
+            Loc::Unmapped | Loc::Lost => {}
+        }
+        Ok(())
+    }
+
+    /// The owner a relocation of `from` (read for `lpn`) must follow, if the
+    /// unit is still live: `lpn` itself, or whom the ownership hook names.
+    pub(crate) fn reloc_tag(&self, lpn: Lpn, from: Pun) -> Result<Option<Lpn>, Error> {
+        if self.loc(lpn)? == Loc::Flash(from) {
+            return Ok(Some(lpn));
+        }
+        H::reloc_other(self, from)
+    }
+
+    /// GC, wear levelling or retirement moved live unit `from` (owner
+    /// `lpn`) to `to`: `lpn` maps there, `from` dies.
+    pub(crate) fn move_unit(&mut self, from: Pun, to: Pun, lpn: Lpn) -> Result<(), Error> {
+        self.invalidate_unit(from)?;
+        self.set_loc(lpn, Loc::Flash(to))?;
+        self.validate_unit(to, lpn)?;
+        H::unit_moved(self, from, to, lpn)
+    }
+
+    /// Live unit `from` (owner `lpn`) could not be read during relocation:
+    /// its data is lost.
+    pub(crate) fn lose_unit(&mut self, from: Pun, lpn: Lpn) -> Result<(), Error> {
+        H::unit_lost(self, from, lpn)?;
+        self.invalidate_unit(from)?;
+        self.set_loc(lpn, Loc::Lost)?;
+        self.stats.lost_units = self.stats.lost_units.saturating_add(1);
+        Ok(())
+    }
+
+    /// Mount: logical unit `lpn` maps to `p` in the recovered L2P table. The
+    /// first such unit validates `p`; each further one is another owner, if
+    /// the ownership hook shares units.
+    pub(crate) fn mount_tag(&mut self, p: Pun, lpn: Lpn) -> Result<(), Error> {
+        if let Some(first) = self.p2l(p)? {
+            return H::mount_share(self, p, first, lpn);
+        }
+        self.validate_unit(p, lpn)?;
+        H::programmed_unit(self, p)
     }
 }
 

@@ -25,7 +25,7 @@ mod wear;
 use crate::config::Config;
 use crate::error::Error;
 use crate::ftl::hooks::Hooks;
-use crate::ftl::host::{HostCompletion, ReadStart, ReadStatus, Tag};
+use crate::ftl::host::{CopyProgress, CopyStop, HostCompletion, ReadStart, ReadStatus, Tag};
 use crate::ftl::mapping::{Loc, P2L_NONE};
 use crate::ftl::tables::{
     BlockMeta, BlockState, Fifo, OpKind, PlaneState, SlotMeta, SlotState, TableSizes, Tables, NIL,
@@ -176,8 +176,6 @@ pub struct Ftl<'a, H> {
     pub(crate) cut: crate::ftl::power::CutState,
     pub(crate) mnt: crate::ftl::mount::MountState,
     pub(crate) anc: crate::ftl::checkpoint::AnchorState,
-    /// Copyless-copy bookkeeping (`None` unless copies remap).
-    pub(crate) cc: Option<crate::tech::copyless::refcount::CopylessMap<'a>>,
     /// Write cursor of the open host superblock.
     pub(crate) sb: crate::tech::reparo::superblock::SbCursor,
     /// Blocks whose data pages are claimed and whose list page is due.
@@ -215,31 +213,6 @@ impl<'a, H: Hooks> Ftl<'a, H> {
             .write_buffer_units
             .div_ceil(u32::from(cfg.geometry.units_per_page).max(1));
         let ps = crate::ftl::persist::Persist::new(&cfg, pt, wb_pages)?;
-        let ct = core::mem::replace(
-            &mut t.copyless,
-            crate::tech::copyless::refcount::CopylessTables::none(),
-        );
-        let cc = if cfg.copy.remap() {
-            let shadow = ct
-                .shadow
-                .get_mut(..sizes.cc_shadow)
-                .ok_or(Error::TableTooSmall("cc_shadow"))?;
-            let shadow_heads = ct
-                .shadow_heads
-                .get_mut(..sizes.cc_heads)
-                .ok_or(Error::TableTooSmall("cc_heads"))?;
-            Some(crate::tech::copyless::refcount::CopylessMap::new(
-                crate::tech::copyless::refcount::CopylessTables {
-                    counts: ct.counts,
-                    shadow_heads,
-                    shadow,
-                },
-                cfg.geometry.total_units(),
-                cfg.copy.refcount_bits,
-            )?)
-        } else {
-            None
-        };
         let mut f = Ftl {
             h: H::build(&cfg, ht)?,
             cfg,
@@ -276,7 +249,6 @@ impl<'a, H: Hooks> Ftl<'a, H> {
             cut: crate::ftl::power::CutState::default(),
             mnt: crate::ftl::mount::MountState::default(),
             anc: crate::ftl::checkpoint::AnchorState::default(),
-            cc,
             sb: crate::tech::reparo::superblock::SbCursor::default(),
             list_due: heapless::Deque::new(),
         };
@@ -424,7 +396,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
             return Err(Error::Busy);
         };
         if let Loc::Flash(p) = self.loc(lpn)? {
-            self.release_flash(p, lpn)?;
+            H::release(self, p, lpn)?;
         }
         self.set_loc(lpn, Loc::Buffer(s))?;
         *self.slot_mut(s)? = SlotMeta {
@@ -491,6 +463,52 @@ impl<'a, H: Hooks> Ftl<'a, H> {
         }
         self.release_loc(lpn)?;
         self.set_loc(lpn, Loc::Unmapped)
+    }
+
+    /// Copies `len` mapping units from `src..src+len` to `dst..dst+len`,
+    /// by remapping where the ownership hook can (copyless copy, see
+    /// [`crate::tech::copyless::copy`]); the units it cannot serve come back
+    /// as [`CopyStop::Physical`] for the driver to copy. Overlapping ranges
+    /// (other than `src == dst`, a no-op) are refused.
+    pub fn copy(&mut self, src: Lpn, dst: Lpn, len: u32, now: u64) -> Result<CopyProgress, Error> {
+        let last = len.saturating_sub(1);
+        let src_end = src.0.checked_add(last).ok_or(Error::LpnOutOfRange)?;
+        let dst_end = dst.0.checked_add(last).ok_or(Error::LpnOutOfRange)?;
+        self.check_host(src, now)?;
+        if len == 0 {
+            return Ok(CopyProgress {
+                remapped: 0,
+                stop: CopyStop::Done,
+            });
+        }
+        if src_end >= self.cfg.logical_units || dst_end >= self.cfg.logical_units {
+            return Err(Error::LpnOutOfRange);
+        }
+        if src != dst && src.0 <= dst_end && dst.0 <= src_end {
+            return Err(Error::BadRequest("copy ranges overlap"));
+        }
+        let mut done = 0u32;
+        while done < len {
+            let s = Lpn(src.0.wrapping_add(done));
+            let d = Lpn(dst.0.wrapping_add(done));
+            if let Some(stop) = H::copy_unit(self, s, d)? {
+                if matches!(stop, CopyStop::Physical(_)) {
+                    self.stats.copy_fallback_units =
+                        self.stats.copy_fallback_units.saturating_add(1);
+                }
+                return Ok(CopyProgress {
+                    remapped: done,
+                    stop,
+                });
+            }
+            done = done.saturating_add(1);
+            self.stats.copy_remapped_units = self.stats.copy_remapped_units.saturating_add(1);
+        }
+        self.pump()?;
+        Ok(CopyProgress {
+            remapped: done,
+            stop: CopyStop::Done,
+        })
     }
 
     /// Asks for everything written so far to reach flash; a
@@ -616,7 +634,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
                 let pun = self.g.pun(*page, j as u8);
                 self.set_loc(*lpn, Loc::Flash(pun))?;
                 self.validate_unit(pun, *lpn)?;
-                self.cc_program(pun)?;
+                H::programmed_unit(self, pun)?;
                 self.wb_release(*s)?;
             } else if current {
                 self.slot_mut(*s)?.state = SlotState::WbPending;
@@ -1101,7 +1119,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
                 if p.0 >= total_units {
                     return Err(Error::Corrupt("l2p points outside the array"));
                 }
-                if !self.audit_tag(p, Lpn(l as u32))? {
+                if !H::audit(self, p, Lpn(l as u32))? {
                     return Err(Error::Corrupt("l2p and p2l disagree"));
                 }
             }

@@ -628,7 +628,7 @@ impl<H: Hooks> Ftl<'_, H> {
         for l in 0..self.cfg.logical_units {
             if let Loc::Flash(p) = self.loc(Lpn(l))? {
                 let b = self.g.block_of(self.g.page_of_unit(p));
-                let claimed = self.cc.is_none() && self.p2l(p)?.is_some();
+                let claimed = !H::shares(self) && self.p2l(p)?.is_some();
                 if claimed {
                     // Two logical units name one physical unit: only a
                     // power-cut flush cut short between translation pages

@@ -407,12 +407,6 @@ pub struct TableSizes {
     /// Translation pages the LIDF flush order tracks (scheduler entry, heap
     /// slot and buffered-slot list head each); 0 unless the flush is LIDF.
     pub lidf_tps: usize,
-    /// Reference count words (`u32` each); 0 unless copies remap.
-    pub cc_counts: usize,
-    /// Shadow OOB bucket heads (`u32` each); 0 unless copies remap.
-    pub cc_heads: usize,
-    /// Shadow OOB records; 0 unless copies remap.
-    pub cc_shadow: usize,
 }
 
 impl TableSizes {
@@ -433,25 +427,6 @@ impl TableSizes {
             tps: crate::ftl::persist::sizes(&cfg.persist, cfg.logical_units).0,
             meta_bytes: crate::ftl::persist::sizes(&cfg.persist, cfg.logical_units).1,
             lidf_tps: crate::ftl::persist::lidf_tps(&cfg.persist, cfg.logical_units),
-            cc_counts: if cfg.copy.remap() {
-                crate::tech::copyless::refcount::RefCounts::words_for(
-                    g.total_units(),
-                    cfg.copy.refcount_bits,
-                )?
-            } else {
-                0
-            },
-            // About one bucket per record keeps the chains short.
-            cc_heads: if cfg.copy.remap() {
-                (cfg.copy.shadow_entries as usize).max(1)
-            } else {
-                0
-            },
-            cc_shadow: if cfg.copy.remap() {
-                cfg.copy.shadow_entries as usize
-            } else {
-                0
-            },
         })
     }
 }
@@ -477,16 +452,12 @@ pub struct Tables<'a> {
     pub generations: &'a mut [u16],
     /// Mapping persistence tables ([`crate::ftl::persist::PersistTables::none`] when off).
     pub persist: crate::ftl::persist::PersistTables<'a>,
-    /// Copyless-copy tables ([`crate::tech::copyless::refcount::CopylessTables::none`] unless
-    /// copies remap).
-    pub copyless: crate::tech::copyless::refcount::CopylessTables<'a>,
 }
 
 impl<'a> Tables<'a> {
     /// Carves the tables `cfg` needs out of `l` (see [`crate::ftl::lend`]).
     pub(crate) fn lend<L: Lend<'a>>(cfg: &Config, l: &mut L) -> Result<Self, Error> {
         use crate::ftl::persist::PersistTables;
-        use crate::tech::copyless::refcount::CopylessTables;
         let s = TableSizes::for_config(cfg)?;
         Ok(Tables {
             l2p: l.slice(s.l2p, 0u32, "l2p")?,
@@ -507,11 +478,6 @@ impl<'a> Tables<'a> {
                 lidf_heap: l.slice(s.lidf_tps, 0u32, "lidf_heap")?,
                 tp_heads: l.slice(s.lidf_tps, 0u16, "tp_heads")?,
                 tp_inflight: l.slice(s.tps, 0u16, "tp_inflight")?,
-            },
-            copyless: CopylessTables {
-                counts: l.slice(s.cc_counts, 0u32, "cc_counts")?,
-                shadow_heads: l.slice(s.cc_heads, 0u32, "cc_heads")?,
-                shadow: l.slice(s.cc_shadow, Default::default(), "cc_shadow")?,
             },
         })
     }

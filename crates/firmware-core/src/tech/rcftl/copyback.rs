@@ -707,9 +707,9 @@ pub(crate) fn copyback_done<'a, H: Hooks + HasRcftl<'a>>(
                     continue;
                 };
                 let from = f.g.pun(*src, off);
-                if let Some(t) = H::reloc_tag(f, lpn, from)? {
+                if let Some(t) = f.reloc_tag(lpn, from)? {
                     let to = f.g.pun(*dst, off);
-                    H::move_unit(f, from, to, t)?;
+                    f.move_unit(from, to, t)?;
                 } else {
                     f.stats.gc_stale_units = f.stats.gc_stale_units.saturating_add(1);
                 }
@@ -730,7 +730,7 @@ pub(crate) fn copyback_done<'a, H: Hooks + HasRcftl<'a>>(
                 let from = f.g.pun(*src, off);
                 if let Some(lpn) = f.p2l(from)? {
                     if spare.units.contains(off) && f.loc(lpn)? == Loc::Flash(from) {
-                        H::lose_unit(f, from, lpn)?;
+                        f.lose_unit(from, lpn)?;
                     }
                 }
             }
