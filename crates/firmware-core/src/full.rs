@@ -20,12 +20,14 @@ use crate::tech::copyless::copy::{self as cc, HasCopyless};
 use crate::tech::copyless::refcount::{CopylessMap, CopylessTables};
 use crate::tech::longftl::gerase::{self as ge, Guard, GuardTables, HasLongftl};
 use crate::tech::rcftl::{self, copyback as rc, HasRcftl, RcFtl};
+use crate::tech::reparo::superblock::{self as sb, HasSuperblocks, Superblocks};
 
 /// The techniques of the seed papers behind the core's hooks.
 pub struct Techniques<'a> {
     rcftl: Option<RcFtl<'a>>,
     longftl: Option<Guard<'a>>,
     copyless: Option<CopylessMap<'a>>,
+    superblocks: Option<Superblocks>,
 }
 
 impl Techniques<'_> {
@@ -65,6 +67,7 @@ impl<'a> Build<'a> for Techniques<'a> {
             rcftl: RcFtl::new(cfg, t.rcftl)?,
             longftl: Guard::new(cfg, t.longftl)?,
             copyless: copyless::build(cfg, t.copyless)?,
+            superblocks: Superblocks::new(cfg),
         })
     }
 }
@@ -230,7 +233,39 @@ impl Ownership for Techniques<'_> {
         cc::reserve_extra(f, extra, take)
     }
 }
-impl Placement for Techniques<'_> {}
+impl HasSuperblocks for Techniques<'_> {
+    fn superblocks_mut(&mut self) -> Option<&mut Superblocks> {
+        self.superblocks.as_mut()
+    }
+}
+
+impl Placement for Techniques<'_> {
+    #[inline]
+    fn data_end(f: &Ftl<'_, Self>) -> u32 {
+        let ppb = f.g.pages_per_block;
+        if f.cfg.superblock.list_pages {
+            ppb.saturating_sub(1)
+        } else {
+            ppb
+        }
+    }
+    fn host_target(f: &mut Ftl<'_, Self>) -> Result<Option<BlockId>, Error> {
+        sb::host_target(f)
+    }
+    fn data_pages_claimed(
+        f: &mut Ftl<'_, Self>,
+        b: BlockId,
+        stream: Stream,
+    ) -> Result<bool, Error> {
+        sb::data_pages_claimed(f, b, stream)
+    }
+    fn emit_due(f: &mut Ftl<'_, Self>) -> Result<(), Error> {
+        sb::emit_due_list_pages(f)
+    }
+    fn host_page_done(f: &mut Ftl<'_, Self>) -> Result<(), Error> {
+        sb::sb_emit_due_lists(f)
+    }
+}
 
 /// The core with every compiled technique (selected by the configuration).
 pub type FullFtl<'a> = Ftl<'a, Techniques<'a>>;

@@ -248,7 +248,7 @@ impl<H: Hooks> Ftl<'_, H> {
                 n,
                 extra,
             )?;
-            self.emit_due_list_pages()?;
+            H::emit_due(self)?;
         }
     }
 

@@ -274,15 +274,43 @@ pub trait Ownership: Sized {
     fn reserve_extra(_f: &mut Ftl<'_, Self>, _extra: u32, _take: bool) {}
 }
 
-/// Where host pages go and which pages are kept out of the data stream
-/// (Reparo: superblocks and list pages).
+/// Where host pages go and which pages of a block are kept out of the
+/// data stream (Reparo: superblocks and list pages).
 pub trait Placement: Sized {
-    /// Emits the metadata pages (list pages) now due.
-    fn emit_due(f: &mut Ftl<'_, Self>) -> Result<(), Error>
+    /// Pages of a block that hold data, from its first page on; the rest
+    /// are the hook's (a list page).
+    fn data_end(f: &Ftl<'_, Self>) -> u32 {
+        f.g.pages_per_block
+    }
+
+    /// The open host block the next page goes to (`None`: none can take
+    /// one now); the default is [`Ftl::round_robin_target`].
+    fn host_target(f: &mut Ftl<'_, Self>) -> Result<Option<BlockId>, Error>
     where
         Self: Hooks,
     {
-        f.emit_due_list_pages()
+        f.round_robin_target()
+    }
+
+    /// Block `b` of `stream` has all its data pages claimed. Returns whether
+    /// it stays its plane's active block for now.
+    fn data_pages_claimed(
+        _f: &mut Ftl<'_, Self>,
+        _b: BlockId,
+        _stream: Stream,
+    ) -> Result<bool, Error> {
+        Ok(false)
+    }
+
+    /// Emits the hook's pages now due (list pages of filled blocks).
+    fn emit_due(_f: &mut Ftl<'_, Self>) -> Result<(), Error> {
+        Ok(())
+    }
+
+    /// A host page was emitted, or the core had a turn: emits the pages
+    /// due for the current host placement (a superblock's list pages).
+    fn host_page_done(_f: &mut Ftl<'_, Self>) -> Result<(), Error> {
+        Ok(())
     }
 }
 

@@ -176,10 +176,6 @@ pub struct Ftl<'a, H> {
     pub(crate) cut: crate::ftl::power::CutState,
     pub(crate) mnt: crate::ftl::mount::MountState,
     pub(crate) anc: crate::ftl::checkpoint::AnchorState,
-    /// Write cursor of the open host superblock.
-    pub(crate) sb: crate::tech::reparo::superblock::SbCursor,
-    /// Blocks whose data pages are claimed and whose list page is due.
-    pub(crate) list_due: heapless::Deque<u32, { crate::tech::reparo::superblock::LIST_DUE }>,
 }
 
 impl<'a, H: Hooks> Ftl<'a, H> {
@@ -249,8 +245,6 @@ impl<'a, H: Hooks> Ftl<'a, H> {
             cut: crate::ftl::power::CutState::default(),
             mnt: crate::ftl::mount::MountState::default(),
             anc: crate::ftl::checkpoint::AnchorState::default(),
-            sb: crate::tech::reparo::superblock::SbCursor::default(),
-            list_due: heapless::Deque::new(),
         };
         for e in f.t.l2p.iter_mut().take(sizes.l2p) {
             *e = Loc::Unmapped.encode();
@@ -768,10 +762,8 @@ impl<'a, H: Hooks> Ftl<'a, H> {
             let Some(p) = self.attn_pop()? else { break };
             self.gc_step(p)?;
         }
-        if !self.list_due.is_empty() {
-            self.emit_due_list_pages()?;
-        }
-        self.sb_emit_due_lists()?;
+        H::emit_due(self)?;
+        H::host_page_done(self)?;
         self.flush_buffer()
     }
 
@@ -920,14 +912,31 @@ impl<'a, H: Hooks> Ftl<'a, H> {
         p
     }
 
+    /// Pages of a block that hold data (all, unless the placement hook keeps
+    /// the last for itself).
+    #[inline]
+    pub(crate) fn data_end(&self) -> u32 {
+        H::data_end(self)
+    }
+
+    /// Data units a block holds: [`Self::data_end`] pages of units.
+    pub(crate) fn data_units_per_block(&self) -> u32 {
+        self.data_end()
+            .saturating_mul(u32::from(self.g.units_per_page))
+    }
+
     /// Finds a plane whose host stream can take a page now, opening a block if needed.
     fn host_target(&mut self) -> Result<Option<BlockId>, Error> {
         if self.ready_planes == 0 {
             return Ok(None);
         }
-        if self.cfg.superblock.enabled {
-            return self.sb_host_target();
-        }
+        H::host_target(self)
+    }
+
+    /// The host block of the next page, round robin over the planes whose
+    /// host stream can take a page now (channel first, for parallelism),
+    /// opening a block if needed: the default placement.
+    pub(crate) fn round_robin_target(&mut self) -> Result<Option<BlockId>, Error> {
         for _ in 0..self.g.planes() {
             let p = self.next_plane();
             let pl = self.pl(p)?;
@@ -1020,8 +1029,8 @@ impl<'a, H: Hooks> Ftl<'a, H> {
                 n,
                 0,
             )?;
-            self.emit_due_list_pages()?;
-            self.sb_emit_due_lists()?;
+            H::emit_due(self)?;
+            H::host_page_done(self)?;
         }
     }
 
@@ -1044,13 +1053,10 @@ impl<'a, H: Hooks> Ftl<'a, H> {
         let next = H::usable_page(self, b, page.saturating_add(1));
         self.blk_mut(b)?.next_page = u16::try_from(next).unwrap_or(u16::MAX);
         let p = self.g.plane_of(b);
-        // A superblock member stays the plane's host block until the cursor
-        // comes back for its list page (`sb_host_target`).
-        let sb_member = stream == Stream::Host && self.cfg.superblock.enabled;
-        if next >= end && self.cfg.superblock.list_pages && !sb_member {
-            self.list_page_due(b)?;
-        }
-        if next >= end && !(sb_member && self.cfg.superblock.list_pages) {
+        // The placement hook may keep a filled block as its plane's host
+        // block for a while (a superblock member waiting for its list page).
+        let keep = next >= end && H::data_pages_claimed(self, b, stream)?;
+        if next >= end && !keep {
             let pl = self.pl_mut(p)?;
             match stream {
                 Stream::Host if pl.host_active == b.0 => pl.host_active = NIL,

@@ -78,6 +78,7 @@ impl SuperblockConfig {
 }
 
 /// Blocks whose list page may wait for its turn at once.
+/// List pages a core can have due at once.
 pub(crate) const LIST_DUE: usize = 64;
 
 /// The open host superblock's write cursor.
@@ -89,199 +90,256 @@ pub(crate) struct SbCursor {
     next: u32,
 }
 
-impl<H: Hooks> Ftl<'_, H> {
-    /// Data pages of a block: all but the list page when list pages are on.
-    pub(crate) fn data_end(&self) -> u32 {
-        let ppb = self.g.pages_per_block;
-        if self.cfg.superblock.list_pages {
-            ppb.saturating_sub(1)
-        } else {
-            ppb
+/// Superblock placement's run-time state.
+#[derive(Debug, Default)]
+pub struct Superblocks {
+    cursor: SbCursor,
+    /// Blocks whose data pages are claimed and whose list page is due.
+    due: heapless::Deque<u32, LIST_DUE>,
+}
+
+impl Superblocks {
+    /// The state for `cfg`, or `None` with superblocks and list pages off.
+    pub fn new(cfg: &Config) -> Option<Self> {
+        (cfg.superblock.enabled || cfg.superblock.list_pages).then(Superblocks::default)
+    }
+}
+
+/// A hook set that carries superblock placement (the assembly implements it).
+pub trait HasSuperblocks {
+    /// The placement state, if superblocks or list pages are on.
+    fn superblocks_mut(&mut self) -> Option<&mut Superblocks>;
+}
+
+fn sb_mut<'f, H: Hooks + HasSuperblocks>(
+    f: &'f mut Ftl<'_, H>,
+) -> Result<&'f mut Superblocks, Error> {
+    f.h.superblocks_mut()
+        .ok_or(Error::Corrupt("superblock state missing"))
+}
+
+/// The host block of the next page: in superblock order when superblocks
+/// are on, else the core's round robin over planes.
+pub(crate) fn host_target<H: Hooks + HasSuperblocks>(
+    f: &mut Ftl<'_, H>,
+) -> Result<Option<BlockId>, Error> {
+    if f.cfg.superblock.enabled {
+        return sb_host_target(f);
+    }
+    f.round_robin_target()
+}
+
+/// Block `b` of `stream` has all its data pages claimed: with list pages,
+/// a block outside a superblock gets its list page queued. Returns whether
+/// the block stays its plane's host block (a superblock member with list
+/// pages stays until the cursor comes back for its list page).
+pub(crate) fn data_pages_claimed<H: Hooks + HasSuperblocks>(
+    f: &mut Ftl<'_, H>,
+    b: BlockId,
+    stream: Stream,
+) -> Result<bool, Error> {
+    let sb_member = stream == Stream::Host && f.cfg.superblock.enabled;
+    if f.cfg.superblock.list_pages && !sb_member {
+        list_page_due(f, b)?;
+    }
+    Ok(sb_member && f.cfg.superblock.list_pages)
+}
+
+/// The host block the next page goes to in superblock order, forming a
+/// new superblock when the last one is complete; `None` when it must
+/// wait (a plane's GC has to free a block first, or no operation is
+/// free for a list page). With list pages, a member whose data pages
+/// are all claimed gets its list page when the cursor comes back to it,
+/// after every member's last data page, and leaves the superblock.
+pub(crate) fn sb_host_target<H: Hooks + HasSuperblocks>(
+    f: &mut Ftl<'_, H>,
+) -> Result<Option<BlockId>, Error> {
+    let planes = f.g.planes();
+    for _ in 0..2 {
+        if !sb_mut(f)?.cursor.formed && !sb_form(f)? {
+            return Ok(None);
         }
-    }
-
-    /// Data units a block holds: [`Self::data_end`] pages of units.
-    pub(crate) fn data_units_per_block(&self) -> u32 {
-        self.data_end()
-            .saturating_mul(u32::from(self.g.units_per_page))
-    }
-
-    /// The host block the next page goes to in superblock order, forming a
-    /// new superblock when the last one is complete; `None` when it must
-    /// wait (a plane's GC has to free a block first, or no operation is
-    /// free for a list page). With list pages, a member whose data pages
-    /// are all claimed gets its list page when the cursor comes back to it,
-    /// after every member's last data page, and leaves the superblock.
-    pub(crate) fn sb_host_target(&mut self) -> Result<Option<BlockId>, Error> {
-        let planes = self.g.planes();
-        for _ in 0..2 {
-            if !self.sb.formed && !self.sb_form()? {
-                return Ok(None);
-            }
-            let mut members = false;
-            // A list page does not move the cursor: twice round at most.
-            for _ in 0..planes.saturating_mul(2) {
-                let p = PlaneId(self.sb.next);
-                let active = self.pl(p)?.host_active;
-                if active != NIL && self.sb_list_page_now(BlockId(active))? {
-                    if self.ops_available() == 0 {
-                        return Ok(None);
-                    }
-                    self.sb_close_member(p, BlockId(active))?;
-                    continue;
+        let mut members = false;
+        // A list page does not move the cursor: twice round at most.
+        for _ in 0..planes.saturating_mul(2) {
+            let p = PlaneId(sb_mut(f)?.cursor.next);
+            let active = f.pl(p)?.host_active;
+            if active != NIL && sb_list_page_now(f, BlockId(active))? {
+                if f.ops_available() == 0 {
+                    return Ok(None);
                 }
-                self.sb_advance();
-                if active == NIL {
-                    continue;
-                }
-                members = true;
-                if !self.has_room(p)? {
-                    self.stats.superpage_skips = self.stats.superpage_skips.saturating_add(1);
-                    continue;
-                }
-                return Ok(Some(BlockId(active)));
-            }
-            if members {
-                // Members left, none with room: overwrites must free some.
-                return Ok(None);
-            }
-            self.sb.formed = false;
-        }
-        Ok(None)
-    }
-
-    /// Programs the list pages of the superblock's last superpage as soon
-    /// as the cursor reaches a member whose data pages are all claimed, so
-    /// they do not wait for the next host write.
-    pub(crate) fn sb_emit_due_lists(&mut self) -> Result<(), Error> {
-        if !(self.cfg.superblock.enabled && self.cfg.superblock.list_pages && self.sb.formed) {
-            return Ok(());
-        }
-        let planes = self.g.planes();
-        for _ in 0..planes {
-            let p = PlaneId(self.sb.next);
-            let active = self.pl(p)?.host_active;
-            if active != NIL {
-                if !self.sb_list_page_now(BlockId(active))? || self.ops_available() == 0 {
-                    return Ok(());
-                }
-                self.sb_close_member(p, BlockId(active))?;
-            }
-            self.sb_advance();
-        }
-        Ok(())
-    }
-
-    /// Programs member `b`'s list page; the member leaves the superblock.
-    fn sb_close_member(&mut self, p: PlaneId, b: BlockId) -> Result<(), Error> {
-        self.emit_list_page(b)?;
-        self.pl_mut(p)?.host_active = NIL;
-        self.refresh_ready(p)
-    }
-
-    /// Moves the cursor to the next plane.
-    fn sb_advance(&mut self) {
-        self.sb.next = self.sb.next.saturating_add(1);
-        if self.sb.next >= self.g.planes() {
-            self.sb.next = 0;
-        }
-    }
-
-    /// Whether host member `b` is due its list page: its data pages are all
-    /// claimed.
-    fn sb_list_page_now(&self, b: BlockId) -> Result<bool, Error> {
-        Ok(self.cfg.superblock.list_pages && u32::from(self.blk(b)?.next_page) >= self.data_end())
-    }
-
-    /// Opens a block in every plane with room that has none open. Returns
-    /// false while some plane must first free a block (its GC is queued).
-    fn sb_form(&mut self) -> Result<bool, Error> {
-        let mut members = 0u32;
-        for i in 0..self.g.planes() {
-            let p = PlaneId(i);
-            if !self.has_room(p)? {
+                sb_close_member(f, p, BlockId(active))?;
                 continue;
             }
-            if self.pl(p)?.host_active != NIL {
-                members = members.saturating_add(1);
+            sb_advance(f)?;
+            if active == NIL {
                 continue;
             }
-            if !self.host_may_open(p)? {
-                self.attend(p)?;
-                return Ok(false);
+            members = true;
+            if !f.has_room(p)? {
+                f.stats.superpage_skips = f.stats.superpage_skips.saturating_add(1);
+                continue;
             }
-            let Some(b) = self.open_block(p, Stream::Host)? else {
-                return Ok(false);
-            };
-            self.pl_mut(p)?.host_active = b.0;
-            self.refresh_ready(p)?;
+            return Ok(Some(BlockId(active)));
+        }
+        if members {
+            // Members left, none with room: overwrites must free some.
+            return Ok(None);
+        }
+        sb_mut(f)?.cursor.formed = false;
+    }
+    Ok(None)
+}
+
+/// Programs the list pages of the superblock's last superpage as soon
+/// as the cursor reaches a member whose data pages are all claimed, so
+/// they do not wait for the next host write.
+pub(crate) fn sb_emit_due_lists<H: Hooks + HasSuperblocks>(
+    f: &mut Ftl<'_, H>,
+) -> Result<(), Error> {
+    if !(f.cfg.superblock.enabled && f.cfg.superblock.list_pages && sb_mut(f)?.cursor.formed) {
+        return Ok(());
+    }
+    let planes = f.g.planes();
+    for _ in 0..planes {
+        let p = PlaneId(sb_mut(f)?.cursor.next);
+        let active = f.pl(p)?.host_active;
+        if active != NIL {
+            if !sb_list_page_now(f, BlockId(active))? || f.ops_available() == 0 {
+                return Ok(());
+            }
+            sb_close_member(f, p, BlockId(active))?;
+        }
+        sb_advance(f)?;
+    }
+    Ok(())
+}
+
+/// Programs member `b`'s list page; the member leaves the superblock.
+fn sb_close_member<H: Hooks + HasSuperblocks>(
+    f: &mut Ftl<'_, H>,
+    p: PlaneId,
+    b: BlockId,
+) -> Result<(), Error> {
+    emit_list_page(f, b)?;
+    f.pl_mut(p)?.host_active = NIL;
+    f.refresh_ready(p)
+}
+
+/// Moves the cursor to the next plane.
+fn sb_advance<H: Hooks + HasSuperblocks>(f: &mut Ftl<'_, H>) -> Result<(), Error> {
+    let planes = f.g.planes();
+    let c = &mut sb_mut(f)?.cursor;
+    c.next = c.next.saturating_add(1);
+    if c.next >= planes {
+        c.next = 0;
+    }
+    Ok(())
+}
+
+/// Whether host member `b` is due its list page: its data pages are all
+/// claimed.
+fn sb_list_page_now<H: Hooks + HasSuperblocks>(f: &Ftl<'_, H>, b: BlockId) -> Result<bool, Error> {
+    Ok(f.cfg.superblock.list_pages && u32::from(f.blk(b)?.next_page) >= f.data_end())
+}
+
+/// Opens a block in every plane with room that has none open. Returns
+/// false while some plane must first free a block (its GC is queued).
+fn sb_form<H: Hooks + HasSuperblocks>(f: &mut Ftl<'_, H>) -> Result<bool, Error> {
+    let mut members = 0u32;
+    for i in 0..f.g.planes() {
+        let p = PlaneId(i);
+        if !f.has_room(p)? {
+            continue;
+        }
+        if f.pl(p)?.host_active != NIL {
             members = members.saturating_add(1);
+            continue;
         }
-        if members == 0 {
+        if !f.host_may_open(p)? {
+            f.attend(p)?;
             return Ok(false);
         }
-        self.sb = SbCursor {
-            formed: true,
-            next: 0,
+        let Some(b) = f.open_block(p, Stream::Host)? else {
+            return Ok(false);
         };
-        self.stats.superblocks = self.stats.superblocks.saturating_add(1);
-        Ok(true)
+        f.pl_mut(p)?.host_active = b.0;
+        f.refresh_ready(p)?;
+        members = members.saturating_add(1);
     }
-
-    /// Queues block `b`, whose data pages are all claimed, for its list page.
-    pub(crate) fn list_page_due(&mut self, b: BlockId) -> Result<(), Error> {
-        self.list_due
-            .push_back(b.0)
-            .map_err(|_| Error::Corrupt("list pages due overflow"))
+    if members == 0 {
+        return Ok(false);
     }
+    sb_mut(f)?.cursor = SbCursor {
+        formed: true,
+        next: 0,
+    };
+    f.stats.superblocks = f.stats.superblocks.saturating_add(1);
+    Ok(true)
+}
 
-    /// Programs the list pages due (GC blocks, and host blocks outside
-    /// superblocks) while operations are free.
-    pub(crate) fn emit_due_list_pages(&mut self) -> Result<(), Error> {
-        while !self.list_due.is_empty() && self.ops_available() > 0 {
-            let Some(b) = self.list_due.pop_front() else {
-                return Ok(());
-            };
-            let b = BlockId(b);
-            let m = *self.blk(b)?;
-            if m.state == BlockState::Open && u32::from(m.next_page) == self.data_end() {
-                self.emit_list_page(b)?;
-            }
-            // Otherwise it was retired meanwhile: nothing to close.
+/// Queues block `b`, whose data pages are all claimed, for its list page.
+pub(crate) fn list_page_due<H: Hooks + HasSuperblocks>(
+    f: &mut Ftl<'_, H>,
+    b: BlockId,
+) -> Result<(), Error> {
+    sb_mut(f)?
+        .due
+        .push_back(b.0)
+        .map_err(|_| Error::Corrupt("list pages due overflow"))
+}
+
+/// Programs the list pages due (GC blocks, and host blocks outside
+/// superblocks) while operations are free.
+pub(crate) fn emit_due_list_pages<H: Hooks + HasSuperblocks>(
+    f: &mut Ftl<'_, H>,
+) -> Result<(), Error> {
+    while f.h.superblocks_mut().is_some_and(|s| !s.due.is_empty()) && f.ops_available() > 0 {
+        let Some(b) = sb_mut(f)?.due.pop_front() else {
+            return Ok(());
+        };
+        let b = BlockId(b);
+        let m = *f.blk(b)?;
+        if m.state == BlockState::Open && u32::from(m.next_page) == f.data_end() {
+            emit_list_page(f, b)?;
         }
-        Ok(())
+        // Otherwise it was retired meanwhile: nothing to close.
     }
+    Ok(())
+}
 
-    /// Claims and programs (empty) the list page of `b`.
-    fn emit_list_page(&mut self, b: BlockId) -> Result<(), Error> {
-        let page = self.claim_list_page(b)?;
-        let spare = Spare {
-            kind: PageKind::Meta,
-            seq: self.next_seq(),
-            ..Spare::default()
-        };
-        self.emit(
-            OpKind::HostProgram,
-            NandCmd::Program {
-                page,
-                src: [Slot(0); MAX_UNITS_PER_PAGE],
-                spare,
-            },
-            Origin::Meta,
-            0,
-            0,
-        )?;
-        self.stats.list_pages = self.stats.list_pages.saturating_add(1);
-        Ok(())
-    }
+/// Claims and programs (empty) the list page of `b`.
+fn emit_list_page<H: Hooks + HasSuperblocks>(f: &mut Ftl<'_, H>, b: BlockId) -> Result<(), Error> {
+    let page = claim_list_page(f, b)?;
+    let spare = Spare {
+        kind: PageKind::Meta,
+        seq: f.next_seq(),
+        ..Spare::default()
+    };
+    f.emit(
+        OpKind::HostProgram,
+        NandCmd::Program {
+            page,
+            src: [Slot(0); MAX_UNITS_PER_PAGE],
+            spare,
+        },
+        Origin::Meta,
+        0,
+        0,
+    )?;
+    f.stats.list_pages = f.stats.list_pages.saturating_add(1);
+    Ok(())
+}
 
-    /// Claims the list page (the last page) of `b`.
-    fn claim_list_page(&mut self, b: BlockId) -> Result<Ppn, Error> {
-        let ppb = self.g.pages_per_block;
-        let m = self.blk_mut(b)?;
-        let page = u32::from(m.next_page);
-        m.pending = m.pending.saturating_add(1);
-        m.next_page = u16::try_from(ppb).unwrap_or(u16::MAX);
-        Ok(self.g.ppn(b, page))
-    }
+/// Claims the list page (the last page) of `b`.
+fn claim_list_page<H: Hooks + HasSuperblocks>(
+    f: &mut Ftl<'_, H>,
+    b: BlockId,
+) -> Result<Ppn, Error> {
+    let ppb = f.g.pages_per_block;
+    let m = f.blk_mut(b)?;
+    let page = u32::from(m.next_page);
+    m.pending = m.pending.saturating_add(1);
+    m.next_page = u16::try_from(ppb).unwrap_or(u16::MAX);
+    Ok(f.g.ppn(b, page))
 }
