@@ -8,16 +8,19 @@
 use crate::config::Config;
 use crate::error::Error;
 use crate::ftl::hooks::{
-    Build, EraseStrategy, Hooks, MigrateStep, Migration, OpObserver, Ownership, Placement,
+    Build, EraseStrategy, FlushOrder, Hooks, MigrateStep, Migration, OpObserver, Ownership,
+    Placement,
 };
 use crate::ftl::host::CopyStop;
 use crate::ftl::lend::Lend;
 use crate::ftl::{Ftl, Stream};
 use crate::medium::addr::{BlockId, Lpn, PlaneId, Ppn, Pun, UnitMask};
-use crate::medium::nand::{NandCmd, NandResult};
+use crate::medium::nand::{NandCmd, NandResult, Slot};
+use crate::persist::Tpn;
 use crate::tech::copyless;
 use crate::tech::copyless::copy::{self as cc, HasCopyless};
 use crate::tech::copyless::refcount::{CopylessMap, CopylessTables};
+use crate::tech::dawid::{self, HasLidf, LidfOrder, LidfOrderTables};
 use crate::tech::longftl::gerase::{self as ge, Guard, GuardTables, HasLongftl};
 use crate::tech::rcftl::{self, copyback as rc, HasRcftl, RcFtl};
 use crate::tech::reparo::superblock::{self as sb, HasSuperblocks, Superblocks};
@@ -28,6 +31,7 @@ pub struct Techniques<'a> {
     longftl: Option<Guard<'a>>,
     copyless: Option<CopylessMap<'a>>,
     superblocks: Option<Superblocks>,
+    lidf: Option<LidfOrder<'a>>,
 }
 
 impl Techniques<'_> {
@@ -47,6 +51,7 @@ pub struct TechTables<'a> {
     rcftl: rcftl::RcTables<'a>,
     longftl: GuardTables<'a>,
     copyless: CopylessTables<'a>,
+    lidf: LidfOrderTables<'a>,
 }
 
 impl Hooks for Techniques<'_> {}
@@ -59,6 +64,7 @@ impl<'a> Build<'a> for Techniques<'a> {
             rcftl: rcftl::RcTables::lend(cfg, l)?,
             longftl: GuardTables::lend(cfg, l)?,
             copyless: copyless::lend(cfg, l)?,
+            lidf: LidfOrder::lend(cfg, l)?,
         })
     }
 
@@ -68,6 +74,7 @@ impl<'a> Build<'a> for Techniques<'a> {
             longftl: Guard::new(cfg, t.longftl)?,
             copyless: copyless::build(cfg, t.copyless)?,
             superblocks: Superblocks::new(cfg),
+            lidf: LidfOrder::new(t.lidf)?,
         })
     }
 }
@@ -233,6 +240,56 @@ impl Ownership for Techniques<'_> {
         cc::reserve_extra(f, extra, take)
     }
 }
+impl<'a> HasLidf<'a> for Techniques<'a> {
+    fn lidf(&self) -> Option<&LidfOrder<'a>> {
+        self.lidf.as_ref()
+    }
+    fn lidf_mut(&mut self) -> Option<&mut LidfOrder<'a>> {
+        self.lidf.as_mut()
+    }
+}
+
+impl FlushOrder for Techniques<'_> {
+    fn queue(f: &mut Ftl<'_, Self>, s: Slot, front: bool) -> Result<(), Error> {
+        match (f.h.lidf.is_some(), front) {
+            (true, _) => dawid::push(f, s),
+            (false, true) => f.pending.push_front(f.t.slots, s.0),
+            (false, false) => f.pending.push_back(f.t.slots, s.0),
+        }
+    }
+    fn take(f: &mut Ftl<'_, Self>) -> Result<Option<u16>, Error> {
+        if f.h.lidf.is_some() {
+            dawid::pop(f)
+        } else {
+            f.pending.pop(f.t.slots)
+        }
+    }
+    fn taken(f: &mut Ftl<'_, Self>, s: Slot) -> Result<(), Error> {
+        if f.h.lidf.is_some() {
+            dawid::taken(f, s)
+        } else {
+            Ok(())
+        }
+    }
+    fn put_back(f: &mut Ftl<'_, Self>, s: Slot) -> Result<(), Error> {
+        if f.h.lidf.is_some() {
+            dawid::put_back(f, s)
+        } else {
+            f.pending.push_front(f.t.slots, s.0)
+        }
+    }
+    fn queued(f: &Ftl<'_, Self>) -> u32 {
+        if f.h.lidf.is_some() {
+            dawid::queued(f)
+        } else {
+            u32::from(f.pending.len)
+        }
+    }
+    fn tp_dirty(f: &mut Ftl<'_, Self>, tp: Tpn, dirty: bool) -> Result<(), Error> {
+        dawid::tp_dirty(f, tp, dirty)
+    }
+}
+
 impl HasSuperblocks for Techniques<'_> {
     fn superblocks_mut(&mut self) -> Option<&mut Superblocks> {
         self.superblocks.as_mut()

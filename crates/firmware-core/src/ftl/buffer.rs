@@ -126,59 +126,12 @@ impl<H: Hooks> Ftl<'_, H> {
 
     /// Appends a write-buffer slot to the flush queue.
     pub(crate) fn pending_push_back(&mut self, s: Slot) -> Result<(), Error> {
-        if self.ps.lidf_on {
-            return self.lidf_push(s);
-        }
-        self.pending.push_back(self.t.slots, s.0)
+        H::queue(self, s, false)
     }
 
     /// Puts a slot back at the head of the flush queue (after a failed program).
     pub(crate) fn pending_push_front(&mut self, s: Slot) -> Result<(), Error> {
-        if self.ps.lidf_on {
-            return self.lidf_push(s);
-        }
-        self.pending.push_front(self.t.slots, s.0)
-    }
-
-    /// LIDF: files a buffered write under the translation page of its
-    /// mapping entry.
-    fn lidf_push(&mut self, s: Slot) -> Result<(), Error> {
-        let tp = self.ps.tp_of(crate::medium::addr::Lpn(self.slot(s)?.lpn));
-        let head = self
-            .ps
-            .tp_heads
-            .get_mut(tp.0 as usize)
-            .ok_or(Error::Corrupt("lidf list"))?;
-        let next = *head;
-        *head = s.0;
-        self.slot_mut(s)?.next = next;
-        self.ps.lidf.buffered_write(tp)?;
-        self.ps.lidf_len = self.ps.lidf_len.saturating_add(1);
-        Ok(())
-    }
-
-    /// LIDF: the next buffered write of the translation page LIDF picks
-    /// (one already dirty, else the one covering the most buffered writes).
-    fn lidf_pop(&mut self) -> Result<Option<u16>, Error> {
-        let Some(tp) = self.ps.lidf.next() else {
-            return Ok(None);
-        };
-        let head = self
-            .ps
-            .tp_heads
-            .get_mut(tp.0 as usize)
-            .ok_or(Error::Corrupt("lidf list"))?;
-        let s = *head;
-        if s == NIL16 {
-            return Err(Error::Corrupt("LIDF counts a write its list lacks"));
-        }
-        let next = self.slot(Slot(s))?.next;
-        if let Some(h) = self.ps.tp_heads.get_mut(tp.0 as usize) {
-            *h = next;
-        }
-        self.ps.lidf.flushed(tp, 1)?;
-        self.ps.lidf_len = self.ps.lidf_len.saturating_sub(1);
-        Ok(Some(s))
+        H::queue(self, s, true)
     }
 
     /// Puts units taken by [`Self::pending_pop_live`] for a page that is not
@@ -187,43 +140,20 @@ impl<H: Hooks> Ftl<'_, H> {
     pub(crate) fn pending_unpop(&mut self, units: &[Slot]) -> Result<(), Error> {
         for s in units.iter().rev() {
             self.slot_mut(*s)?.state = SlotState::WbPending;
-            if self.ps.lidf_on {
-                let tp = self.ps.tp_of(crate::medium::addr::Lpn(self.slot(*s)?.lpn));
-                self.lidf_push(*s)?;
-                // Taken, it counted as dirty for LIDF; back, it is dirty
-                // only if its mapping page is.
-                if !self.ps.dirty.is_dirty(tp)
-                    && self.ps.flag(tp) & crate::ftl::persist::F_RESERVED == 0
-                {
-                    self.ps.lidf.set_dirty(tp, false)?;
-                }
-            } else {
-                self.pending.push_front(self.t.slots, s.0)?;
-            }
+            H::put_back(self, *s)?;
         }
         Ok(())
     }
 
-    /// Takes the next live unit of the flush queue (oldest first, or in LIDF
-    /// order), freeing trimmed ones on the way.
+    /// Takes the next live unit of the flush queue (in the flush order's
+    /// order, oldest first by default), freeing trimmed ones on the way.
     pub(crate) fn pending_pop_live(&mut self) -> Result<Option<Slot>, Error> {
         loop {
-            let next = if self.ps.lidf_on {
-                self.lidf_pop()?
-            } else {
-                self.pending.pop(self.t.slots)?
-            };
-            let Some(i) = next else { break };
+            let Some(i) = H::take(self)? else { break };
             let s = Slot(i);
             match self.slot(s)?.state {
                 SlotState::WbPending => {
-                    if self.ps.lidf_on {
-                        // Its program will dirty the page: from now on the
-                        // rest of its writes are free, so they go next
-                        // instead of another page's.
-                        let tp = self.ps.tp_of(crate::medium::addr::Lpn(self.slot(s)?.lpn));
-                        self.ps.lidf.set_dirty(tp, true)?;
-                    }
+                    H::taken(self, s)?;
                     return Ok(Some(s));
                 }
                 SlotState::WbDead => {
@@ -243,11 +173,6 @@ impl<H: Hooks> Ftl<'_, H> {
     /// Live units waiting in the flush queue.
     #[inline]
     pub(crate) fn pending_live(&self) -> u32 {
-        let queued = if self.ps.lidf_on {
-            self.ps.lidf_len
-        } else {
-            u32::from(self.pending.len)
-        };
-        queued.saturating_sub(self.pending_dead)
+        H::queued(self).saturating_sub(self.pending_dead)
     }
 }

@@ -26,10 +26,14 @@ use crate::ftl::host::{CopyFallback, CopyStop};
 use crate::ftl::lend::Lend;
 use crate::ftl::{Ftl, Stream};
 use crate::medium::addr::{BlockId, Lpn, PlaneId, Ppn, Pun, UnitMask};
-use crate::medium::nand::{NandCmd, NandResult};
+use crate::medium::nand::{NandCmd, NandResult, Slot};
+use crate::persist::Tpn;
 
 /// Every hook of the core.
-pub trait Hooks: Migration + EraseStrategy + Ownership + Placement + OpObserver + Sized {}
+pub trait Hooks:
+    Migration + EraseStrategy + Placement + FlushOrder + Ownership + OpObserver + Sized
+{
+}
 
 /// Builds a hook set for a configuration over memory carved from the
 /// caller's region (the one lending path, [`crate::ftl::lend`]).
@@ -194,6 +198,54 @@ pub trait EraseStrategy: Sized {
     fn opened(_f: &mut Ftl<'_, Self>, _b: BlockId) {}
 }
 
+/// The order buffered writes leave the write buffer (Dawid: LIDF). The
+/// default is FIFO over the core's pending queue.
+pub trait FlushOrder: Sized {
+    /// Queues write-buffer slot `s` (`front`: back at the head, after a
+    /// failed program).
+    fn queue(f: &mut Ftl<'_, Self>, s: Slot, front: bool) -> Result<(), Error>
+    where
+        Self: Hooks,
+    {
+        if front {
+            f.pending.push_front(f.t.slots, s.0)
+        } else {
+            f.pending.push_back(f.t.slots, s.0)
+        }
+    }
+
+    /// Takes the next queued slot (live or trimmed).
+    fn take(f: &mut Ftl<'_, Self>) -> Result<Option<u16>, Error>
+    where
+        Self: Hooks,
+    {
+        f.pending.pop(f.t.slots)
+    }
+
+    /// Live slot `s` left the queue for a program.
+    fn taken(_f: &mut Ftl<'_, Self>, _s: Slot) -> Result<(), Error> {
+        Ok(())
+    }
+
+    /// Slot `s`, taken for a page that is not programmed after all, goes back.
+    fn put_back(f: &mut Ftl<'_, Self>, s: Slot) -> Result<(), Error>
+    where
+        Self: Hooks,
+    {
+        f.pending.push_front(f.t.slots, s.0)
+    }
+
+    /// Slots queued (live or trimmed).
+    fn queued(f: &Ftl<'_, Self>) -> u32 {
+        u32::from(f.pending.len)
+    }
+
+    /// Translation page `tp` turned dirty, or was taken for a write-back.
+    fn tp_dirty(_f: &mut Ftl<'_, Self>, _tp: Tpn, _dirty: bool) -> Result<(), Error> {
+        Ok(())
+    }
+}
+
 /// What techniques learn from completions.
 pub trait OpObserver: Sized {
     /// A host or GC read of `page` finished with `result` (its ECC report).
@@ -319,6 +371,7 @@ pub trait Placement: Sized {
 pub struct Baseline;
 
 impl Migration for Baseline {}
+impl FlushOrder for Baseline {}
 impl EraseStrategy for Baseline {}
 impl OpObserver for Baseline {}
 impl Ownership for Baseline {}

@@ -51,7 +51,7 @@ use crate::ftl::tables::{BlockState, OpKind, NIL};
 use crate::ftl::Ftl;
 use crate::medium::addr::{BlockId, Lpn, PlaneId, Ppn};
 use crate::medium::nand::{MetaBuf, NandCmd, NandError, NandResult, Origin, PageKind};
-use crate::tech::dawid::lidf::Tpn;
+use crate::persist::Tpn;
 
 /// Erase count of a block whose count mount has not learnt (yet).
 const PE_UNKNOWN: u32 = u32::MAX;

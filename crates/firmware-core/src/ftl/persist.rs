@@ -34,7 +34,7 @@ use crate::ftl::Ftl;
 use crate::medium::addr::{BlockId, Lpn, PlaneId, Ppn};
 use crate::medium::nand::{MetaBuf, NandCmd, NandResult, Origin, PageKind, Spare};
 use crate::persist::map_dirty::{DirtyLink, MapDirty};
-use crate::tech::dawid::lidf::Tpn;
+use crate::persist::Tpn;
 
 /// Metadata page buffers the core keeps (at most 64: a bitmask tracks them).
 pub const META_BUFS: usize = 32;
@@ -75,12 +75,6 @@ pub struct PersistTables<'a> {
     pub tp_links: &'a mut [DirtyLink],
     /// `META_BUFS` metadata page buffers, back to back.
     pub meta: &'a mut [u8],
-    /// LIDF scheduler state per TP ([`TableSizes::lidf_tps`](crate::TableSizes)).
-    pub lidf: &'a mut [crate::tech::dawid::lidf::TpEntry],
-    /// LIDF heap, one slot per TP.
-    pub lidf_heap: &'a mut [u32],
-    /// Head of each TP's list of buffered write slots (LIDF).
-    pub tp_heads: &'a mut [u16],
     /// Data programs in flight per TP (one TP of budget is reserved while
     /// any is); sized like `gtd`.
     pub tp_inflight: &'a mut [u16],
@@ -95,9 +89,6 @@ impl PersistTables<'static> {
             tp_flags: &mut [],
             tp_links: &mut [],
             meta: &mut [],
-            lidf: &mut [],
-            lidf_heap: &mut [],
-            tp_heads: &mut [],
             tp_inflight: &mut [],
         }
     }
@@ -110,16 +101,6 @@ pub(crate) fn sizes(p: &PersistConfig, logical_units: u32) -> (usize, usize) {
     }
     let n_tp = logical_units.div_ceil(p.map_entries_per_page) as usize;
     (n_tp, META_BUFS.saturating_mul(meta_page_bytes(p)))
-}
-
-/// Translation pages the LIDF flush order needs tables for: all of them
-/// when persistence is on and the flush policy is LIDF, else none.
-pub(crate) fn lidf_tps(p: &PersistConfig, logical_units: u32) -> usize {
-    if p.flush_policy == crate::config::FlushPolicy::Lidf {
-        sizes(p, logical_units).0
-    } else {
-        0
-    }
 }
 
 /// Bytes of one metadata page: header plus four bytes per entry.
@@ -161,13 +142,6 @@ pub(crate) struct Persist<'a> {
     pub(crate) waiting: bool,
     /// Erased region blocks that are not open.
     pub(crate) erased_blocks: u32,
-    /// LIDF flush order (seed 004 §3.2); `lidf_on` when it drives the flush.
-    pub(crate) lidf: crate::tech::dawid::lidf::Lidf<'a>,
-    pub(crate) lidf_on: bool,
-    /// Per-TP lists of buffered write slots, linked through the slots.
-    pub(crate) tp_heads: &'a mut [u16],
-    /// Buffered writes (live or dead) in those lists.
-    pub(crate) lidf_len: u32,
     /// Data programs in flight per TP.
     pub(crate) inflight: &'a mut [u16],
 }
@@ -190,18 +164,6 @@ impl<'a> Persist<'a> {
         {
             return Err(Error::TableTooSmall("persist"));
         }
-        let n_lidf = lidf_tps(p, cfg.logical_units);
-        if t.lidf.len() < n_lidf || t.lidf_heap.len() < n_lidf || t.tp_heads.len() < n_lidf {
-            return Err(Error::TableTooSmall("lidf"));
-        }
-        let (lidf_e, _) = t.lidf.split_at_mut(n_lidf);
-        let (lidf_h, _) = t.lidf_heap.split_at_mut(n_lidf);
-        let (tp_heads, _) = t.tp_heads.split_at_mut(n_lidf);
-        tp_heads.fill(crate::ftl::tables::NIL16);
-        let lidf = crate::tech::dawid::lidf::Lidf::new(crate::tech::dawid::lidf::LidfTables {
-            entries: lidf_e,
-            heap: lidf_h,
-        })?;
         let n_tp32 = u32::try_from(n_tp).map_err(|_| Error::InvalidConfig("too many TPs"))?;
         let g = &cfg.geometry;
         let upp = u32::from(g.units_per_page);
@@ -279,10 +241,6 @@ impl<'a> Persist<'a> {
             cleaning: NIL,
             waiting: false,
             erased_blocks: 0,
-            lidf,
-            lidf_on: n_lidf > 0,
-            tp_heads,
-            lidf_len: 0,
             inflight: t.tp_inflight,
         };
         ps.reset_tables(n_tp);
@@ -381,9 +339,6 @@ impl<'a> Persist<'a> {
     /// programs reserved passes to the dirty set.
     pub(crate) fn mark_dirty(&mut self, tp: Tpn) -> Result<(), Error> {
         self.dirty.update(tp)?;
-        if self.lidf_on {
-            self.lidf.set_dirty(tp, true)?;
-        }
         if self.flag(tp) & F_RESERVED != 0 {
             self.set_flag(tp, F_RESERVED, false);
             self.reserved = self.reserved.saturating_sub(1);
@@ -408,9 +363,6 @@ impl<'a> Persist<'a> {
     pub(crate) fn take_for_write_back(&mut self, tp: Tpn) -> Result<(), Error> {
         if !self.dirty.take(tp)? {
             return Err(Error::Corrupt("writing back a clean translation page"));
-        }
-        if self.lidf_on {
-            self.lidf.set_dirty(tp, false)?;
         }
         self.writing = self.writing.saturating_add(1);
         self.writes_add(tp, true);
@@ -477,6 +429,7 @@ impl<H: Hooks> Ftl<'_, H> {
         if self.ps.on {
             let tp = self.ps.tp_of(lpn);
             self.ps.mark_dirty(tp)?;
+            H::tp_dirty(self, tp, true)?;
         }
         Ok(())
     }
@@ -638,6 +591,7 @@ impl<H: Hooks> Ftl<'_, H> {
                 break;
             };
             self.ps.take_for_write_back(tp)?;
+            H::tp_dirty(self, tp, false)?;
             self.tp_emit(tp, page, OpKind::MapProgram)?;
             issued = issued.saturating_add(1);
         }
@@ -765,6 +719,7 @@ impl<H: Hooks> Ftl<'_, H> {
             }
             // The DRAM copy is still the truth: the TP is dirty again.
             self.ps.mark_dirty(tp)?;
+            H::tp_dirty(self, tp, true)?;
         } else if spare.seq > self.ps.tp_seq.get(tp.0 as usize).copied().unwrap_or(0) {
             let old = self.ps.gtd.get(tp.0 as usize).copied().unwrap_or(NIL);
             if old != NIL {

@@ -145,7 +145,7 @@ impl<H: Hooks> Ftl<'_, H> {
         self.ps.inflight.fill(0);
         self.ps.writing = 0;
         for tp in 0..self.ps.n_tp {
-            let tp = crate::tech::dawid::lidf::Tpn(tp);
+            let tp = crate::persist::Tpn(tp);
             let f = self.ps.flag(tp);
             if f & F_WRITING != 0 {
                 self.ps.dirty.update(tp)?;

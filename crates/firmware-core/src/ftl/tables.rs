@@ -404,9 +404,6 @@ pub struct TableSizes {
     pub tps: usize,
     /// Bytes of metadata page buffers; 0 with persistence off.
     pub meta_bytes: usize,
-    /// Translation pages the LIDF flush order tracks (scheduler entry, heap
-    /// slot and buffered-slot list head each); 0 unless the flush is LIDF.
-    pub lidf_tps: usize,
 }
 
 impl TableSizes {
@@ -426,7 +423,6 @@ impl TableSizes {
             ops: cfg.max_inflight as usize,
             tps: crate::ftl::persist::sizes(&cfg.persist, cfg.logical_units).0,
             meta_bytes: crate::ftl::persist::sizes(&cfg.persist, cfg.logical_units).1,
-            lidf_tps: crate::ftl::persist::lidf_tps(&cfg.persist, cfg.logical_units),
         })
     }
 }
@@ -474,9 +470,6 @@ impl<'a> Tables<'a> {
                 tp_flags: l.slice(s.tps, 0u8, "tp_flags")?,
                 tp_links: l.slice(s.tps, Default::default(), "tp_links")?,
                 meta: l.slice(s.meta_bytes, 0u8, "meta")?,
-                lidf: l.slice(s.lidf_tps, Default::default(), "lidf")?,
-                lidf_heap: l.slice(s.lidf_tps, 0u32, "lidf_heap")?,
-                tp_heads: l.slice(s.lidf_tps, 0u16, "tp_heads")?,
                 tp_inflight: l.slice(s.tps, 0u16, "tp_inflight")?,
             },
         })

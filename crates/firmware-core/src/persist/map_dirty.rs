@@ -9,7 +9,7 @@
 //! caller.
 
 use crate::error::Error;
-use crate::tech::dawid::lidf::Tpn;
+use crate::persist::Tpn;
 
 const NONE: u32 = u32::MAX;
 

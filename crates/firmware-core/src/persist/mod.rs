@@ -2,3 +2,7 @@
 //! translation-page budget under the capacitor.
 
 pub mod map_dirty;
+
+/// A translation page (one page of the on-flash mapping table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Tpn(pub u32);

@@ -16,13 +16,10 @@
 //! (heap) or O(1) (list).
 
 use crate::error::Error;
+use crate::persist::Tpn;
 
 /// Marks "no translation page" in links and heap positions.
 const NONE: u32 = u32::MAX;
-
-/// A translation page (one page of the on-flash mapping table).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Tpn(pub u32);
 
 /// Per-translation-page state, lent by the caller (see [`LidfTables`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
