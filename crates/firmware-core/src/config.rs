@@ -2,7 +2,7 @@
 
 use crate::error::Error;
 use crate::medium::addr::Geometry;
-use crate::tech::rcftl::copyback::CopybackPolicy;
+use crate::tech::rcftl::policy::CopybackPolicy;
 
 /// Tunables of the FTL core. Sizes of the lent tables follow from these.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -30,13 +30,13 @@ pub struct Config {
     /// How GC migrates data: copyback modes, thresholds and selector.
     pub copyback: CopybackPolicy,
     /// GuardedErase / BPM (off by default).
-    pub guard: crate::tech::longftl::gerase::GuardConfig,
+    pub guard: crate::tech::longftl::config::GuardConfig,
     /// Mapping persistence and the power-loss budget (off by default).
     pub persist: PersistConfig,
     /// Copy command service: physical (default) or copyless remap.
     pub copy: CopyConfig,
     /// Superblock write order and reserved list pages (off by default).
-    pub superblock: crate::tech::reparo::superblock::SuperblockConfig,
+    pub superblock: crate::tech::reparo::config::SuperblockConfig,
 }
 
 /// How [`crate::Ftl::copy`] serves a copy command.
@@ -162,10 +162,10 @@ impl Config {
             wl_check_interval: 64,
             max_inflight: 4096,
             copyback: CopybackPolicy::OFF_CHIP,
-            guard: crate::tech::longftl::gerase::GuardConfig::OFF,
+            guard: crate::tech::longftl::config::GuardConfig::OFF,
             persist: PersistConfig::OFF,
             copy: CopyConfig::PHYSICAL,
-            superblock: crate::tech::reparo::superblock::SuperblockConfig::OFF,
+            superblock: crate::tech::reparo::config::SuperblockConfig::OFF,
         };
         Ok(cfg)
     }

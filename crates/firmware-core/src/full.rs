@@ -5,53 +5,111 @@
 //! configuration leaves off keeps no state and every hook it owns answers
 //! as the baseline does.
 
+use core::marker::PhantomData;
+
 use crate::config::Config;
 use crate::error::Error;
-use crate::ftl::hooks::{
-    Build, EraseStrategy, FlushOrder, Hooks, MigrateStep, Migration, OpObserver, Ownership,
-    Placement,
-};
-use crate::ftl::host::CopyStop;
+use crate::ftl::hooks::{Build, Hooks};
 use crate::ftl::lend::Lend;
-use crate::ftl::{Ftl, Stream};
-use crate::medium::addr::{BlockId, Lpn, PlaneId, Ppn, Pun, UnitMask};
-use crate::medium::nand::{NandCmd, NandResult, Slot};
-use crate::persist::Tpn;
-use crate::tech::copyless;
-use crate::tech::copyless::copy::{self as cc, HasCopyless};
-use crate::tech::copyless::refcount::{CopylessMap, CopylessTables};
-use crate::tech::dawid::{self, HasLidf, LidfOrder, LidfOrderTables};
-use crate::tech::longftl::gerase::{self as ge, Guard, GuardTables, HasLongftl};
-use crate::tech::rcftl::{self, copyback as rc, HasRcftl, RcFtl};
-use crate::tech::reparo::superblock::{self as sb, HasSuperblocks, Superblocks};
+use crate::ftl::Ftl;
+#[cfg(feature = "copyless")]
+use crate::tech::copyless::{
+    self,
+    refcount::{CopylessMap, CopylessTables},
+};
+#[cfg(feature = "dawid")]
+use crate::tech::dawid::{LidfOrder, LidfOrderTables};
+#[cfg(feature = "longftl")]
+use crate::tech::longftl::gerase::{Guard, GuardTables};
+#[cfg(feature = "rcftl")]
+use crate::tech::rcftl::{self, RcFtl};
+#[cfg(feature = "reparo")]
+use crate::tech::reparo::superblock::Superblocks;
 
 /// The techniques of the seed papers behind the core's hooks.
 pub struct Techniques<'a> {
+    #[cfg(feature = "rcftl")]
     rcftl: Option<RcFtl<'a>>,
+    #[cfg(feature = "longftl")]
     longftl: Option<Guard<'a>>,
+    #[cfg(feature = "copyless")]
     copyless: Option<CopylessMap<'a>>,
+    #[cfg(feature = "reparo")]
     superblocks: Option<Superblocks>,
+    #[cfg(feature = "dawid")]
     lidf: Option<LidfOrder<'a>>,
+    _lent: PhantomData<&'a mut [u8]>,
 }
 
 impl Techniques<'_> {
     /// The gErase modes used so far, oldest first (`[0]` when GuardedErase is off).
     pub fn gerase_mode_history(&self) -> &[u8] {
-        self.longftl.as_ref().map_or(&[0], |g| g.mode_history())
+        #[cfg(feature = "longftl")]
+        if let Some(g) = &self.longftl {
+            return g.mode_history();
+        }
+        &[0]
     }
 
     /// The stable WAF (thousandths) recorded for gErase mode `mode`, if any.
     pub fn gerase_waf(&self, mode: usize) -> Option<u32> {
-        self.longftl.as_ref()?.mode_waf(mode)
+        #[cfg(feature = "longftl")]
+        if let Some(g) = &self.longftl {
+            return g.mode_waf(mode);
+        }
+        let _ = mode;
+        None
     }
+}
+
+/// Refuses a configuration that turns on a technique this build leaves out.
+fn built(cfg: &Config) -> Result<(), Error> {
+    let wanted = [
+        (
+            cfg.copyback.mode != crate::tech::rcftl::policy::CopybackMode::OffChip,
+            cfg!(feature = "rcftl"),
+            "copyback.mode other than off-chip needs the rcftl feature",
+        ),
+        (
+            cfg.guard.enabled(),
+            cfg!(feature = "longftl"),
+            "erase.mode gerase or bpm needs the longftl feature",
+        ),
+        (
+            cfg.persist.flush_policy == crate::config::FlushPolicy::Lidf,
+            cfg!(feature = "dawid"),
+            "buffer.flush_policy lidf needs the dawid feature",
+        ),
+        (
+            cfg.copy.remap(),
+            cfg!(feature = "copyless"),
+            "copy.mode remap needs the copyless feature",
+        ),
+        (
+            cfg.superblock.enabled || cfg.superblock.list_pages,
+            cfg!(feature = "reparo"),
+            "superblocks and list pages need the reparo feature",
+        ),
+    ];
+    for (on, have, why) in wanted {
+        if on && !have {
+            return Err(Error::InvalidConfig(why));
+        }
+    }
+    Ok(())
 }
 
 /// The slices the techniques keep their state in.
 pub struct TechTables<'a> {
+    #[cfg(feature = "rcftl")]
     rcftl: rcftl::RcTables<'a>,
+    #[cfg(feature = "longftl")]
     longftl: GuardTables<'a>,
+    #[cfg(feature = "copyless")]
     copyless: CopylessTables<'a>,
+    #[cfg(feature = "dawid")]
     lidf: LidfOrderTables<'a>,
+    _lent: PhantomData<&'a mut [u8]>,
 }
 
 impl Hooks for Techniques<'_> {}
@@ -60,269 +118,367 @@ impl<'a> Build<'a> for Techniques<'a> {
     type Tables = TechTables<'a>;
 
     fn lend<L: Lend<'a>>(cfg: &Config, l: &mut L) -> Result<TechTables<'a>, Error> {
+        built(cfg)?;
+        let _ = &l;
         Ok(TechTables {
+            #[cfg(feature = "rcftl")]
             rcftl: rcftl::RcTables::lend(cfg, l)?,
+            #[cfg(feature = "longftl")]
             longftl: GuardTables::lend(cfg, l)?,
+            #[cfg(feature = "copyless")]
             copyless: copyless::lend(cfg, l)?,
+            #[cfg(feature = "dawid")]
             lidf: LidfOrder::lend(cfg, l)?,
+            _lent: PhantomData,
         })
     }
 
     fn build(cfg: &Config, t: TechTables<'a>) -> Result<Self, Error> {
+        built(cfg)?;
+        let _ = &t;
         Ok(Techniques {
+            #[cfg(feature = "rcftl")]
             rcftl: RcFtl::new(cfg, t.rcftl)?,
+            #[cfg(feature = "longftl")]
             longftl: Guard::new(cfg, t.longftl)?,
+            #[cfg(feature = "copyless")]
             copyless: copyless::build(cfg, t.copyless)?,
+            #[cfg(feature = "reparo")]
             superblocks: Superblocks::new(cfg),
+            #[cfg(feature = "dawid")]
             lidf: LidfOrder::new(t.lidf)?,
+            _lent: PhantomData,
         })
     }
 }
 
-impl<'a> HasRcftl<'a> for Techniques<'a> {
-    fn rcftl(&self) -> Option<&RcFtl<'a>> {
-        self.rcftl.as_ref()
-    }
-    fn rcftl_mut(&mut self) -> Option<&mut RcFtl<'a>> {
-        self.rcftl.as_mut()
-    }
-}
+/// rcFTL behind the Migration hook.
+#[cfg(feature = "rcftl")]
+mod rcftl_hooks {
+    use super::Techniques;
+    use crate::error::Error;
+    use crate::ftl::hooks::{MigrateStep, Migration};
+    use crate::ftl::Ftl;
+    use crate::medium::addr::{BlockId, PlaneId, Ppn, UnitMask};
+    use crate::medium::nand::{NandCmd, NandResult};
+    use crate::tech::rcftl::{copyback as rc, HasRcftl, RcFtl};
 
-impl<'a> HasLongftl<'a> for Techniques<'a> {
-    fn longftl(&self) -> Option<&Guard<'a>> {
-        self.longftl.as_ref()
-    }
-    fn longftl_mut(&mut self) -> Option<&mut Guard<'a>> {
-        self.longftl.as_mut()
-    }
-}
-
-impl Migration for Techniques<'_> {
-    fn victim_chosen(f: &mut Ftl<'_, Self>, p: PlaneId) {
-        rc::victim_chosen(f, p)
-    }
-    fn try_migrate(
-        f: &mut Ftl<'_, Self>,
-        p: PlaneId,
-        victim: BlockId,
-        page: Ppn,
-        units: UnitMask,
-    ) -> Result<MigrateStep, Error> {
-        rc::try_copyback(f, p, victim, page, units)
-    }
-    fn migrate_done(
-        f: &mut Ftl<'_, Self>,
-        cmd: &NandCmd,
-        tag: u32,
-        result: NandResult,
-    ) -> Result<(), Error> {
-        rc::copyback_done(f, cmd, tag, result)
-    }
-    fn offchip_target(f: &mut Ftl<'_, Self>, p: PlaneId) -> Result<Option<BlockId>, Error> {
-        rc::offchip_target(f, p)
-    }
-    fn reclaim_open(f: &mut Ftl<'_, Self>, p: PlaneId) -> Result<Option<BlockId>, Error> {
-        rc::reclaim_open(f, p)
-    }
-    fn held_blocks(f: &Ftl<'_, Self>, p: PlaneId) -> Result<u32, Error> {
-        rc::held_blocks(f, p)
-    }
-    fn held_erased_pages(f: &Ftl<'_, Self>, p: PlaneId) -> Result<u32, Error> {
-        rc::held_erased_pages(f, p)
-    }
-    fn holds(f: &Ftl<'_, Self>, p: PlaneId, b: BlockId) -> Result<bool, Error> {
-        rc::holds(f, p, b)
-    }
-    fn gc_block_closed(f: &mut Ftl<'_, Self>, p: PlaneId, b: BlockId) -> Result<(), Error> {
-        rc::gc_block_closed(f, p, b)
-    }
-    fn plane_retired(f: &mut Ftl<'_, Self>, p: PlaneId) -> Result<(), Error> {
-        rc::plane_retired(f, p)
-    }
-    fn block_opened(f: &mut Ftl<'_, Self>, b: BlockId) -> Result<(), Error> {
-        rc::block_opened(f, b)
-    }
-    fn block_fits(f: &Ftl<'_, Self>, b: BlockId, need: u8) -> Result<bool, Error> {
-        rc::block_fits(f, b, need)
-    }
-    fn page_programmed(f: &mut Ftl<'_, Self>, page: Ppn) -> Result<(), Error> {
-        rc::page_programmed(f, page)
-    }
-    fn probe_done(f: &mut Ftl<'_, Self>, cmd: &NandCmd, result: NandResult) -> Result<(), Error> {
-        rc::classify_done(f, cmd, result)
-    }
-    fn buffer_use(f: &mut Ftl<'_, Self>) {
-        rc::buffer_use(f)
-    }
-}
-
-impl EraseStrategy for Techniques<'_> {
-    fn victim_erase(f: &mut Ftl<'_, Self>, p: PlaneId, b: BlockId) -> Result<NandCmd, Error> {
-        ge::victim_erase(f, p, b)
-    }
-    fn erased(f: &mut Ftl<'_, Self>, cmd: &NandCmd) -> Result<(), Error> {
-        ge::guard_erased(f, cmd)
-    }
-    fn forget(f: &mut Ftl<'_, Self>, b: BlockId) -> Result<(), Error> {
-        ge::guard_forget(f, b)
-    }
-    #[inline]
-    fn skip_units(f: &Ftl<'_, Self>, b: BlockId) -> u16 {
-        ge::skip_units(f, b)
-    }
-    fn usable_page(f: &Ftl<'_, Self>, b: BlockId, page: u32) -> u32 {
-        ge::usable_page(f, b, page)
-    }
-    fn open_preference(f: &Ftl<'_, Self>, stream: Stream) -> Option<bool> {
-        ge::guard_preference(f, stream)
-    }
-    fn free_rank(f: &Ftl<'_, Self>, b: BlockId, pref: Option<bool>) -> (bool, u16) {
-        (
-            pref.is_some_and(|g| g != ge::is_guarded(f, b)),
-            ge::gerase_count(f, b),
-        )
-    }
-    fn opened(f: &mut Ftl<'_, Self>, b: BlockId) {
-        ge::guard_opened(f, b)
-    }
-}
-
-impl OpObserver for Techniques<'_> {
-    fn read_done(f: &mut Ftl<'_, Self>, page: Ppn, result: &NandResult) -> Result<(), Error> {
-        ge::guard_read(f, page, result)
-    }
-}
-
-impl<'a> HasCopyless<'a> for Techniques<'a> {
-    fn copyless(&self) -> Option<&CopylessMap<'a>> {
-        self.copyless.as_ref()
-    }
-    fn copyless_mut(&mut self) -> Option<&mut CopylessMap<'a>> {
-        self.copyless.as_mut()
-    }
-}
-
-impl Ownership for Techniques<'_> {
-    fn shares(f: &Ftl<'_, Self>) -> bool {
-        f.h.copyless.is_some()
-    }
-    fn copy_unit(f: &mut Ftl<'_, Self>, s: Lpn, d: Lpn) -> Result<Option<CopyStop>, Error> {
-        cc::copy_unit(f, s, d)
-    }
-    fn release(f: &mut Ftl<'_, Self>, p: Pun, lpn: Lpn) -> Result<(), Error> {
-        cc::release(f, p, lpn)
-    }
-    fn programmed_unit(f: &mut Ftl<'_, Self>, p: Pun) -> Result<(), Error> {
-        cc::programmed_unit(f, p)
-    }
-    fn reloc_other(f: &Ftl<'_, Self>, from: Pun) -> Result<Option<Lpn>, Error> {
-        cc::reloc_other(f, from)
-    }
-    fn unit_moved(f: &mut Ftl<'_, Self>, from: Pun, to: Pun, lpn: Lpn) -> Result<(), Error> {
-        cc::unit_moved(f, from, to, lpn)
-    }
-    fn unit_lost(f: &mut Ftl<'_, Self>, from: Pun, lpn: Lpn) -> Result<(), Error> {
-        cc::unit_lost(f, from, lpn)
-    }
-    fn mount_share(f: &mut Ftl<'_, Self>, p: Pun, first: Lpn, lpn: Lpn) -> Result<(), Error> {
-        cc::mount_share(f, p, first, lpn)
-    }
-    fn audit(f: &Ftl<'_, Self>, p: Pun, lpn: Lpn) -> Result<bool, Error> {
-        cc::audit(f, p, lpn)
-    }
-    fn extra_tps(f: &Ftl<'_, Self>, from: Pun) -> Result<u32, Error> {
-        cc::extra_tps(f, from)
-    }
-    fn room_for_extra(f: &mut Ftl<'_, Self>, extra: u32) -> Result<bool, Error> {
-        cc::room_for_extra(f, extra)
-    }
-    fn reserve_extra(f: &mut Ftl<'_, Self>, extra: u32, take: bool) {
-        cc::reserve_extra(f, extra, take)
-    }
-}
-impl<'a> HasLidf<'a> for Techniques<'a> {
-    fn lidf(&self) -> Option<&LidfOrder<'a>> {
-        self.lidf.as_ref()
-    }
-    fn lidf_mut(&mut self) -> Option<&mut LidfOrder<'a>> {
-        self.lidf.as_mut()
-    }
-}
-
-impl FlushOrder for Techniques<'_> {
-    fn queue(f: &mut Ftl<'_, Self>, s: Slot, front: bool) -> Result<(), Error> {
-        match (f.h.lidf.is_some(), front) {
-            (true, _) => dawid::push(f, s),
-            (false, true) => f.pending.push_front(f.t.slots, s.0),
-            (false, false) => f.pending.push_back(f.t.slots, s.0),
+    impl<'a> HasRcftl<'a> for Techniques<'a> {
+        fn rcftl(&self) -> Option<&RcFtl<'a>> {
+            self.rcftl.as_ref()
+        }
+        fn rcftl_mut(&mut self) -> Option<&mut RcFtl<'a>> {
+            self.rcftl.as_mut()
         }
     }
-    fn take(f: &mut Ftl<'_, Self>) -> Result<Option<u16>, Error> {
-        if f.h.lidf.is_some() {
-            dawid::pop(f)
-        } else {
-            f.pending.pop(f.t.slots)
+
+    impl Migration for Techniques<'_> {
+        fn victim_chosen(f: &mut Ftl<'_, Self>, p: PlaneId) {
+            rc::victim_chosen(f, p)
         }
-    }
-    fn taken(f: &mut Ftl<'_, Self>, s: Slot) -> Result<(), Error> {
-        if f.h.lidf.is_some() {
-            dawid::taken(f, s)
-        } else {
-            Ok(())
+        fn try_migrate(
+            f: &mut Ftl<'_, Self>,
+            p: PlaneId,
+            victim: BlockId,
+            page: Ppn,
+            units: UnitMask,
+        ) -> Result<MigrateStep, Error> {
+            rc::try_copyback(f, p, victim, page, units)
         }
-    }
-    fn put_back(f: &mut Ftl<'_, Self>, s: Slot) -> Result<(), Error> {
-        if f.h.lidf.is_some() {
-            dawid::put_back(f, s)
-        } else {
-            f.pending.push_front(f.t.slots, s.0)
+        fn migrate_done(
+            f: &mut Ftl<'_, Self>,
+            cmd: &NandCmd,
+            tag: u32,
+            result: NandResult,
+        ) -> Result<(), Error> {
+            rc::copyback_done(f, cmd, tag, result)
         }
-    }
-    fn queued(f: &Ftl<'_, Self>) -> u32 {
-        if f.h.lidf.is_some() {
-            dawid::queued(f)
-        } else {
-            u32::from(f.pending.len)
+        fn offchip_target(f: &mut Ftl<'_, Self>, p: PlaneId) -> Result<Option<BlockId>, Error> {
+            rc::offchip_target(f, p)
         }
-    }
-    fn tp_dirty(f: &mut Ftl<'_, Self>, tp: Tpn, dirty: bool) -> Result<(), Error> {
-        dawid::tp_dirty(f, tp, dirty)
+        fn reclaim_open(f: &mut Ftl<'_, Self>, p: PlaneId) -> Result<Option<BlockId>, Error> {
+            rc::reclaim_open(f, p)
+        }
+        fn held_blocks(f: &Ftl<'_, Self>, p: PlaneId) -> Result<u32, Error> {
+            rc::held_blocks(f, p)
+        }
+        fn held_erased_pages(f: &Ftl<'_, Self>, p: PlaneId) -> Result<u32, Error> {
+            rc::held_erased_pages(f, p)
+        }
+        fn holds(f: &Ftl<'_, Self>, p: PlaneId, b: BlockId) -> Result<bool, Error> {
+            rc::holds(f, p, b)
+        }
+        fn gc_block_closed(f: &mut Ftl<'_, Self>, p: PlaneId, b: BlockId) -> Result<(), Error> {
+            rc::gc_block_closed(f, p, b)
+        }
+        fn plane_retired(f: &mut Ftl<'_, Self>, p: PlaneId) -> Result<(), Error> {
+            rc::plane_retired(f, p)
+        }
+        fn block_opened(f: &mut Ftl<'_, Self>, b: BlockId) -> Result<(), Error> {
+            rc::block_opened(f, b)
+        }
+        fn block_fits(f: &Ftl<'_, Self>, b: BlockId, need: u8) -> Result<bool, Error> {
+            rc::block_fits(f, b, need)
+        }
+        fn page_programmed(f: &mut Ftl<'_, Self>, page: Ppn) -> Result<(), Error> {
+            rc::page_programmed(f, page)
+        }
+        fn probe_done(
+            f: &mut Ftl<'_, Self>,
+            cmd: &NandCmd,
+            result: NandResult,
+        ) -> Result<(), Error> {
+            rc::classify_done(f, cmd, result)
+        }
+        fn buffer_use(f: &mut Ftl<'_, Self>) {
+            rc::buffer_use(f)
+        }
     }
 }
 
-impl HasSuperblocks for Techniques<'_> {
-    fn superblocks_mut(&mut self) -> Option<&mut Superblocks> {
-        self.superblocks.as_mut()
+#[cfg(not(feature = "rcftl"))]
+impl crate::ftl::hooks::Migration for Techniques<'_> {}
+
+/// GuardedErase and BPM behind the EraseStrategy and OpObserver hooks.
+#[cfg(feature = "longftl")]
+mod longftl_hooks {
+    use super::Techniques;
+    use crate::error::Error;
+    use crate::ftl::hooks::{EraseStrategy, OpObserver};
+    use crate::ftl::{Ftl, Stream};
+    use crate::medium::addr::{BlockId, PlaneId, Ppn};
+    use crate::medium::nand::{NandCmd, NandResult};
+    use crate::tech::longftl::gerase::{self as ge, Guard, HasLongftl};
+
+    impl<'a> HasLongftl<'a> for Techniques<'a> {
+        fn longftl(&self) -> Option<&Guard<'a>> {
+            self.longftl.as_ref()
+        }
+        fn longftl_mut(&mut self) -> Option<&mut Guard<'a>> {
+            self.longftl.as_mut()
+        }
+    }
+
+    impl EraseStrategy for Techniques<'_> {
+        fn victim_erase(f: &mut Ftl<'_, Self>, p: PlaneId, b: BlockId) -> Result<NandCmd, Error> {
+            ge::victim_erase(f, p, b)
+        }
+        fn erased(f: &mut Ftl<'_, Self>, cmd: &NandCmd) -> Result<(), Error> {
+            ge::guard_erased(f, cmd)
+        }
+        fn forget(f: &mut Ftl<'_, Self>, b: BlockId) -> Result<(), Error> {
+            ge::guard_forget(f, b)
+        }
+        #[inline]
+        fn skip_units(f: &Ftl<'_, Self>, b: BlockId) -> u16 {
+            ge::skip_units(f, b)
+        }
+        fn usable_page(f: &Ftl<'_, Self>, b: BlockId, page: u32) -> u32 {
+            ge::usable_page(f, b, page)
+        }
+        fn open_preference(f: &Ftl<'_, Self>, stream: Stream) -> Option<bool> {
+            ge::guard_preference(f, stream)
+        }
+        fn free_rank(f: &Ftl<'_, Self>, b: BlockId, pref: Option<bool>) -> (bool, u16) {
+            (
+                pref.is_some_and(|g| g != ge::is_guarded(f, b)),
+                ge::gerase_count(f, b),
+            )
+        }
+        fn opened(f: &mut Ftl<'_, Self>, b: BlockId) {
+            ge::guard_opened(f, b)
+        }
+    }
+
+    impl OpObserver for Techniques<'_> {
+        fn read_done(f: &mut Ftl<'_, Self>, page: Ppn, result: &NandResult) -> Result<(), Error> {
+            ge::guard_read(f, page, result)
+        }
     }
 }
 
-impl Placement for Techniques<'_> {
-    #[inline]
-    fn data_end(f: &Ftl<'_, Self>) -> u32 {
-        let ppb = f.g.pages_per_block;
-        if f.cfg.superblock.list_pages {
-            ppb.saturating_sub(1)
-        } else {
-            ppb
+#[cfg(not(feature = "longftl"))]
+impl crate::ftl::hooks::EraseStrategy for Techniques<'_> {}
+
+#[cfg(not(feature = "longftl"))]
+impl crate::ftl::hooks::OpObserver for Techniques<'_> {}
+
+/// LIDF behind the FlushOrder hook.
+#[cfg(feature = "dawid")]
+mod dawid_hooks {
+    use super::Techniques;
+    use crate::error::Error;
+    use crate::ftl::hooks::FlushOrder;
+    use crate::ftl::Ftl;
+    use crate::medium::nand::Slot;
+    use crate::persist::Tpn;
+    use crate::tech::dawid::{self, HasLidf, LidfOrder};
+
+    impl<'a> HasLidf<'a> for Techniques<'a> {
+        fn lidf(&self) -> Option<&LidfOrder<'a>> {
+            self.lidf.as_ref()
+        }
+        fn lidf_mut(&mut self) -> Option<&mut LidfOrder<'a>> {
+            self.lidf.as_mut()
         }
     }
-    fn host_target(f: &mut Ftl<'_, Self>) -> Result<Option<BlockId>, Error> {
-        sb::host_target(f)
-    }
-    fn data_pages_claimed(
-        f: &mut Ftl<'_, Self>,
-        b: BlockId,
-        stream: Stream,
-    ) -> Result<bool, Error> {
-        sb::data_pages_claimed(f, b, stream)
-    }
-    fn emit_due(f: &mut Ftl<'_, Self>) -> Result<(), Error> {
-        sb::emit_due_list_pages(f)
-    }
-    fn host_page_done(f: &mut Ftl<'_, Self>) -> Result<(), Error> {
-        sb::sb_emit_due_lists(f)
+
+    impl FlushOrder for Techniques<'_> {
+        fn queue(f: &mut Ftl<'_, Self>, s: Slot, front: bool) -> Result<(), Error> {
+            match (f.h.lidf.is_some(), front) {
+                (true, _) => dawid::push(f, s),
+                (false, true) => f.pending.push_front(f.t.slots, s.0),
+                (false, false) => f.pending.push_back(f.t.slots, s.0),
+            }
+        }
+        fn take(f: &mut Ftl<'_, Self>) -> Result<Option<u16>, Error> {
+            if f.h.lidf.is_some() {
+                dawid::pop(f)
+            } else {
+                f.pending.pop(f.t.slots)
+            }
+        }
+        fn taken(f: &mut Ftl<'_, Self>, s: Slot) -> Result<(), Error> {
+            if f.h.lidf.is_some() {
+                dawid::taken(f, s)
+            } else {
+                Ok(())
+            }
+        }
+        fn put_back(f: &mut Ftl<'_, Self>, s: Slot) -> Result<(), Error> {
+            if f.h.lidf.is_some() {
+                dawid::put_back(f, s)
+            } else {
+                f.pending.push_front(f.t.slots, s.0)
+            }
+        }
+        fn queued(f: &Ftl<'_, Self>) -> u32 {
+            if f.h.lidf.is_some() {
+                dawid::queued(f)
+            } else {
+                u32::from(f.pending.len)
+            }
+        }
+        fn tp_dirty(f: &mut Ftl<'_, Self>, tp: Tpn, dirty: bool) -> Result<(), Error> {
+            dawid::tp_dirty(f, tp, dirty)
+        }
     }
 }
+
+#[cfg(not(feature = "dawid"))]
+impl crate::ftl::hooks::FlushOrder for Techniques<'_> {}
+
+/// Copyless copy behind the Ownership hook.
+#[cfg(feature = "copyless")]
+mod copyless_hooks {
+    use super::Techniques;
+    use crate::error::Error;
+    use crate::ftl::hooks::Ownership;
+    use crate::ftl::host::CopyStop;
+    use crate::ftl::Ftl;
+    use crate::medium::addr::{Lpn, Pun};
+    use crate::tech::copyless::copy::{self as cc, HasCopyless};
+    use crate::tech::copyless::refcount::CopylessMap;
+
+    impl<'a> HasCopyless<'a> for Techniques<'a> {
+        fn copyless(&self) -> Option<&CopylessMap<'a>> {
+            self.copyless.as_ref()
+        }
+        fn copyless_mut(&mut self) -> Option<&mut CopylessMap<'a>> {
+            self.copyless.as_mut()
+        }
+    }
+
+    impl Ownership for Techniques<'_> {
+        fn shares(f: &Ftl<'_, Self>) -> bool {
+            f.h.copyless.is_some()
+        }
+        fn copy_unit(f: &mut Ftl<'_, Self>, s: Lpn, d: Lpn) -> Result<Option<CopyStop>, Error> {
+            cc::copy_unit(f, s, d)
+        }
+        fn release(f: &mut Ftl<'_, Self>, p: Pun, lpn: Lpn) -> Result<(), Error> {
+            cc::release(f, p, lpn)
+        }
+        fn programmed_unit(f: &mut Ftl<'_, Self>, p: Pun) -> Result<(), Error> {
+            cc::programmed_unit(f, p)
+        }
+        fn reloc_other(f: &Ftl<'_, Self>, from: Pun) -> Result<Option<Lpn>, Error> {
+            cc::reloc_other(f, from)
+        }
+        fn unit_moved(f: &mut Ftl<'_, Self>, from: Pun, to: Pun, lpn: Lpn) -> Result<(), Error> {
+            cc::unit_moved(f, from, to, lpn)
+        }
+        fn unit_lost(f: &mut Ftl<'_, Self>, from: Pun, lpn: Lpn) -> Result<(), Error> {
+            cc::unit_lost(f, from, lpn)
+        }
+        fn mount_share(f: &mut Ftl<'_, Self>, p: Pun, first: Lpn, lpn: Lpn) -> Result<(), Error> {
+            cc::mount_share(f, p, first, lpn)
+        }
+        fn audit(f: &Ftl<'_, Self>, p: Pun, lpn: Lpn) -> Result<bool, Error> {
+            cc::audit(f, p, lpn)
+        }
+        fn extra_tps(f: &Ftl<'_, Self>, from: Pun) -> Result<u32, Error> {
+            cc::extra_tps(f, from)
+        }
+        fn room_for_extra(f: &mut Ftl<'_, Self>, extra: u32) -> Result<bool, Error> {
+            cc::room_for_extra(f, extra)
+        }
+        fn reserve_extra(f: &mut Ftl<'_, Self>, extra: u32, take: bool) {
+            cc::reserve_extra(f, extra, take)
+        }
+    }
+}
+
+#[cfg(not(feature = "copyless"))]
+impl crate::ftl::hooks::Ownership for Techniques<'_> {}
+
+/// Superblocks and list pages behind the Placement hook.
+#[cfg(feature = "reparo")]
+mod reparo_hooks {
+    use super::Techniques;
+    use crate::error::Error;
+    use crate::ftl::hooks::Placement;
+    use crate::ftl::{Ftl, Stream};
+    use crate::medium::addr::BlockId;
+    use crate::tech::reparo::superblock::{self as sb, HasSuperblocks, Superblocks};
+
+    impl HasSuperblocks for Techniques<'_> {
+        fn superblocks_mut(&mut self) -> Option<&mut Superblocks> {
+            self.superblocks.as_mut()
+        }
+    }
+
+    impl Placement for Techniques<'_> {
+        #[inline]
+        fn data_end(f: &Ftl<'_, Self>) -> u32 {
+            let ppb = f.g.pages_per_block;
+            if f.cfg.superblock.list_pages {
+                ppb.saturating_sub(1)
+            } else {
+                ppb
+            }
+        }
+        fn host_target(f: &mut Ftl<'_, Self>) -> Result<Option<BlockId>, Error> {
+            sb::host_target(f)
+        }
+        fn data_pages_claimed(
+            f: &mut Ftl<'_, Self>,
+            b: BlockId,
+            stream: Stream,
+        ) -> Result<bool, Error> {
+            sb::data_pages_claimed(f, b, stream)
+        }
+        fn emit_due(f: &mut Ftl<'_, Self>) -> Result<(), Error> {
+            sb::emit_due_list_pages(f)
+        }
+        fn host_page_done(f: &mut Ftl<'_, Self>) -> Result<(), Error> {
+            sb::sb_emit_due_lists(f)
+        }
+    }
+}
+
+#[cfg(not(feature = "reparo"))]
+impl crate::ftl::hooks::Placement for Techniques<'_> {}
 
 /// The core with every compiled technique (selected by the configuration).
 pub type FullFtl<'a> = Ftl<'a, Techniques<'a>>;

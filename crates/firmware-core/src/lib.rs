@@ -26,6 +26,7 @@ pub mod driver;
 pub mod error;
 pub mod ftl;
 pub mod full;
+pub mod instances;
 pub mod medium;
 pub mod persist;
 pub mod tech;
@@ -46,4 +47,4 @@ pub use medium::nand::{
     MetaBuf, Nand, NandCmd, NandError, NandOp, NandResult, OpId, Origin, PageKind, ReadReport,
     Slot, Spare, WlSet,
 };
-pub use tech::rcftl::copyback::{CopybackMode, CopybackPolicy, Selector};
+pub use tech::rcftl::policy::{CopybackMode, CopybackPolicy, Selector};

@@ -1,6 +1,5 @@
 //! Tunables of the reliability model and of fault injection.
 
-use firmware_core::tech::rcftl::ctt::{BerClassifier, CLASSIFIER_STEPS};
 use firmware_core::Error;
 
 /// Raw bit-error model of the medium.
@@ -251,7 +250,9 @@ impl ReliabilityConfig {
         1.0 + self.retention_per_month * months * (1.0 + self.retention_wear * r)
     }
 
-    /// Class boundaries for the P/E buckets ending at `pe_upper`, for one read
+    /// Class boundaries, `N` steps over the P/E buckets ending at `pe_upper`,
+    /// each `(last P/E of the step, best-class maximum, median-class
+    /// maximum)` in bit errors, for one read
     /// of a block's first page (an edge wordline's lowest page) shortly after it
     /// was programmed, at the retention this model's `retention_months` applies
     /// to every read. In each bucket `best_max` sits just below the lowest
@@ -260,7 +261,7 @@ impl ReliabilityConfig {
     /// block is never put into a better class than its own; blocks of a better
     /// class may be put into a worse one (the safe direction). Without a
     /// worst class `median_max` is `u16::MAX`.
-    pub fn ber_classifier(&self, pe_upper: [u32; 6]) -> BerClassifier {
+    pub fn ber_class_steps<const N: usize>(&self, pe_upper: [u32; 6]) -> [(u32, u16, u16); N] {
         let page = if self.edge_wordlines > 0 {
             self.edge_factor
         } else {
@@ -274,8 +275,8 @@ impl ReliabilityConfig {
                 * (1.0 - self.read_noise);
             (mean as u32).min(u32::from(u16::MAX)) as u16
         };
-        let per = CLASSIFIER_STEPS / pe_upper.len();
-        let mut steps = [(0u32, 0u16, 0u16); CLASSIFIER_STEPS];
+        let per = N / pe_upper.len();
+        let mut steps = [(0u32, 0u16, 0u16); N];
         let mut lo = 0u32;
         for (i, &hi) in pe_upper.iter().enumerate() {
             // Readings grow with P/E inside a bucket (its correction is
@@ -298,7 +299,7 @@ impl ReliabilityConfig {
             }
             lo = hi.saturating_add(1);
         }
-        BerClassifier::from_steps(&steps).unwrap_or(BerClassifier::uniform(0, 0))
+        steps
     }
 
     /// Checks that every value is finite and in range.

@@ -257,7 +257,9 @@ fn misclassification(rel: ReliabilityConfig, pe_upper: [u32; 6], name: &str) -> 
     use firmware_core::tech::rcftl::ctt::BerClass;
     let g = geo(1);
     let mut m = Medium::new(g, rel, FaultConfig::default()).unwrap();
-    let c = rel.ber_classifier(pe_upper);
+    let steps =
+        rel.ber_class_steps::<{ firmware_core::tech::rcftl::ctt::CLASSIFIER_STEPS }>(pe_upper);
+    let c = firmware_core::tech::rcftl::ctt::BerClassifier::from_steps(&steps).unwrap();
     eprintln!("{name}: {c:?}");
     let mut wrong = [[0.0f64; 6]; 3];
     let mut lo = 0u32;

@@ -148,8 +148,7 @@ impl<H: Hooks> Ftl<'_, H> {
     /// Takes the next live unit of the flush queue (in the flush order's
     /// order, oldest first by default), freeing trimmed ones on the way.
     pub(crate) fn pending_pop_live(&mut self) -> Result<Option<Slot>, Error> {
-        loop {
-            let Some(i) = H::take(self)? else { break };
+        while let Some(i) = H::take(self)? {
             let s = Slot(i);
             match self.slot(s)?.state {
                 SlotState::WbPending => {

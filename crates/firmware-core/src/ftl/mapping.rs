@@ -123,6 +123,7 @@ impl<H: Hooks> Ftl<'_, H> {
 
     /// Names another tag of a live shared unit in the P2L (no valid-count
     /// change; see `copy.rs`).
+    #[cfg(feature = "copyless")]
     pub(crate) fn set_p2l(&mut self, pun: Pun, lpn: Lpn) -> Result<(), Error> {
         let e = self
             .t

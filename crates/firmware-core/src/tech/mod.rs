@@ -1,7 +1,9 @@
 //! The seed papers' techniques, one folder each. Each plugs into the core
 //! through the hook traits of [`crate::ftl::hooks`].
 
+#[cfg(feature = "copyless")]
 pub mod copyless;
+#[cfg(feature = "dawid")]
 pub mod dawid;
 pub mod longftl;
 pub mod rcftl;

@@ -543,7 +543,7 @@ impl SimConfig {
     /// The BER classifier the core should use with this medium: boundaries
     /// per P/E bucket of seed 001 Table 6 scaled to `nand.rated_pe`, for one
     /// read of a block's first page right after it is programmed (see
-    /// `nand_model::ReliabilityConfig::ber_classifier`).
+    /// `nand_model::ReliabilityConfig::ber_class_steps`).
     pub fn ber_classifier(
         &self,
     ) -> Result<firmware_core::tech::rcftl::ctt::BerClassifier, ConfigError> {
@@ -551,7 +551,13 @@ impl SimConfig {
         let rated = u64::from(rel.rated_pe);
         let upper = firmware_core::tech::rcftl::ctt::RCPB_PE_UPPER
             .map(|u| u32::try_from(u64::from(u) * rated / 5000).unwrap_or(u32::MAX));
-        Ok(rel.ber_classifier(upper))
+        let steps =
+            rel.ber_class_steps::<{ firmware_core::tech::rcftl::ctt::CLASSIFIER_STEPS }>(upper);
+        Ok(
+            firmware_core::tech::rcftl::ctt::BerClassifier::from_steps(&steps).unwrap_or(
+                firmware_core::tech::rcftl::ctt::BerClassifier::uniform(0, 0),
+            ),
+        )
     }
 
     /// Validates and builds the core configuration: geometry with

@@ -10,8 +10,7 @@
 use crate::error::Error;
 use crate::tech::longftl::waf_monitor::{Milli, Observation};
 
-/// Most gErase modes (gE(0) to gE(9)).
-pub const MAX_MODES: usize = 10;
+pub use crate::tech::longftl::config::MAX_MODES;
 
 /// The selector's state.
 #[derive(Clone, Debug)]

@@ -35,49 +35,8 @@ use crate::medium::addr::MAX_UNITS_PER_PAGE;
 use crate::medium::addr::{BlockId, PlaneId, Ppn};
 use crate::medium::nand::{NandCmd, Origin, PageKind, Slot, Spare};
 
-/// Superblock settings (off by default).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct SuperblockConfig {
-    /// The host stream fills superblocks superpage by superpage instead of
-    /// taking planes round-robin with independent open blocks.
-    pub enabled: bool,
-    /// The last page of every block is a list page, programmed empty by the
-    /// core once the block's data pages are claimed.
-    pub list_pages: bool,
-}
+pub use crate::tech::reparo::config::SuperblockConfig;
 
-impl SuperblockConfig {
-    /// Round-robin planes, no list pages.
-    pub const OFF: SuperblockConfig = SuperblockConfig {
-        enabled: false,
-        list_pages: false,
-    };
-
-    /// Checks the settings against the rest of the configuration.
-    pub(crate) fn check(&self, cfg: &Config) -> Result<(), Error> {
-        if !self.list_pages {
-            return Ok(());
-        }
-        if cfg.geometry.pages_per_block < 2 {
-            return Err(Error::InvalidConfig(
-                "list pages need at least two pages per block",
-            ));
-        }
-        if cfg.persist.map_entries_per_page != 0 {
-            return Err(Error::InvalidConfig(
-                "list pages are not recovered after a power cut: turn persistence off",
-            ));
-        }
-        if cfg.guard.enabled() || cfg.copy.remap() {
-            return Err(Error::InvalidConfig(
-                "list pages need every page of a block usable and no copyless copy",
-            ));
-        }
-        Ok(())
-    }
-}
-
-/// Blocks whose list page may wait for its turn at once.
 /// List pages a core can have due at once.
 pub(crate) const LIST_DUE: usize = 64;
 
