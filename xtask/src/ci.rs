@@ -51,6 +51,36 @@ pub fn run() -> Result<(), String> {
         "cargo",
         &["build", "-p", "firmware-core", "--target", TARGET],
     )?;
+    // The baseline-only build and each technique alone.
+    for features in ["", "rcftl", "longftl", "dawid", "copyless", "reparo"] {
+        run_cmd(
+            "cargo",
+            &[
+                "build",
+                "-p",
+                "firmware-core",
+                "--no-default-features",
+                "--features",
+                features,
+                "--target",
+                TARGET,
+            ],
+        )?;
+    }
+    run_cmd(
+        "cargo",
+        &[
+            "clippy",
+            "-p",
+            "firmware-core",
+            "--no-default-features",
+            "--target",
+            TARGET,
+            "--",
+            "-D",
+            "warnings",
+        ],
+    )?;
     run_cmd(
         "cargo",
         &[

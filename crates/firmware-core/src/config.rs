@@ -218,7 +218,7 @@ impl Config {
                 return Err(Error::InvalidConfig("copy shadow entries below 2^32 - 1"));
             }
         }
-        self.superblock.check(self)?;
+        check_superblock(self)?;
         // Usable space per plane must exceed the logical share plus the GC reserve,
         // or GC cannot guarantee progress.
         let reserve_units = u64::from(self.gc_trigger_blocks.saturating_add(1))
@@ -246,4 +246,27 @@ impl Config {
     pub fn total_slots(&self) -> u32 {
         self.total_slots_u64()
     }
+}
+
+/// Checks the superblock settings against the rest of the configuration.
+fn check_superblock(cfg: &Config) -> Result<(), Error> {
+    if !cfg.superblock.list_pages {
+        return Ok(());
+    }
+    if cfg.geometry.pages_per_block < 2 {
+        return Err(Error::InvalidConfig(
+            "list pages need at least two pages per block",
+        ));
+    }
+    if cfg.persist.map_entries_per_page != 0 {
+        return Err(Error::InvalidConfig(
+            "list pages are not recovered after a power cut: turn persistence off",
+        ));
+    }
+    if cfg.guard.enabled() || cfg.copy.remap() {
+        return Err(Error::InvalidConfig(
+            "list pages need every page of a block usable and no copyless copy",
+        ));
+    }
+    Ok(())
 }

@@ -27,8 +27,11 @@ pub mod error;
 pub mod ftl;
 pub mod full;
 pub mod instances;
+pub mod list;
+pub mod map;
 pub mod medium;
 pub mod persist;
+pub mod space;
 pub mod tech;
 
 pub use config::{Config, CopyConfig, CopyMode, FlushPolicy, PersistConfig};
@@ -37,14 +40,14 @@ pub use error::Error;
 pub use ftl::host::{
     CopyFallback, CopyProgress, CopyStop, HostCompletion, ReadStart, ReadStatus, Tag,
 };
-pub use ftl::mapping::Loc;
-pub use ftl::persist::PersistTables;
 pub use ftl::tables::{TableSizes, Tables};
 pub use ftl::{Ftl, Stats, Stream};
 pub use full::{BaselineFtl, FullFtl, Techniques};
+pub use map::loc::Loc;
 pub use medium::addr::{BlockId, DieId, Geometry, Lpn, PageAddr, PlaneId, Ppn, Pun, UnitMask};
 pub use medium::nand::{
     MetaBuf, Nand, NandCmd, NandError, NandOp, NandResult, OpId, Origin, PageKind, ReadReport,
     Slot, Spare, WlSet,
 };
+pub use persist::tp::PersistTables;
 pub use tech::rcftl::policy::{CopybackMode, CopybackPolicy, Selector};

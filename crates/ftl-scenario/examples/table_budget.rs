@@ -4,9 +4,9 @@
 
 use std::mem::size_of;
 
-use firmware_core::ftl::persist::{meta_page_bytes, META_BUFS};
 use firmware_core::ftl::tables::{BlockMeta, OpEntry, PlaneState, SlotMeta};
 use firmware_core::persist::map_dirty::DirtyLink;
+use firmware_core::persist::tp::{meta_page_bytes, META_BUFS};
 use firmware_core::tech::dawid::lidf::TpEntry;
 use firmware_core::{Config, FlushPolicy, FullFtl};
 use sim_harness::config::{presets, SimConfig};

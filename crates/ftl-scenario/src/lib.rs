@@ -51,9 +51,9 @@ pub mod multicore;
 use core::fmt;
 
 use firmware_core::driver::execute;
-use firmware_core::ftl::mount::MountStep;
 use firmware_core::ftl::tables::BlockState;
 use firmware_core::medium::addr::MAX_UNITS_PER_PAGE;
+use firmware_core::persist::mount::MountStep;
 use firmware_core::{
     BlockId, Config, CopybackPolicy, Error, FlushPolicy, FullFtl, Geometry, Lpn, NandCmd,
     NandError, NandOp, Origin, PersistConfig, ReadValue, Stats, SyncDriver,
@@ -123,7 +123,7 @@ pub const CONFIG: Config = Config {
 /// medium compute at run time.
 pub mod sizes {
     use super::{CONFIG, GEOMETRY, MAP_ENTRIES_PER_PAGE};
-    use firmware_core::ftl::persist::META_HEADER;
+    use firmware_core::persist::tp::META_HEADER;
 
     const PLANES_U: usize = GEOMETRY.channels as usize
         * GEOMETRY.dies_per_channel as usize
@@ -173,7 +173,7 @@ pub mod sizes {
 }
 
 /// Checks the [`sizes`] constants against what the core
-/// ([`FullFtl::lend_bytes`], [`firmware_core::ftl::persist::meta_page_bytes`])
+/// ([`FullFtl::lend_bytes`], [`firmware_core::persist::tp::meta_page_bytes`])
 /// and the medium ([`nand_model::StorageSizes::for_geometry`]) compute at
 /// run time; returns the core's lent bytes.
 pub fn check_sizes() -> Result<usize, ScenarioError> {
@@ -183,7 +183,7 @@ pub fn check_sizes() -> Result<usize, ScenarioError> {
     })?;
     let m = nand_model::StorageSizes::for_geometry(&GEOMETRY);
     let same = core == sizes::CORE_LENT_BYTES
-        && firmware_core::ftl::persist::meta_page_bytes(&CONFIG.persist) == sizes::META_PAGE_BYTES
+        && firmware_core::persist::tp::meta_page_bytes(&CONFIG.persist) == sizes::META_PAGE_BYTES
         && m.blocks == sizes::MEDIUM_BLOCKS
         && m.pages == sizes::MEDIUM_PAGES
         && m.units == sizes::MEDIUM_UNITS;

@@ -1,7 +1,7 @@
 //! The shared scenario on the host, over Vec-backed memory: it must pass clean
 //! through its power cuts and remounts, and it must catch an injected corruption.
 
-use firmware_core::ftl::mount::MountStep;
+use firmware_core::persist::mount::MountStep;
 use firmware_core::ReadValue;
 use ftl_scenario::{sizes, Corruption, CutKind, Failure, Memory, Options, Report, CUT_PLAN};
 use nand_model::{BlockRec, PageRec, UnitRec};

@@ -20,8 +20,8 @@
 use std::collections::VecDeque;
 
 use firmware_core::driver::execute;
-use firmware_core::ftl::mount::MountStep;
 use firmware_core::ftl::tables::BlockState;
+use firmware_core::persist::mount::MountStep;
 use firmware_core::{
     Config, CopyStop, Error, FullFtl, HostCompletion, Loc, Lpn, NandCmd, NandOp, NandResult,
     ReadStart, ReadStatus, Tag,

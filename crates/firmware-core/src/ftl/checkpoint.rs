@@ -28,99 +28,24 @@
 //! The anchor blocks alternate: when the active one has fewer than two
 //! pages left, the seal erases the other and continues there.
 //!
-//! [`MountStep::Heads`]: crate::ftl::mount::MountStep::Heads
-//! [`MountStep::Anchor`]: crate::ftl::mount::MountStep::Anchor
-//! [`MountStep::Table`]: crate::ftl::mount::MountStep::Table
-//! [`MountStep::Seal`]: crate::ftl::mount::MountStep::Seal
+//! [`MountStep::Heads`]: crate::persist::mount::MountStep::Heads
+//! [`MountStep::Anchor`]: crate::persist::mount::MountStep::Anchor
+//! [`MountStep::Table`]: crate::persist::mount::MountStep::Table
+//! [`MountStep::Seal`]: crate::persist::mount::MountStep::Seal
 
 use crate::error::Error;
 use crate::ftl::hooks::Hooks;
-use crate::ftl::mount::MountStep;
-use crate::ftl::persist::{get_u32, put_u32, seal, unseal, META_HEADER, STREAM_META};
 use crate::ftl::tables::{BlockState, OpKind, NIL};
 use crate::ftl::Ftl;
 use crate::medium::addr::{BlockId, PlaneId, Ppn};
 use crate::medium::nand::{MetaBuf, NandCmd, NandError, NandResult, PageKind, Spare};
-
-/// Magic of an anchor page.
-pub(crate) const MAGIC_ANCHOR: u32 = 0x3148_434E; // "NCH1"
-/// Magic of a block-table page.
-pub(crate) const MAGIC_TABLE: u32 = 0x3154_4B42; // "BKT1"
-/// Anchor page kinds.
-const KIND_DIRTY: u32 = 0;
-pub(crate) const KIND_CHECKPOINT: u32 = 1;
-/// Spare-area tag of anchor pages (first LPN slot).
-const ANCHOR_TAG: u32 = 0xA4C0_0000;
-
-/// Block-table classes (top four bits of an entry; the rest is the erase count).
-const C_FREE: u32 = 0;
-const C_DATA: u32 = 1;
-const C_META: u32 = 2;
-const C_BAD: u32 = 3;
-const C_ANCHOR: u32 = 4;
-const PE_MASK: u32 = 0x0fff_ffff;
-
-fn entries_per_page(page_bytes: usize) -> u32 {
-    u32::try_from(page_bytes.saturating_sub(META_HEADER) / 4).unwrap_or(0)
-}
-
-/// Pages of the block table of geometry `g` with metadata pages of
-/// `page_bytes`; 0 when the drive cannot keep anchors (too few blocks per
-/// plane, or a table one anchor page cannot list).
-pub(crate) fn table_pages_for(page_bytes: usize, g: &crate::medium::addr::Geometry) -> u32 {
-    let per = entries_per_page(page_bytes);
-    if per == 0 || g.blocks_per_plane < 8 {
-        return 0;
-    }
-    let n = g.total_blocks().div_ceil(per);
-    if n as usize > crate::ftl::power::MAX_TABLE_PAGES || n > per {
-        0
-    } else {
-        n
-    }
-}
-
-/// Anchor state: where the next anchor page goes, and what mount found.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct AnchorState {
-    /// Which anchor block takes the next page (0 or 1).
-    pub(crate) active: u8,
-    /// Next page to program in the active block.
-    pub(crate) next_page: u32,
-    /// Anchor block unusable (bad).
-    pub(crate) bad: [bool; 2],
-    /// Mount: first page that read erased in each block (pages written).
-    pub(crate) written: [u32; 2],
-    /// Mount: newest readable anchor page (sequence, page, kind, buffer).
-    pub(crate) newest_seq: u64,
-    pub(crate) newest_kind: u32,
-    pub(crate) newest_block: u8,
-    pub(crate) newest_buf: Option<MetaBuf>,
-    /// Mount: a block-table page failed to read or check.
-    pub(crate) table_failed: bool,
-    /// Mount: the seal erased the other block and now programs it.
-    pub(crate) seal_switched: bool,
-    /// Mount: the seal program in flight failed.
-    pub(crate) seal_failed: bool,
-}
-
-impl Default for AnchorState {
-    fn default() -> Self {
-        AnchorState {
-            active: 0,
-            next_page: 0,
-            bad: [false; 2],
-            written: [0; 2],
-            newest_seq: 0,
-            newest_kind: NIL,
-            newest_block: 0,
-            newest_buf: None,
-            table_failed: false,
-            seal_switched: false,
-            seal_failed: false,
-        }
-    }
-}
+use crate::persist::checkpoint::{
+    ANCHOR_TAG, C_ANCHOR, C_BAD, C_DATA, C_FREE, C_META, KIND_CHECKPOINT, KIND_DIRTY, MAGIC_ANCHOR,
+    MAGIC_TABLE, PE_MASK,
+};
+use crate::persist::mount::MountStep;
+use crate::persist::tp::{entries_per_page, table_pages_for};
+use crate::persist::tp::{get_u32, put_u32, seal, unseal, META_HEADER, STREAM_META};
 
 impl<H: Hooks> Ftl<'_, H> {
     /// Whether the drive keeps anchor blocks (mapping persistence on).

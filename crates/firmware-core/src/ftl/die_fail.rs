@@ -15,9 +15,9 @@
 
 use crate::error::Error;
 use crate::ftl::hooks::Hooks;
-use crate::ftl::mapping::Loc;
 use crate::ftl::tables::{BlockState, OpKind, NIL};
 use crate::ftl::Ftl;
+use crate::map::loc::Loc;
 use crate::medium::addr::{BlockId, DieId, Lpn, Pun};
 use crate::medium::nand::{NandCmd, OpId};
 

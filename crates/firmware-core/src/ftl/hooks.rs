@@ -24,7 +24,7 @@ use crate::config::Config;
 use crate::error::Error;
 use crate::ftl::host::{CopyFallback, CopyStop};
 use crate::ftl::lend::Lend;
-use crate::ftl::{Ftl, Stream};
+use crate::ftl::state::{Ftl, Stream};
 use crate::medium::addr::{BlockId, Lpn, PlaneId, Ppn, Pun, UnitMask};
 use crate::medium::nand::{NandCmd, NandResult, Slot};
 use crate::persist::Tpn;

@@ -5,54 +5,9 @@ use crate::error::Error;
 use crate::ftl::hooks::Hooks;
 use crate::ftl::tables::SlotState;
 use crate::ftl::Ftl;
+use crate::map::loc::{Loc, P2L_NONE};
 use crate::medium::addr::{Lpn, Pun};
 use crate::medium::hint::prefetch;
-use crate::medium::nand::Slot;
-
-const UNMAPPED: u32 = u32::MAX;
-const LOST: u32 = u32::MAX - 1;
-const BUFFER_FLAG: u32 = 0x8000_0000;
-/// P2L value of a physical unit that holds no live data.
-pub(crate) const P2L_NONE: u32 = u32::MAX;
-
-/// Where the current copy of a logical unit is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Loc {
-    /// Never written, or trimmed.
-    Unmapped,
-    /// Its data was lost (uncorrectable during relocation, or a failed die).
-    Lost,
-    /// In a buffer slot (not yet on flash).
-    Buffer(Slot),
-    /// On flash.
-    Flash(Pun),
-}
-
-impl Loc {
-    /// Encodes a location as one table word. Physical units stay below 2^31 (see
-    /// [`crate::Geometry::validate`]), so the top bit marks buffer slots.
-    #[inline]
-    pub(crate) fn encode(self) -> u32 {
-        match self {
-            Loc::Unmapped => UNMAPPED,
-            Loc::Lost => LOST,
-            Loc::Buffer(s) => BUFFER_FLAG | u32::from(s.0),
-            Loc::Flash(p) => p.0,
-        }
-    }
-
-    /// Decodes a table word.
-    #[inline]
-    pub(crate) fn decode(w: u32) -> Loc {
-        match w {
-            UNMAPPED => Loc::Unmapped,
-            LOST => Loc::Lost,
-            // The mask keeps 16 bits, so the cast is exact.
-            w if w & BUFFER_FLAG != 0 => Loc::Buffer(Slot((w & 0xffff) as u16)),
-            w => Loc::Flash(Pun(w)),
-        }
-    }
-}
 
 impl<H: Hooks> Ftl<'_, H> {
     /// Current location of a logical unit.
@@ -219,24 +174,5 @@ impl<H: Hooks> Ftl<'_, H> {
     #[inline]
     pub(crate) fn prefetch_l2p(&self, lpn: Lpn) {
         prefetch(self.t.l2p, lpn.0 as usize);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn loc_round_trip() {
-        for l in [
-            Loc::Unmapped,
-            Loc::Lost,
-            Loc::Buffer(Slot(0)),
-            Loc::Buffer(Slot(65535)),
-            Loc::Flash(Pun(0)),
-            Loc::Flash(Pun(0x7fff_ffff)),
-        ] {
-            assert_eq!(Loc::decode(l.encode()), l);
-        }
     }
 }

@@ -44,64 +44,15 @@
 
 use crate::error::Error;
 use crate::ftl::hooks::Hooks;
-use crate::ftl::mapping::Loc;
-use crate::ftl::persist::{get_u32, unseal, MAGIC_CUT, META_HEADER, NO_BUF, STREAM_META};
-use crate::ftl::power::{IF_ERASED, MAX_CUT_BLOCKS};
 use crate::ftl::tables::{BlockState, OpKind, NIL};
 use crate::ftl::Ftl;
+use crate::map::loc::Loc;
 use crate::medium::addr::{BlockId, Lpn, PlaneId, Ppn};
 use crate::medium::nand::{MetaBuf, NandCmd, NandError, NandResult, Origin, PageKind};
+use crate::persist::cut::IF_ERASED;
+use crate::persist::mount::{MountState, MountStep, PE_UNKNOWN};
+use crate::persist::tp::{get_u32, unseal, MAGIC_CUT, META_HEADER, NO_BUF, STREAM_META};
 use crate::persist::Tpn;
-
-/// Erase count of a block whose count mount has not learnt (yet).
-const PE_UNKNOWN: u32 = u32::MAX;
-
-/// The steps of mount, in order.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum MountStep {
-    /// Not mounting.
-    #[default]
-    Idle,
-    /// Reading the anchor blocks for the newest checkpoint.
-    Anchor,
-    /// Reading the checkpoint's block table.
-    Table,
-    /// Reading every block's first page (no usable checkpoint).
-    Heads,
-    /// Reading the metadata region.
-    Region,
-    /// Reading the newest power-cut record.
-    Record,
-    /// Reading the pages the last power-cut flush wrote.
-    Replay,
-    /// Erasing blocks whose erase was torn.
-    Erase,
-    /// Marking the checkpoint stale before anything else is written.
-    Seal,
-}
-
-/// Progress of a mount.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct MountState {
-    pub(crate) step: MountStep,
-    pub(crate) cursor: u32,
-    inflight: u32,
-    pub(crate) max_seq: u64,
-    best_cut: u32,
-    best_cut_seq: u64,
-    record: Option<MetaBuf>,
-    n_erase: u32,
-    n_regions: u32,
-    n_free: u32,
-    /// Erased blocks the record does not name wore less than this.
-    pe_below: u32,
-    /// The replayed blocks, kept until the core settles: a cut before then
-    /// writes them into its record again instead of the translation pages
-    /// the replay dirtied (see [`Ftl::power_fail`]).
-    pub(crate) carried: heapless::Vec<u32, MAX_CUT_BLOCKS>,
-    /// The seal's dirty marker is on flash.
-    sealed: bool,
-}
 
 impl<H: Hooks> Ftl<'_, H> {
     /// Starts mounting a drive that was formatted before (with mapping
@@ -123,7 +74,7 @@ impl<H: Hooks> Ftl<'_, H> {
             best_cut: NIL,
             ..MountState::default()
         };
-        self.anc = crate::ftl::checkpoint::AnchorState::default();
+        self.anc = crate::persist::checkpoint::AnchorState::default();
         self.pump()
     }
 
@@ -352,7 +303,7 @@ impl<H: Hooks> Ftl<'_, H> {
                     if let Some(buf) = self.mnt.record.take() {
                         self.ps.buf_release(buf);
                     }
-                    if self.anc.newest_kind == crate::ftl::checkpoint::KIND_CHECKPOINT {
+                    if self.anc.newest_kind == crate::persist::checkpoint::KIND_CHECKPOINT {
                         // The checkpoint stops describing the drive as soon
                         // as anything is written: mark it stale first.
                         self.mnt.step = MountStep::Seal;

@@ -33,66 +33,15 @@
 
 use crate::error::Error;
 use crate::ftl::hooks::Hooks;
-use crate::ftl::mapping::Loc;
-use crate::ftl::persist::{
-    get_u32, put_u32, seal, F_MOVING, F_RESERVED, F_WRITING, MAGIC_CUT, META_HEADER,
-};
 use crate::ftl::tables::{BlockState, OpKind, SlotState, NIL};
 use crate::ftl::Ftl;
+use crate::map::loc::Loc;
 use crate::medium::addr::{BlockId, Lpn, PlaneId, Ppn, MAX_UNITS_PER_PAGE};
 use crate::medium::nand::{MetaBuf, NandCmd, NandResult, Origin, PageKind, Slot, Spare};
-
-/// Flag on a record's erase entry: erase the block only if its first page
-/// reads erased (a first-page program was in flight at the cut).
-pub(crate) const IF_ERASED: u32 = 0x8000_0000;
-
-/// Most blocks one power-cut flush writes data to.
-pub(crate) const MAX_CUT_BLOCKS: usize = 32;
-
-/// Phases of the power-cut flush.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub(crate) enum CutPhase {
-    /// Not dying.
-    #[default]
-    Idle,
-    /// Writing the write buffer.
-    Data,
-    /// Writing dirty translation pages.
-    Tps,
-    /// Writing the record.
-    Record,
-    /// Writing the block table (`checkpoint.rs`).
-    Table,
-    /// Writing the anchor page once everything else has completed.
-    Anchor,
-    /// Everything emitted.
-    Done,
-}
-
-/// State of the power-cut flush.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct CutState {
-    pub(crate) phase: CutPhase,
-    slot_cursor: u32,
-    data_block: u32,
-    meta_block: u32,
-    regions: heapless::Vec<u32, MAX_CUT_BLOCKS>,
-    record: MetaBuf,
-    n_erase: u32,
-    pub(crate) emitted: u32,
-    pub(crate) outstanding: u32,
-    /// Cut while settling after a mount: no translation pages, the
-    /// replayed blocks go into the record again.
-    settling: bool,
-    /// Pages of the block table, all taken before the first is encoded
-    /// (so the table describes the blocks its own pages went to).
-    table: heapless::Vec<u32, MAX_TABLE_PAGES>,
-    /// Block-table pages emitted so far.
-    table_emitted: u32,
-}
-
-/// Most block-table pages a checkpoint names (one anchor page lists them).
-pub(crate) const MAX_TABLE_PAGES: usize = 256;
+use crate::persist::cut::{CutPhase, CutState, IF_ERASED};
+use crate::persist::tp::{
+    get_u32, put_u32, seal, F_MOVING, F_RESERVED, F_WRITING, MAGIC_CUT, META_HEADER,
+};
 
 impl<H: Hooks> Ftl<'_, H> {
     /// The supply failed at `now`. Operations handed out before are

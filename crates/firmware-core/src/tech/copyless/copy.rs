@@ -34,9 +34,9 @@
 use crate::error::Error;
 use crate::ftl::hooks::Hooks;
 use crate::ftl::host::{CopyFallback, CopyStop};
-use crate::ftl::mapping::Loc;
 use crate::ftl::tables::BlockState;
 use crate::ftl::Ftl;
+use crate::map::loc::Loc;
 use crate::medium::addr::{Lpn, Pun};
 use crate::tech::copyless::refcount::{CopyOutcome, CopylessMap, Release};
 

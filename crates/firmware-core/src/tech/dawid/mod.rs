@@ -42,7 +42,7 @@ impl<'a> LidfOrder<'a> {
     /// LIDF; none otherwise.
     pub fn lend<L: Lend<'a>>(cfg: &Config, l: &mut L) -> Result<LidfOrderTables<'a>, Error> {
         let n = if cfg.persist.flush_policy == FlushPolicy::Lidf {
-            crate::ftl::persist::sizes(&cfg.persist, cfg.logical_units).0
+            crate::persist::tp::sizes(&cfg.persist, cfg.logical_units).0
         } else {
             0
         };
@@ -138,7 +138,7 @@ pub(crate) fn put_back<'a, H: Hooks + HasLidf<'a>>(
 ) -> Result<(), Error> {
     let tp = f.ps.tp_of(Lpn(f.slot(s)?.lpn));
     push(f, s)?;
-    if !f.ps.dirty.is_dirty(tp) && f.ps.flag(tp) & crate::ftl::persist::F_RESERVED == 0 {
+    if !f.ps.dirty.is_dirty(tp) && f.ps.flag(tp) & crate::persist::tp::F_RESERVED == 0 {
         order(f)?.lidf.set_dirty(tp, false)?;
     }
     Ok(())

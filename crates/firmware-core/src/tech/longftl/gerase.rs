@@ -87,7 +87,7 @@ pub struct GuardSizes {
 
 impl GuardSizes {
     /// Sizes for `cfg`.
-    pub fn for_config(cfg: &crate::Config) -> GuardSizes {
+    pub fn for_config(cfg: &crate::config::Config) -> GuardSizes {
         if !cfg.guard.enabled() {
             return GuardSizes::default();
         }
@@ -125,7 +125,7 @@ pub struct Guard<'a> {
 
 impl<'a> GuardTables<'a> {
     /// Carves the tables `cfg` needs (none with the guard off).
-    pub fn lend<L: Lend<'a>>(cfg: &crate::Config, l: &mut L) -> Result<Self, Error> {
+    pub fn lend<L: Lend<'a>>(cfg: &crate::config::Config, l: &mut L) -> Result<Self, Error> {
         let s = GuardSizes::for_config(cfg);
         Ok(GuardTables {
             wl: WeakWlTables {
@@ -140,7 +140,7 @@ impl<'a> GuardTables<'a> {
 impl<'a> Guard<'a> {
     /// GuardedErase or BPM (as `cfg.guard` says) over its tables, or `None`
     /// when the guard is off (normal erases need no state).
-    pub fn new(cfg: &crate::Config, t: GuardTables<'a>) -> Result<Option<Self>, Error> {
+    pub fn new(cfg: &crate::config::Config, t: GuardTables<'a>) -> Result<Option<Self>, Error> {
         let gc = cfg.guard;
         if !gc.enabled() {
             return Ok(None);

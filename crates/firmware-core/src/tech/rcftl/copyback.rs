@@ -32,9 +32,9 @@
 
 use crate::error::Error;
 use crate::ftl::hooks::{Hooks, MigrateStep};
-use crate::ftl::mapping::Loc;
 use crate::ftl::tables::{BlockState, OpKind, NIL};
 use crate::ftl::{Ftl, Stream};
+use crate::map::loc::Loc;
 use crate::medium::addr::{BlockId, PlaneId, Ppn, UnitMask};
 use crate::medium::nand::{NandCmd, NandError, NandResult, Origin, PageKind, Slot, Spare};
 use crate::tech::rcftl::ctt::BerClass;

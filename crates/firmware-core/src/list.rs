@@ -1,0 +1,109 @@
+//! Intrusive lists over lent slices: FIFOs and stacks threaded through the
+//! entries' own `next` links, so no list allocates.
+
+use crate::error::Error;
+
+/// Intrusive-list terminator for block and plane links.
+pub const NIL: u32 = u32::MAX;
+/// Intrusive-list terminator for slot and operation links.
+pub const NIL16: u16 = u16::MAX;
+
+/// A FIFO threaded through the `next` links of slot or operation entries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fifo {
+    /// Oldest entry (`NIL16` when empty).
+    pub head: u16,
+    /// Newest entry (`NIL16` when empty).
+    pub tail: u16,
+    /// Entries queued.
+    pub len: u16,
+}
+
+impl Fifo {
+    /// An empty queue.
+    pub const EMPTY: Fifo = Fifo {
+        head: NIL16,
+        tail: NIL16,
+        len: 0,
+    };
+}
+
+/// Entries that carry an intrusive `next` link.
+pub trait Linked {
+    /// The entry's link.
+    fn next(&self) -> u16;
+    /// Sets the entry's link.
+    fn set_next(&mut self, n: u16);
+}
+
+impl Fifo {
+    /// Appends entry `i`.
+    pub fn push_back<T: Linked>(&mut self, v: &mut [T], i: u16) -> Result<(), Error> {
+        v.get_mut(usize::from(i))
+            .ok_or(Error::Corrupt("fifo entry"))?
+            .set_next(NIL16);
+        if self.tail == NIL16 {
+            self.head = i;
+        } else {
+            v.get_mut(usize::from(self.tail))
+                .ok_or(Error::Corrupt("fifo tail"))?
+                .set_next(i);
+        }
+        self.tail = i;
+        self.len = self.len.saturating_add(1);
+        Ok(())
+    }
+
+    /// Prepends entry `i` (it becomes the oldest).
+    pub fn push_front<T: Linked>(&mut self, v: &mut [T], i: u16) -> Result<(), Error> {
+        v.get_mut(usize::from(i))
+            .ok_or(Error::Corrupt("fifo entry"))?
+            .set_next(self.head);
+        if self.head == NIL16 {
+            self.tail = i;
+        }
+        self.head = i;
+        self.len = self.len.saturating_add(1);
+        Ok(())
+    }
+
+    /// Removes and returns the oldest entry.
+    pub fn pop<T: Linked>(&mut self, v: &mut [T]) -> Result<Option<u16>, Error> {
+        if self.head == NIL16 {
+            return Ok(None);
+        }
+        let i = self.head;
+        let n = v
+            .get(usize::from(i))
+            .ok_or(Error::Corrupt("fifo head"))?
+            .next();
+        self.head = n;
+        if n == NIL16 {
+            self.tail = NIL16;
+        }
+        self.len = self.len.saturating_sub(1);
+        Ok(Some(i))
+    }
+}
+
+/// A LIFO stack threaded through `next` links (free lists).
+pub fn stack_push<T: Linked>(v: &mut [T], head: &mut u16, i: u16) -> Result<(), Error> {
+    v.get_mut(usize::from(i))
+        .ok_or(Error::Corrupt("stack entry"))?
+        .set_next(*head);
+    *head = i;
+    Ok(())
+}
+
+/// Pops the top of a stack threaded through `next` links.
+pub fn stack_pop<T: Linked>(v: &mut [T], head: &mut u16) -> Result<Option<u16>, Error> {
+    if *head == NIL16 {
+        return Ok(None);
+    }
+    let i = *head;
+    *head = v
+        .get(usize::from(i))
+        .ok_or(Error::Corrupt("stack head"))?
+        .next();
+    Ok(Some(i))
+}
