@@ -202,6 +202,11 @@ impl Config {
                 "gc slots per plane below 2 x units per page - 1",
             ));
         }
+        if self.max_inflight > crate::medium::nand::OpId::CORE_INDEXES {
+            return Err(Error::InvalidConfig(
+                "max_inflight above 65535 (the operation index is 16 bits)",
+            ));
+        }
         if self.read_slots == 0 || self.max_inflight < 4 {
             return Err(Error::InvalidConfig(
                 "read slots or in-flight operations too few",

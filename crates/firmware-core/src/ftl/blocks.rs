@@ -275,7 +275,8 @@ impl<H: Hooks> Ftl<'_, H> {
             return Ok(None);
         };
         H::opened(self, b);
-        let first = u16::try_from(H::usable_page(self, b, 0)).unwrap_or(u16::MAX);
+        let first = u16::try_from(H::usable_page(self, b, 0))
+            .map_err(|_| Error::Corrupt("first usable page beyond a block"))?;
         {
             let m = self.blk_mut(b)?;
             m.state = BlockState::Open;

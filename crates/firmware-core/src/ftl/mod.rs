@@ -35,7 +35,7 @@ use crate::map::loc::{Loc, P2L_NONE};
 use crate::medium::addr::{BlockId, Lpn, PlaneId, UnitMask, MAX_UNITS_PER_PAGE};
 use crate::medium::nand::{NandCmd, NandResult, OpId, Origin, PageKind, Slot, Spare};
 pub(crate) use state::OPEN_MARGIN;
-pub use state::{Ftl, Stats, Stream};
+pub use state::{Ftl, Phase, Stats, Stream};
 
 impl<'a, H: Hooks> Ftl<'a, H> {
     /// Bytes of lent memory [`Ftl::new`] needs for `cfg`: every table of
@@ -91,7 +91,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
             ready_planes: 0,
             format_cursor: 0,
             format_pending: 0,
-            ready: false,
+            phase: Phase::Formatting,
             admit_seq: 0,
             flushes: heapless::Vec::new(),
             flush_done: heapless::Deque::new(),
@@ -99,8 +99,6 @@ impl<'a, H: Hooks> Ftl<'a, H> {
             last_now: 0,
             format_pe: 0,
             ps,
-            dying: false,
-            settling: false,
             cut: crate::persist::cut::CutState::default(),
             mnt: crate::persist::mount::MountState::default(),
             anc: crate::persist::checkpoint::AnchorState::default(),
@@ -140,16 +138,29 @@ impl<'a, H: Hooks> Ftl<'a, H> {
     pub fn format_aged(&mut self, now: u64, pe: u32) -> Result<(), Error> {
         self.format_pe = pe;
         self.last_now = now;
-        self.ready = false;
+        self.phase = Phase::Formatting;
         self.format_cursor = 0;
         self.format_pending = 0;
         self.anc = crate::persist::checkpoint::AnchorState::default();
         self.pump()
     }
 
+    /// Where the core is in its life.
+    pub fn phase(&self) -> Phase {
+        self.phase
+    }
+
+    /// Running becomes settling while the metadata region lacks the cut
+    /// reserve (see [`Phase::Settling`]).
+    pub(crate) fn settle_if_short(&mut self) {
+        if !self.cut_reserve_ok() {
+            self.phase = Phase::Settling;
+        }
+    }
+
     /// Whether format (or mount) has finished and host commands are accepted.
     pub fn is_ready(&self) -> bool {
-        self.ready && !self.settling
+        self.phase == Phase::Running
     }
 
     /// The hook set: the techniques' state and what they report.
@@ -220,7 +231,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
     pub(crate) fn check_host(&mut self, lpn: Lpn, now: u64) -> Result<(), Error> {
         self.last_now = now;
         self.release_handed_out()?;
-        if !self.ready || self.settling {
+        if self.phase != Phase::Running {
             return Err(Error::NotReady);
         }
         if lpn.0 >= self.cfg.logical_units {
@@ -538,9 +549,9 @@ impl<'a, H: Hooks> Ftl<'a, H> {
             pl.lost_blocks = pl.lost_blocks.saturating_add(1);
         }
         if self.format_pending == 0 && self.format_cursor >= self.g.total_blocks() {
-            self.ready = true;
+            self.phase = Phase::Running;
             self.region_fill()?;
-            self.settling = !self.cut_reserve_ok();
+            self.settle_if_short();
         }
         Ok(())
     }
@@ -581,13 +592,13 @@ impl<'a, H: Hooks> Ftl<'a, H> {
 
     /// Emits whatever work can start now: format erases, GC, buffer flushes.
     pub(crate) fn pump(&mut self) -> Result<(), Error> {
-        if self.dying {
+        if self.phase == Phase::Dying {
             return self.pump_dying();
         }
         if self.mnt.step != crate::persist::mount::MountStep::Idle {
             return self.pump_mount();
         }
-        if !self.ready {
+        if !self.phase.ready() {
             let total = self.g.total_blocks();
             while self.format_cursor < total && self.ops_available() > 0 {
                 let block = BlockId(self.format_cursor);
@@ -603,14 +614,14 @@ impl<'a, H: Hooks> Ftl<'a, H> {
             }
             return Ok(());
         }
-        if self.settling {
+        if self.phase == Phase::Settling {
             self.map_write_back()?;
             self.region_maintain()?;
             if !self.cut_reserve_ok() {
                 // GC would change the mapping the carried record describes.
                 return Ok(());
             }
-            self.settling = false;
+            self.phase = Phase::Running;
             self.mnt.carried.clear();
         }
         // Each queued plane gets one turn per pump; planes re-queued during
@@ -865,7 +876,9 @@ impl<'a, H: Hooks> Ftl<'a, H> {
             // The page's translation pages must fit the budget; a page whose
             // TPs are all dirty or reserved already costs nothing and goes
             // even when the budget is full.
-            let units = src.get(..usize::from(n)).unwrap_or(&[]);
+            let units = src
+                .get(..usize::from(n))
+                .ok_or(Error::Corrupt("host page has more units than slots"))?;
             if !self.map_room_for(&spare)? {
                 self.pending_unpop(units)?;
                 return Ok(());
@@ -910,7 +923,8 @@ impl<'a, H: Hooks> Ftl<'a, H> {
             page
         };
         let next = H::usable_page(self, b, page.saturating_add(1));
-        self.blk_mut(b)?.next_page = u16::try_from(next).unwrap_or(u16::MAX);
+        self.blk_mut(b)?.next_page =
+            u16::try_from(next).map_err(|_| Error::Corrupt("next page beyond a block"))?;
         let p = self.g.plane_of(b);
         // The placement hook may keep a filled block as its plane's host
         // block for a while (a superblock member waiting for its list page).

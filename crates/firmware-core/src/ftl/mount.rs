@@ -45,7 +45,7 @@
 use crate::error::Error;
 use crate::ftl::hooks::Hooks;
 use crate::ftl::tables::{BlockState, OpKind, NIL};
-use crate::ftl::Ftl;
+use crate::ftl::{Ftl, Phase};
 use crate::map::loc::Loc;
 use crate::medium::addr::{BlockId, Lpn, PlaneId, Ppn};
 use crate::medium::nand::{MetaBuf, NandCmd, NandError, NandResult, Origin, PageKind};
@@ -63,7 +63,7 @@ impl<H: Hooks> Ftl<'_, H> {
             return Err(Error::InvalidConfig("mount needs mapping persistence"));
         }
         self.last_now = now;
-        self.ready = false;
+        self.phase = Phase::Mounting;
         self.format_cursor = self.g.total_blocks();
         self.mnt = MountState {
             step: if self.anchors_on() {
@@ -526,7 +526,8 @@ impl<H: Hooks> Ftl<'_, H> {
 
     /// Derives every other table from the L2P table and the block classes.
     fn rebuild(&mut self) -> Result<(), Error> {
-        let ppb = u16::try_from(self.g.pages_per_block).unwrap_or(u16::MAX);
+        let ppb = u16::try_from(self.g.pages_per_block)
+            .map_err(|_| Error::InvalidConfig("pages per block above 65535"))?;
         let total = self.g.total_blocks();
         // Blocks whose count neither a first page nor the record gave (free
         // blocks the record had no room for, unreadable first pages) take the
@@ -630,13 +631,14 @@ impl<H: Hooks> Ftl<'_, H> {
             }
         }
         self.seq = self.seq.max(self.mnt.max_seq);
-        self.ready = true;
         // Host commands (and GC) wait until the region can take a power-cut
         // flush and the dirty translation pages fit the budget.
-        self.settling = !self.cut_reserve_ok();
+        self.phase = Phase::Running;
+        self.settle_if_short();
         self.region_fill()?;
         self.region_maintain()?;
-        self.settling = !self.cut_reserve_ok();
+        self.phase = Phase::Running;
+        self.settle_if_short();
         for p in 0..self.g.planes() {
             self.refresh_ready(PlaneId(p))?;
             self.attend(PlaneId(p))?;

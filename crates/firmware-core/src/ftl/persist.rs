@@ -28,7 +28,7 @@
 use crate::error::Error;
 use crate::ftl::hooks::Hooks;
 use crate::ftl::tables::{BlockState, OpKind, NIL};
-use crate::ftl::Ftl;
+use crate::ftl::{Ftl, Phase};
 use crate::map::loc::Loc;
 use crate::medium::addr::{BlockId, Lpn, PlaneId, Ppn};
 use crate::medium::nand::{MetaBuf, NandCmd, NandResult, Origin, PageKind, Spare};
@@ -183,7 +183,7 @@ impl<H: Hooks> Ftl<'_, H> {
     /// TPs no data program in flight will dirty again (see
     /// [`Persist::oldest_idle_dirty`]).
     pub(crate) fn map_write_back(&mut self) -> Result<(), Error> {
-        if !self.ps.on || !self.ready {
+        if !self.ps.on || !self.phase.ready() {
             return Ok(());
         }
         // The budget is short of one page's worth of room: write back a
@@ -328,7 +328,8 @@ impl<H: Hooks> Ftl<'_, H> {
             self.stats.program_failures = self.stats.program_failures.saturating_add(1);
             // The block is done for: close it so cleaning empties it.
             let ppb = self.g.pages_per_block;
-            self.blk_mut(b)?.next_page = u16::try_from(ppb).unwrap_or(u16::MAX);
+            self.blk_mut(b)?.next_page = u16::try_from(ppb)
+                .map_err(|_| Error::InvalidConfig("pages per block above 65535"))?;
             let p = self.g.plane_of(b);
             if self.pl(p)?.meta_active == b.0 {
                 self.pl_mut(p)?.meta_active = NIL;
@@ -396,7 +397,9 @@ impl<H: Hooks> Ftl<'_, H> {
     fn may_open_region(&self) -> Result<bool, Error> {
         let ppb = self.g.pages_per_block;
         // Settling after a mount, a cut writes only its record.
-        let reserve = if self.settling {
+        let settling =
+            self.phase == Phase::Settling || (self.phase == Phase::Dying && self.cut.settling);
+        let reserve = if settling {
             ppb
         } else {
             self.ps.cut_reserve_pages
@@ -465,13 +468,13 @@ impl<H: Hooks> Ftl<'_, H> {
     /// from the planes with the most free blocks (never below the GC
     /// reserve); short of them, cleaning and GC catch up later.
     pub(crate) fn region_fill(&mut self) -> Result<(), Error> {
-        if !self.ps.on || self.dying {
+        if !self.ps.on || self.phase == Phase::Dying {
             return Ok(());
         }
         let want = self.region_want();
         // Settling after a mount, GC is held off and the write-backs the
         // replay needs may take a plane down to its GC reserve.
-        let keep = if self.settling {
+        let keep = if self.phase == Phase::Settling {
             self.cfg.gc_reserve_blocks
         } else {
             self.cfg.gc_reserve_blocks.saturating_add(1)
@@ -524,7 +527,7 @@ impl<H: Hooks> Ftl<'_, H> {
     /// written block with the fewest live TPs has them rewritten from DRAM,
     /// then is erased.
     pub(crate) fn region_maintain(&mut self) -> Result<(), Error> {
-        if !self.ps.on || !self.ready || self.dying {
+        if !self.ps.on || !self.phase.ready() {
             return Ok(());
         }
         let ppb = self.g.pages_per_block;

@@ -34,7 +34,7 @@
 use crate::error::Error;
 use crate::ftl::hooks::Hooks;
 use crate::ftl::tables::{BlockState, OpKind, SlotState, NIL};
-use crate::ftl::Ftl;
+use crate::ftl::{Ftl, Phase};
 use crate::map::loc::Loc;
 use crate::medium::addr::{BlockId, Lpn, PlaneId, Ppn, MAX_UNITS_PER_PAGE};
 use crate::medium::nand::{MetaBuf, NandCmd, NandResult, Origin, PageKind, Slot, Spare};
@@ -53,9 +53,9 @@ impl<H: Hooks> Ftl<'_, H> {
     /// only when persistence is on).
     pub fn power_fail(&mut self, now: u64) -> Result<(), Error> {
         self.last_now = now;
-        let was_ready = self.ready;
-        self.ready = false;
-        self.dying = true;
+        let was_ready = self.phase.ready();
+        let was_settling = self.phase == Phase::Settling;
+        self.phase = Phase::Dying;
         // Erases in flight: their blocks may be torn.
         let mut erases: heapless::Vec<u32, 1024> = heapless::Vec::new();
         for e in self.t.ops.iter().take(self.cfg.max_inflight as usize) {
@@ -81,7 +81,7 @@ impl<H: Hooks> Ftl<'_, H> {
         }
         self.abandon_ops()?;
         self.cut = CutState::default();
-        if self.settling {
+        if was_settling {
             self.cut.settling = true;
             self.cut.regions = self.mnt.carried.clone();
         }

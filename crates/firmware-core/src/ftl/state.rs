@@ -6,6 +6,31 @@ use crate::ftl::host::Tag;
 use crate::ftl::tables::{Fifo, Tables};
 use crate::medium::addr::Geometry;
 
+/// The core's lifecycle. Host commands are taken only while `Running`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Erasing every block (also the state of a core fresh from `new`).
+    Formatting,
+    /// Reading the drive back after a power cut or shutdown
+    /// ([`crate::persist::mount::MountStep`] says which step).
+    Mounting,
+    /// Mounted, but the metadata region lacks the cut reserve or the dirty
+    /// translation pages exceed the budget: write-backs run, host commands
+    /// and GC wait.
+    Settling,
+    /// Serving host commands.
+    Running,
+    /// The power went: only the capacitor flush runs.
+    Dying,
+}
+
+impl Phase {
+    /// Formatted or mounted: settling or running.
+    pub fn ready(self) -> bool {
+        matches!(self, Phase::Settling | Phase::Running)
+    }
+}
+
 /// Write streams; each plane keeps one open block per stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
@@ -134,7 +159,8 @@ pub struct Ftl<'a, H> {
     pub(crate) ready_planes: u32,
     pub(crate) format_cursor: u32,
     pub(crate) format_pending: u32,
-    pub(crate) ready: bool,
+    /// Where the core is in its life.
+    pub(crate) phase: Phase,
     pub(crate) admit_seq: u32,
     pub(crate) flushes: heapless::Vec<(Tag, u32), 8>,
     pub(crate) flush_done: heapless::Deque<Tag, 8>,
@@ -142,9 +168,6 @@ pub struct Ftl<'a, H> {
     pub(crate) last_now: u64,
     pub(crate) format_pe: u32,
     pub(crate) ps: crate::persist::tp::Persist<'a>,
-    pub(crate) dying: bool,
-    /// Mounted, but the region lacks the cut reserve: host commands wait.
-    pub(crate) settling: bool,
     pub(crate) cut: crate::persist::cut::CutState,
     pub(crate) mnt: crate::persist::mount::MountState,
     pub(crate) anc: crate::persist::checkpoint::AnchorState,

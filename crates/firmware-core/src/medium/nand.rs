@@ -158,8 +158,27 @@ pub struct Slot(pub u16);
 pub struct MetaBuf(pub u16);
 
 /// Identifies an operation in flight; unique among operations not yet completed.
+/// The core's ids are `generation << 16 | index` with an index below
+/// `max_inflight` (at most [`OpId::CORE_INDEXES`]), so the index `0xffff`
+/// is never the core's: ids with it are reserved for a wrapper around the
+/// core that issues operations of its own ([`OpId::wrapper`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
 pub struct OpId(pub u32);
+
+impl OpId {
+    /// Operation indexes the core may use (`max_inflight` is at most this).
+    pub const CORE_INDEXES: u32 = 0xffff;
+
+    /// Wrapper id number `n`: never an id of the core's.
+    pub const fn wrapper(n: u16) -> OpId {
+        OpId(((n as u32) << 16) | Self::CORE_INDEXES)
+    }
+
+    /// Whether this id is a wrapper's (see [`OpId::wrapper`]).
+    pub const fn is_wrapper(self) -> bool {
+        self.0 & 0xffff == Self::CORE_INDEXES
+    }
+}
 
 /// Why an operation was issued (for accounting and timing models).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -29,9 +29,9 @@ use crate::tech::reparo::p2l::{P2lCost, P2lMode, P2lRecord};
 use crate::tech::reparo::p2l_list::{BlockLists, ListLend, IDENT_ID, LIST_BUF_BASE};
 use crate::tech::reparo::p2l_page::PageEntrust;
 
-/// Operation id of detector probes (never an FTL operation id: FTL ids index
-/// an operation table far smaller than 65536 entries).
-pub const PROBE_ID: OpId = OpId(u32::MAX);
+/// Operation id of detector probes: a wrapper id ([`OpId::wrapper`]), which
+/// the core never issues.
+pub const PROBE_ID: OpId = OpId::wrapper(0);
 
 /// Where the master core sends a host LBA.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

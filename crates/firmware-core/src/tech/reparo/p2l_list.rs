@@ -34,7 +34,7 @@ pub const LIST_BUF_BASE: u16 = 0xFF00;
 /// stay in RAM for good.
 pub const PENDING: usize = 8;
 /// Operation id of the *Identifier*'s list-page reads.
-pub const IDENT_ID: OpId = OpId(u32::MAX - 1);
+pub const IDENT_ID: OpId = OpId::wrapper(1);
 /// First word of a list page.
 const MAGIC: u32 = 0x5032_4C4C;
 /// Holder value: the block's list is in RAM only.
