@@ -258,7 +258,7 @@ fn core_object_size() -> Result<(u64, u64), String> {
 }
 
 /// Runs a host command in the workspace root and returns its stdout.
-fn output_of(program: &str, args: &[&str]) -> Result<String, String> {
+pub fn output_of(program: &str, args: &[&str]) -> Result<String, String> {
     eprintln!("+ {program} {}", args.join(" "));
     let out = Command::new(program)
         .args(args)
