@@ -470,7 +470,7 @@ pub fn run() -> Result<(), String> {
         "    method: callgrind, `write_cost` example (core + SyncDriver over a null medium), drive of"
     );
     println!(
-        "    benches/core_write.rs (2x2 dies, 256 blocks x 64 pages of 4 KiB, 7 % OP), uniform"
+        "    crates/sim-harness/benches/core_write.rs (2x2 dies, 256 blocks x 64 pages of 4 KiB, 7 % OP), uniform"
     );
     println!(
         "    random writes after fill + 2x overwrite; ({two} - {one}) instructions / {K} writes"

@@ -1,8 +1,8 @@
 //! Host binary of the core alone, for counting instructions per host write
 //! with `valgrind --tool=callgrind` (`cargo xtask budget` runs it).
 //!
-//! `write_cost K` formats the drive of `benches/core_write.rs` (2 channels x 2
-//! dies x 256 blocks x 64 pages of 4 KiB, 7 % over-provisioning), fills it,
+//! `write_cost K` formats the drive of `crates/sim-harness/benches/core_write.rs`
+//! (2 channels x 2 dies x 256 blocks x 64 pages of 4 KiB, 7 % over-provisioning), fills it,
 //! overwrites it twice at random so GC is in steady state, then performs `K`
 //! more random 4 KiB writes. Running it with `K` and `2K` and subtracting the
 //! instruction totals leaves the cost of `K` steady-state writes, GC included;
