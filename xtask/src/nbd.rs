@@ -24,6 +24,8 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
+use test_kit::rng::{XorShift64Star, GOLDEN_GAMMA};
+
 use crate::ci;
 use crate::qemu::ensure_apt;
 
@@ -252,13 +254,10 @@ fn fio(dir: &Path, uri: &str, verify_only: bool) -> Result<String, String> {
 
 /// A deterministic pseudo-random image (xorshift64*).
 fn write_image(path: &Path) -> Result<(), String> {
-    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut rng = XorShift64Star(GOLDEN_GAMMA);
     let mut data = Vec::with_capacity(IMAGE_BYTES);
     while data.len() < IMAGE_BYTES {
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        data.extend_from_slice(&x.wrapping_mul(0x2545_F491_4F6C_DD1D).to_le_bytes());
+        data.extend_from_slice(&rng.next_u64().to_le_bytes());
     }
     fs::write(path, data).map_err(|e| format!("{}: {e}", path.display()))
 }

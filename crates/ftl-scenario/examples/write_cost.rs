@@ -16,6 +16,7 @@ use firmware_core::{
     UnitMask,
 };
 use sim_harness::engine::CoreStore;
+use test_kit::rng::XorShift64Star as Rng;
 
 /// A medium that accepts everything and stores nothing.
 struct NullNand;
@@ -40,20 +41,6 @@ impl Nand for NullNand {
     }
     fn read_meta(&mut self, _: Ppn, _: &mut [u8]) -> NandResult {
         Ok(ReadReport::default())
-    }
-}
-
-/// xorshift64*, as in the scenario.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u32) -> u32 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        (((x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 32) * u64::from(n)) >> 32) as u32
     }
 }
 
@@ -87,7 +74,7 @@ fn main() -> Result<(), String> {
             .map_err(|e| e.to_string())?;
     }
     for _ in 0..2 * n {
-        let l = rng.below(n);
+        let l = rng.below_u32(n);
         drv.write(&mut ftl, Lpn(l), 1).map_err(|e| e.to_string())?;
     }
     let before = *ftl.stats();
@@ -111,7 +98,7 @@ fn measure(
 ) -> Result<(), String> {
     let n = ftl.logical_units();
     for i in 0..k {
-        drv.write(ftl, Lpn(rng.below(n)), i)
+        drv.write(ftl, Lpn(rng.below_u32(n)), i)
             .map_err(|e| e.to_string())?;
     }
     Ok(())
