@@ -260,7 +260,7 @@ fn core_object_size(features: &[&str]) -> Result<(u64, u64), String> {
 }
 
 /// Runs a host command in the workspace root and returns its stdout.
-fn output_of(program: &str, args: &[&str]) -> Result<String, String> {
+pub fn output_of(program: &str, args: &[&str]) -> Result<String, String> {
     eprintln!("+ {program} {}", args.join(" "));
     let out = Command::new(program)
         .args(args)
@@ -480,7 +480,7 @@ pub fn run() -> Result<(), String> {
         "    method: callgrind, `write_cost` example (core + SyncDriver over a null medium), drive of"
     );
     println!(
-        "    benches/core_write.rs (2x2 dies, 256 blocks x 64 pages of 4 KiB, 7 % OP), uniform"
+        "    crates/sim-harness/benches/core_write.rs (2x2 dies, 256 blocks x 64 pages of 4 KiB, 7 % OP), uniform"
     );
     println!(
         "    random writes after fill + 2x overwrite; ({two} - {one}) instructions / {K} writes"

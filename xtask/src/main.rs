@@ -4,17 +4,21 @@ mod budget;
 mod ci;
 mod nbd;
 mod qemu;
+mod same_figures;
 
 use std::process::ExitCode;
 
 fn usage() -> ExitCode {
-    eprintln!("usage: cargo xtask <ci|nbd|qemu|budget>");
+    eprintln!("usage: cargo xtask <ci|nbd|qemu|budget|same-figures>");
     eprintln!("  ci      formatting, lints (host and thumbv7em), tests, target build, nbd, qemu");
     eprintln!(
         "  nbd     ftl serve --nbd against fio, qemu-img and qemu-io (installs them if missing)"
     );
     eprintln!("  qemu    boot the bare-metal Cortex-M4 firmware on QEMU, clean and corrupted");
     eprintln!("  budget  code size, RAM, stack and instructions per write of the core");
+    eprintln!(
+        "  same-figures BASE [--speed] [--only NAME]...  the figures of BASE's ftl and the working tree's are identical"
+    );
     ExitCode::from(2)
 }
 
@@ -25,6 +29,7 @@ fn main() -> ExitCode {
         Some("nbd") => nbd::run(),
         Some("qemu") => qemu::run(),
         Some("budget") => budget::run(),
+        Some("same-figures") => same_figures::run(args.get(1..).unwrap_or(&[])),
         _ => return usage(),
     };
     match result {

@@ -24,6 +24,8 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
+use test_kit::rng::{XorShift64Star, GOLDEN_GAMMA};
+
 use crate::ci;
 use crate::qemu::ensure_apt;
 
@@ -108,7 +110,8 @@ fn start_server(ftl: &Path, dir: &Path) -> Result<Server, String> {
     }
 }
 
-/// Runs a client command under [`STEP_TIMEOUT`]; its output goes to
+/// Runs a client command under [`STEP_TIMEOUT`] in `dir` (so whatever it
+/// leaves behind stays out of the working tree); its output goes to
 /// `dir/<name>.log`, which is returned. Fails on a non-zero exit or timeout.
 fn step(dir: &Path, name: &str, program: &str, args: &[&str]) -> Result<String, String> {
     eprintln!("+ {program} {}", args.join(" "));
@@ -117,6 +120,7 @@ fn step(dir: &Path, name: &str, program: &str, args: &[&str]) -> Result<String, 
     let log2 = log.try_clone().map_err(|e| e.to_string())?;
     let mut child = Command::new(program)
         .args(args)
+        .current_dir(dir)
         .stdin(Stdio::null())
         .stdout(log)
         .stderr(log2)
@@ -150,8 +154,9 @@ fn step(dir: &Path, name: &str, program: &str, args: &[&str]) -> Result<String, 
 /// The fio workload: sequential 128 KiB writes from two jobs and random
 /// 4 KiB writes from four jobs, each region its own, every block verified
 /// with CRC32C. With `verify_only` nothing is written: the blocks the same
-/// jobs wrote are read back and checked.
-fn fio_args(uri: &str, json: &str, verify_only: bool) -> Vec<String> {
+/// jobs wrote are read back and checked. fio's verify state files
+/// (`<job>-<n>-verify.state`) go to `aux`.
+fn fio_args(uri: &str, json: &str, aux: &str, verify_only: bool) -> Vec<String> {
     let mut a: Vec<String> = [
         "--ioengine=nbd",
         "--output-format=json",
@@ -165,6 +170,7 @@ fn fio_args(uri: &str, json: &str, verify_only: bool) -> Vec<String> {
     .collect();
     a.push(format!("--uri={uri}"));
     a.push(format!("--output={json}"));
+    a.push(format!("--aux-path={aux}"));
     if verify_only {
         a.push("--verify_only".into());
     }
@@ -222,7 +228,8 @@ fn check_fio_json(path: &Path, want_writes: bool) -> Result<String, String> {
     ))
 }
 
-/// Runs the fio workload (or its `verify_only` read-back) and checks its JSON.
+/// Runs the fio workload (or its `verify_only` read-back) and checks its
+/// JSON. fio's state files go to a temporary directory removed afterwards.
 fn fio(dir: &Path, uri: &str, verify_only: bool) -> Result<String, String> {
     let name = if verify_only {
         "fio-verify"
@@ -230,21 +237,27 @@ fn fio(dir: &Path, uri: &str, verify_only: bool) -> Result<String, String> {
         "fio-write"
     };
     let json = dir.join(format!("{name}.json"));
-    let args = fio_args(uri, &json.to_string_lossy(), verify_only);
+    let aux = std::env::temp_dir().join(format!("ftl-nbd-fio-{}", std::process::id()));
+    fs::create_dir_all(&aux).map_err(|e| format!("{}: {e}", aux.display()))?;
+    let args = fio_args(
+        uri,
+        &json.to_string_lossy(),
+        &aux.to_string_lossy(),
+        verify_only,
+    );
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    step(dir, name, "fio", &args)?;
+    let done = step(dir, name, "fio", &args);
+    let _ = fs::remove_dir_all(&aux);
+    done?;
     check_fio_json(&json, !verify_only)
 }
 
 /// A deterministic pseudo-random image (xorshift64*).
 fn write_image(path: &Path) -> Result<(), String> {
-    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut rng = XorShift64Star(GOLDEN_GAMMA);
     let mut data = Vec::with_capacity(IMAGE_BYTES);
     while data.len() < IMAGE_BYTES {
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        data.extend_from_slice(&x.wrapping_mul(0x2545_F491_4F6C_DD1D).to_le_bytes());
+        data.extend_from_slice(&rng.next_u64().to_le_bytes());
     }
     fs::write(path, data).map_err(|e| format!("{}: {e}", path.display()))
 }

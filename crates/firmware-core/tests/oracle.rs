@@ -8,6 +8,7 @@ use firmware_core::{
     Config, CopybackMode, CopybackPolicy, FullFtl, Lpn, ReadValue, Selector, SyncDriver,
 };
 use proptest::prelude::*;
+use test_kit::rng::XorShift64;
 
 #[derive(Clone, Debug)]
 enum Op {
@@ -276,12 +277,10 @@ fn long_random_run_exercises_gc_wear_levelling_and_failures() {
     // A deterministic long sequence so the counters below are guaranteed to move.
     let cfg = config(2, 2);
     let n = cfg.logical_units;
-    let mut x = 12345u64;
+    let mut rng = XorShift64(12345);
     let mut ops = Vec::new();
     for _ in 0..4000 {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
+        let x = rng.next_u64();
         // A hot tenth of the space takes most writes, so cold blocks age slowly.
         let l = if x % 10 < 8 {
             (x >> 8) as u32 % (n / 10)

@@ -8,6 +8,8 @@ use std::net::{Shutdown, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+use test_kit::rng::{XorShift64, GOLDEN_GAMMA};
+
 use serde_json::Value;
 
 const OPT_MAGIC: u64 = 0x4948_4156_454f_5054;
@@ -335,23 +337,17 @@ fn concurrent_unaligned_writes_to_shared_units_lose_nothing() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// A seeded xorshift generator: the hostile test sends the same bytes every run.
-struct Rng(u64);
+/// Random bytes and lengths from a seeded xorshift64: the hostile test sends
+/// the same bytes every run.
+struct Rng(XorShift64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
     fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
+        self.0.below_mod(n)
     }
 
     fn bytes(&mut self, n: usize) -> Vec<u8> {
-        (0..n).map(|_| self.next() as u8).collect()
+        (0..n).map(|_| self.0.next_u64() as u8).collect()
     }
 
     /// Between 1 and `max` random bytes.
@@ -390,7 +386,7 @@ fn hostile_connections_leave_written_data_intact() {
     let mut c = Client::connect(server.port);
     let (base, span) = (12_345u64, 384usize << 10);
     assert!(base + span as u64 + (64 << 10) < c.size);
-    let want = Rng(0x5eed).bytes(span);
+    let want = Rng(XorShift64(0x5eed)).bytes(span);
     for (i, chunk) in want.chunks(50_000).enumerate() {
         c.write(base + i as u64 * 50_000, chunk, 0);
     }
@@ -399,7 +395,7 @@ fn hostile_connections_leave_written_data_intact() {
     drop(c);
 
     for seed in 1..=SEEDS {
-        let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        let mut rng = Rng(XorShift64(seed.wrapping_mul(GOLDEN_GAMMA)));
         // Dropped mid-handshake, anywhere in the client's part of it.
         let mut s = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
         let hs = handshake_bytes();

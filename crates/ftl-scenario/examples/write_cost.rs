@@ -1,8 +1,8 @@
 //! Host binary of the core alone, for counting instructions per host write
 //! with `valgrind --tool=callgrind` (`cargo xtask budget` runs it).
 //!
-//! `write_cost K` formats the drive of `benches/core_write.rs` (2 channels x 2
-//! dies x 256 blocks x 64 pages of 4 KiB, 7 % over-provisioning), fills it,
+//! `write_cost K` formats the drive of `crates/sim-harness/benches/core_write.rs`
+//! (2 channels x 2 dies x 256 blocks x 64 pages of 4 KiB, 7 % over-provisioning), fills it,
 //! overwrites it twice at random so GC is in steady state, then performs `K`
 //! more random 4 KiB writes. Running it with `K` and `2K` and subtracting the
 //! instruction totals leaves the cost of `K` steady-state writes, GC included;
@@ -16,6 +16,7 @@ use firmware_core::{
     UnitMask,
 };
 use sim_harness::engine::CoreStore;
+use test_kit::rng::XorShift64Star as Rng;
 
 /// A medium that accepts everything and stores nothing.
 struct NullNand;
@@ -40,20 +41,6 @@ impl Nand for NullNand {
     }
     fn read_meta(&mut self, _: Ppn, _: &mut [u8]) -> NandResult {
         Ok(ReadReport::default())
-    }
-}
-
-/// xorshift64*, as in the scenario.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u32) -> u32 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        (((x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 32) * u64::from(n)) >> 32) as u32
     }
 }
 
@@ -87,7 +74,7 @@ fn main() -> Result<(), String> {
             .map_err(|e| e.to_string())?;
     }
     for _ in 0..2 * n {
-        let l = rng.below(n);
+        let l = rng.below_u32(n);
         drv.write(&mut ftl, Lpn(l), 1).map_err(|e| e.to_string())?;
     }
     let before = *ftl.stats();
@@ -111,7 +98,7 @@ fn measure(
 ) -> Result<(), String> {
     let n = ftl.logical_units();
     for i in 0..k {
-        drv.write(ftl, Lpn(rng.below(n)), i)
+        drv.write(ftl, Lpn(rng.below_u32(n)), i)
             .map_err(|e| e.to_string())?;
     }
     Ok(())

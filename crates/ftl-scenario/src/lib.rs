@@ -62,6 +62,7 @@ use nand_model::{
     BlockRec, FaultConfig, LentMedium, LentMeta, LentStorage, PageRec, ReliabilityConfig,
     TornProgram, UnitRec,
 };
+use test_kit::rng::XorShift64Star;
 
 /// The medium the scenario formats: 1 channel x 2 dies x 1 plane x 64 blocks x
 /// 32 pages of 16 KiB (MLC wordlines), four 4 KiB mapping units per page:
@@ -596,30 +597,10 @@ impl Report {
     }
 }
 
-/// xorshift64*: tiny, deterministic, good enough to spread a workload.
-#[derive(Clone, Copy, Debug)]
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Self {
-        Rng(seed | 1)
-    }
-
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    /// Uniform in `0..n` (`n` > 0), by multiply-shift.
-    fn below(&mut self, n: u32) -> u32 {
-        let hi = self.next() >> 32;
-        // hi < 2^32 and n < 2^32, so the product fits; the shift leaves < n.
-        (hi.wrapping_mul(u64::from(n)) >> 32) as u32
-    }
+/// The scenarios' generator: xorshift64* from an odd seed, drawing with
+/// [`XorShift64Star::below_u32`].
+fn rng(seed: u64) -> XorShift64Star {
+    XorShift64Star(seed | 1)
 }
 
 /// The data stamp of version `v` of unit `lpn`.
@@ -743,7 +724,7 @@ enum Churned {
 struct Run<'o> {
     oracle: &'o mut [u32],
     version: u32,
-    rng: Rng,
+    rng: XorShift64Star,
     report: Report,
 }
 
@@ -1033,12 +1014,12 @@ impl Run<'_> {
         let hot = (n / 4).max(1);
         while self.report.host_writes < target {
             drv.now = drv.now.wrapping_add(1);
-            let lpn = if self.rng.below(4) < 3 {
-                self.rng.below(hot)
+            let lpn = if self.rng.below_u32(4) < 3 {
+                self.rng.below_u32(hot)
             } else {
-                self.rng.below(n)
+                self.rng.below_u32(n)
             };
-            match self.rng.below(512) {
+            match self.rng.below_u32(512) {
                 0..=7 => self.trim(drv, ftl, lpn)?,
                 8..=23 => {
                     self.check(drv, ftl, lpn, Step::Churn)?;
@@ -1217,7 +1198,7 @@ pub fn run(mem: Memory<'_>, opts: &Options) -> Result<Report, ScenarioError> {
     let mut r = Run {
         oracle,
         version: 0,
-        rng: Rng::new(opts.seed),
+        rng: rng(opts.seed),
         report: Report {
             logical_units: n,
             host_writes: 0,

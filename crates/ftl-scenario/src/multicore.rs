@@ -35,14 +35,16 @@ use firmware_core::tech::reparo::controller::{CoreLend, FlashCore, Master, PROBE
 use firmware_core::tech::reparo::p2l_list::ListLend;
 use firmware_core::tech::reparo::superblock::SuperblockConfig;
 use firmware_core::{
-    BlockId, Config, CopybackPolicy, DieId, Error, FullFtl, Geometry, HostCompletion, Lpn,
-    PersistConfig, ReadStart, ReadStatus, ReadValue, Tag,
+    BlockId, Config, CopybackPolicy, DieId, Error, FullFtl, Geometry, Lpn, PersistConfig,
+    ReadValue, Slot, Tag,
 };
 use nand_model::{
     BlockRec, FaultConfig, LentMedium, LentMeta, LentStorage, PageRec, ReliabilityConfig, UnitRec,
 };
 
-use crate::{expected, stamp, Rng, ScenarioError, Step};
+use crate::{expected, rng, stamp, ScenarioError, Step};
+use test_kit::read::SyncCore;
+use test_kit::rng::XorShift64Star;
 
 /// Flash cores behind the master core.
 pub const CORES: usize = 4;
@@ -512,45 +514,8 @@ impl McCore<'_, '_> {
         }
     }
 
-    fn slot_value(&self, s: firmware_core::Slot) -> Result<u64, ScenarioError> {
-        self.data
-            .get(usize::from(s.0))
-            .copied()
-            .ok_or(ScenarioError::Memory("slot outside the data pool"))
-    }
-
     fn read(&mut self, lpn: Lpn, step: Step) -> Result<ReadValue<u64>, ScenarioError> {
-        let tag = Tag(lpn.0);
-        let start = loop {
-            match self.fc.ftl.read(tag, lpn, 0) {
-                Err(Error::Busy) if self.fc.ftl.ops_queued() > 0 => self.run(step)?,
-                other => break other.map_err(err(step))?,
-            }
-        };
-        match start {
-            ReadStart::Unmapped => Ok(ReadValue::Unmapped),
-            ReadStart::Lost => Ok(ReadValue::Error),
-            ReadStart::Buffered(s) => Ok(ReadValue::Data(self.slot_value(s)?)),
-            ReadStart::Issued => {
-                self.run(step)?;
-                while let Some(c) = self.fc.ftl.poll_completion() {
-                    if let HostCompletion::Read {
-                        tag: t,
-                        slot,
-                        status,
-                    } = c
-                    {
-                        if t == tag {
-                            return Ok(match status {
-                                ReadStatus::Ok => ReadValue::Data(self.slot_value(slot)?),
-                                ReadStatus::MediaError => ReadValue::Error,
-                            });
-                        }
-                    }
-                }
-                Err(err(step)(Error::Corrupt("read completion missing")))
-            }
-        }
+        test_kit::read::read(&mut AtStep { core: self, step }, lpn)
     }
 
     fn flush(&mut self, step: Step) -> Result<(), ScenarioError> {
@@ -561,6 +526,38 @@ impl McCore<'_, '_> {
     }
 }
 
+/// A flash core seen by the kit's read loop, its errors labelled with the
+/// scenario step.
+struct AtStep<'m, 'c, 'a> {
+    core: &'m mut McCore<'c, 'a>,
+    step: Step,
+}
+
+impl<'a> SyncCore<'a> for AtStep<'_, '_, 'a> {
+    type Unit = u64;
+    type Error = ScenarioError;
+
+    fn ftl(&mut self) -> &mut FullFtl<'a> {
+        &mut self.core.fc.ftl
+    }
+
+    fn run(&mut self) -> Result<(), ScenarioError> {
+        self.core.run(self.step)
+    }
+
+    fn unit(&self, slot: Slot) -> Result<u64, ScenarioError> {
+        self.core
+            .data
+            .get(usize::from(slot.0))
+            .copied()
+            .ok_or(ScenarioError::Memory("slot outside the data pool"))
+    }
+
+    fn core_error(&self, e: Error) -> ScenarioError {
+        err(self.step)(e)
+    }
+}
+
 /// The drive: the master core, the flash cores, the oracle and the tallies.
 struct Drive<'c, 'a> {
     master: Master,
@@ -568,7 +565,7 @@ struct Drive<'c, 'a> {
     oracle: &'a mut [u32],
     truth: &'a mut [u32],
     version: u32,
-    rng: Rng,
+    rng: XorShift64Star,
     report: McReport,
 }
 
@@ -832,7 +829,7 @@ pub fn run<'a>(
         oracle,
         truth,
         version: 0,
-        rng: Rng::new(opts.seed),
+        rng: rng(opts.seed),
         report: McReport {
             cores: CORES as u32,
             dies_per_core: GEOMETRY.dies(),
@@ -866,7 +863,7 @@ pub fn run<'a>(
     }
     let target = u64::from(LOGICAL).saturating_mul(u64::from(opts.write_factor.max(1)));
     while d.report.host_writes < target {
-        let lba = d.rng.below(LOGICAL);
+        let lba = d.rng.below_u32(LOGICAL);
         d.write(lba, Step::Churn)?;
     }
     d.report.mismatches_before = d.verify_all(Step::Verify)?;

@@ -1,13 +1,7 @@
 //! Cheap deterministic pseudo-randomness.
 
 /// The splitmix64 finaliser: a fast, well-mixed 64-bit hash of `z`.
-#[inline]
-pub(crate) fn splitmix64(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
+pub(crate) use test_kit::rng::splitmix64;
 
 /// Hash of a seed and a key, so that different seeds give unrelated streams.
 #[inline]

@@ -8,6 +8,7 @@ use firmware_core::{BlockId, DieId, Error, Geometry, Nand, NandError, Ppn, UnitM
 use nand_model::{
     FaultConfig, FullDataMedium, FullUnit, ReliabilityConfig, SimMedium, TornProgram,
 };
+use test_kit::rng::{Lcg64, SplitMix64};
 
 /// Unit size of [`small_geo`]: 8 KiB pages of 2 units.
 const B: usize = 4096;
@@ -35,12 +36,9 @@ fn pp(b: u32, page: u32) -> Ppn {
 fn unit(seed: u64) -> Unit {
     let mut u = Unit::default();
     if seed != 0 {
-        let mut x = seed;
+        let mut x = Lcg64::new(seed, Lcg64::MMIX_INCREMENT);
         for c in u.as_bytes_mut().chunks_exact_mut(8) {
-            x = x
-                .wrapping_mul(0x5851_F42D_4C95_7F2D)
-                .wrapping_add(0x1405_7B7E_F767_814F);
-            c.copy_from_slice(&x.to_le_bytes());
+            c.copy_from_slice(&x.next_u64().to_le_bytes());
         }
     }
     u
@@ -222,23 +220,6 @@ fn faults_through_inner() {
     assert_eq!(read(&mut m, p, 0b11), Err(NandError::DieFailed));
 }
 
-/// splitmix64, for the random operation sequence.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
 /// Unit seeds of a page programmed with `mask` from `seeds` (in mask order).
 fn placed(mask: u8, seeds: [u64; 2]) -> [u64; 2] {
     let mut it = seeds.iter();
@@ -270,7 +251,7 @@ fn compare_with_stamp_medium(seed: u64) {
     };
     let mut s = SimMedium::new(geo, rel, fault).unwrap();
     let mut f = Full::new(geo, rel, fault).unwrap();
-    let mut rng = Rng(seed);
+    let mut rng = SplitMix64(seed);
     let blocks = u64::from(geo.total_blocks());
     let ppb = geo.pages_per_block;
     let bpp = geo.blocks_per_plane;
@@ -279,17 +260,17 @@ fn compare_with_stamp_medium(seed: u64) {
     let mut next_seed = 1u64;
     let mut ok_reads = 0;
     for _ in 0..20_000 {
-        let b = rng.below(blocks) as u32;
+        let b = rng.below_mod(blocks) as u32;
         let next = s.block_status(BlockId(b)).unwrap().next_page;
         // Mostly the next page, sometimes a wrong one.
-        let page = if rng.below(8) == 0 {
-            rng.below(u64::from(ppb)) as u32
+        let page = if rng.below_mod(8) == 0 {
+            rng.below_mod(u64::from(ppb)) as u32
         } else {
             next.min(ppb - 1)
         };
         let p = geo.ppn(BlockId(b), page);
-        let mask = rng.below(4) as u8;
-        match rng.below(100) {
+        let mask = rng.below_mod(4) as u8;
+        match rng.below_mod(100) {
             0..=39 => {
                 let seeds = [next_seed, next_seed + 1];
                 next_seed += 2;
@@ -297,9 +278,9 @@ fn compare_with_stamp_medium(seed: u64) {
                 let data: Vec<Unit> = seeds.iter().take(n).map(|&x| unit(x)).collect();
                 let stamps: Vec<u64> = data.iter().map(Unit::digest).collect();
                 let sp = spare(next_seed, mask);
-                let tear = rng.below(20) == 0;
+                let tear = rng.below_mod(20) == 0;
                 if tear {
-                    let outcome = match rng.below(3) {
+                    let outcome = match rng.below_mod(3) {
                         0 => TornProgram::Unprogrammed,
                         1 => TornProgram::Uncorrectable,
                         _ => TornProgram::Intact,
@@ -321,13 +302,13 @@ fn compare_with_stamp_medium(seed: u64) {
             }
             40..=74 => {
                 // Read a page below the write pointer most of the time.
-                let page = if next > 0 && rng.below(4) != 0 {
-                    rng.below(u64::from(next)) as u32
+                let page = if next > 0 && rng.below_mod(4) != 0 {
+                    rng.below_mod(u64::from(next)) as u32
                 } else {
                     page
                 };
                 let p = geo.ppn(BlockId(b), page);
-                let mask = if rng.below(50) == 0 { 0b111 } else { mask };
+                let mask = if rng.below_mod(50) == 0 { 0b111 } else { mask };
                 let n = UnitMask(mask).count() as usize;
                 let mut so = vec![0u64; n];
                 let mut fo = vec![Unit::default(); n];
@@ -349,14 +330,14 @@ fn compare_with_stamp_medium(seed: u64) {
                 // Copyback from a written page of a block of the same plane
                 // (sometimes another plane) to that block's next page.
                 let plane = b / bpp;
-                let sb = if rng.below(10) == 0 {
-                    rng.below(blocks) as u32
+                let sb = if rng.below_mod(10) == 0 {
+                    rng.below_mod(blocks) as u32
                 } else {
-                    plane * bpp + rng.below(u64::from(bpp)) as u32
+                    plane * bpp + rng.below_mod(u64::from(bpp)) as u32
                 };
                 let snext = s.block_status(BlockId(sb)).unwrap().next_page;
                 let spage = if snext > 0 {
-                    rng.below(u64::from(snext)) as u32
+                    rng.below_mod(u64::from(snext)) as u32
                 } else {
                     0
                 };

@@ -9,6 +9,7 @@ use nand_model::{
     QualityClass, ReliabilityConfig, SimMedium, StorageSizes, TornProgram, UnitRec,
     MAX_DIE_FAILURES,
 };
+use test_kit::rng::Lcg64;
 
 fn medium() -> SimMedium {
     Medium::new(
@@ -567,13 +568,8 @@ fn stats_count_operations() {
 fn scenario<S: nand_model::Storage>(m: &mut Medium<S>) -> Vec<String> {
     let g = *m.geometry();
     let mut log = Vec::new();
-    let mut x: u64 = 12345;
-    let mut next = |n: u32| {
-        x = x
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((x >> 33) % u64::from(n)) as u32
-    };
+    let mut rng = Lcg64::new(12345, Lcg64::MMIX_INCREMENT);
+    let mut next = |n: u32| rng.below_high(u64::from(n)) as u32;
     m.fail_next_program(BlockId(3)).unwrap();
     m.fail_next_erase(BlockId(5)).unwrap();
     m.set_initial_pe(2500);
@@ -832,7 +828,7 @@ fn throughput_16g() {
         units: UnitMask(1),
         ..Spare::default()
     };
-    let mut x = 1u64;
+    let mut rng = Lcg64::new(1, 1);
     for round in 0..2u64 {
         for b in 0..g.total_blocks() {
             if round > 0 {
@@ -840,13 +836,13 @@ fn throughput_16g() {
                 ops += 1;
             }
             for page in 0..g.pages_per_block {
-                m.program(g.ppn(BlockId(b), page), &[x], &s).unwrap();
+                m.program(g.ppn(BlockId(b), page), &[rng.state], &s)
+                    .unwrap();
                 ops += 1;
             }
         }
         for _ in 0..4_000_000 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
-            let p = Ppn(((x >> 33) % u64::from(g.total_pages())) as u32);
+            let p = Ppn(rng.below_high(u64::from(g.total_pages())) as u32);
             m.read(p, UnitMask(1), &mut out).unwrap();
             ops += 1;
         }

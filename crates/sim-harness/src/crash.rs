@@ -27,6 +27,8 @@ use firmware_core::{
     ReadStart, ReadStatus, Tag,
 };
 use nand_model::{SimMedium, TornProgram};
+// The crash harness draws from xorshift64*.
+use test_kit::rng::{XorShift64Star as Rng, GOLDEN_GAMMA};
 
 use crate::engine::CoreStore;
 use crate::timing::{Timing, TimingParams};
@@ -154,30 +156,6 @@ pub struct CrashReport {
     pub copy_remapped_units: u64,
 }
 
-/// xorshift64* random numbers.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        if n == 0 {
-            0
-        } else {
-            ((u128::from(self.next()) * u128::from(n)) >> 64) as u64
-        }
-    }
-    fn chance(&mut self, p: f64) -> bool {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64 <= p
-    }
-}
-
 /// The driver: a core, its tables, the medium and the operations in flight.
 struct Drive {
     cfg: Config,
@@ -207,7 +185,7 @@ pub fn run_crash(
             "crash tests need ftl.map_entries_per_page > 0",
         ));
     }
-    let mut rng = Rng(spec.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let mut rng = Rng(spec.seed.wrapping_mul(GOLDEN_GAMMA) | 1);
     let dies = cfg.geometry.dies() as usize;
     let mut store: CoreStore<u64> = CoreStore::new(&cfg)?;
     let mut d = Drive {

@@ -15,10 +15,10 @@ use firmware_core::tech::reparo::controller::{CoreLend, FlashCore, IdentifyStats
 use firmware_core::tech::reparo::handler::{Cdr, SsdShape};
 use firmware_core::tech::reparo::p2l::P2lMode;
 use firmware_core::tech::reparo::p2l_list::ListLend;
-use firmware_core::{
-    Config, DieId, Error, Geometry, HostCompletion, Lpn, ReadStart, ReadStatus, ReadValue, Tag,
-};
+use firmware_core::{Config, DieId, Error, FullFtl, Geometry, Lpn, ReadValue, Slot, Tag};
 use nand_model::{FaultConfig, ReliabilityConfig, SimMedium};
+use test_kit::read::SyncCore;
+use test_kit::rng::XorShift64;
 
 use crate::engine::CoreStore;
 
@@ -286,47 +286,31 @@ impl Core<'_> {
     }
 
     fn read(&mut self, lpn: Lpn) -> Result<ReadValue<u64>, Error> {
-        let tag = Tag(lpn.0);
-        let start = loop {
-            match self.fc.ftl.read(tag, lpn, 0) {
-                Err(Error::Busy) if self.fc.ftl.ops_queued() > 0 => self.run()?,
-                other => break other?,
-            }
-        };
-        match start {
-            ReadStart::Unmapped => Ok(ReadValue::Unmapped),
-            ReadStart::Lost => Ok(ReadValue::Error),
-            ReadStart::Buffered(s) => Ok(ReadValue::Data(
-                *self
-                    .data
-                    .get(usize::from(s.0))
-                    .ok_or(Error::Corrupt("slot"))?,
-            )),
-            ReadStart::Issued => {
-                self.run()?;
-                while let Some(c) = self.fc.ftl.poll_completion() {
-                    if let HostCompletion::Read {
-                        tag: t,
-                        slot,
-                        status,
-                    } = c
-                    {
-                        if t == tag {
-                            return Ok(match status {
-                                ReadStatus::Ok => ReadValue::Data(
-                                    *self
-                                        .data
-                                        .get(usize::from(slot.0))
-                                        .ok_or(Error::Corrupt("slot"))?,
-                                ),
-                                ReadStatus::MediaError => ReadValue::Error,
-                            });
-                        }
-                    }
-                }
-                Err(Error::Corrupt("read completion missing"))
-            }
-        }
+        test_kit::read::read(self, lpn)
+    }
+}
+
+impl<'a> SyncCore<'a> for Core<'a> {
+    type Unit = u64;
+    type Error = Error;
+
+    fn ftl(&mut self) -> &mut FullFtl<'a> {
+        &mut self.fc.ftl
+    }
+
+    fn run(&mut self) -> Result<(), Error> {
+        Core::run(self)
+    }
+
+    fn unit(&self, slot: Slot) -> Result<u64, Error> {
+        self.data
+            .get(usize::from(slot.0))
+            .copied()
+            .ok_or(Error::Corrupt("slot"))
+    }
+
+    fn core_error(&self, e: Error) -> Error {
+        e
     }
 }
 
@@ -723,20 +707,14 @@ impl<'a> Drive<'a> {
         t: (f64, f64, f64),
     ) -> Result<(f64, f64), Error> {
         let n = self.logical();
-        let mut x = seed | 1;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut rng = XorShift64(seed | 1);
         for _ in 0..warm {
-            let l = next() % n;
+            let l = rng.below_mod(n);
             self.write(l, l ^ 0xABCD)?;
         }
         self.reset_stats();
         for _ in 0..count {
-            let l = next() % n;
+            let l = rng.below_mod(n);
             self.write(l, l ^ 0xBCDE)?;
         }
         Ok(self.perf_of(count, t))
@@ -757,13 +735,10 @@ impl<'a> Drive<'a> {
         let n = self.logical();
         let before = self.failed_dies().len();
         self.fail_die(core, die)?;
-        let mut x = seed | 1;
+        let mut rng = XorShift64(seed | 1);
         let mut guard = 0u64;
         while self.failed_dies().len() == before {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let l = x % n;
+            let l = rng.below_mod(n);
             let v = expect.get_mut(l as usize).ok_or(Error::LpnOutOfRange)?;
             *v = v.wrapping_add(0x1_0000);
             let v = *v;

@@ -271,41 +271,9 @@ impl IdleModel {
     }
 }
 
-/// A small, fast, seedable generator (xoshiro256**-style state from splitmix64).
-#[derive(Clone, Debug)]
-pub struct Rng(u64, u64);
-
-impl Rng {
-    /// Seeds the generator.
-    pub fn new(seed: u64) -> Self {
-        let mut s = seed;
-        let mut next = || {
-            s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = s;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        };
-        Rng(next() | 1, next() | 1)
-    }
-
-    /// Next 64 random bits (xorshift128+).
-    #[inline]
-    pub fn next_u64(&mut self) -> u64 {
-        let mut s1 = self.0;
-        let s0 = self.1;
-        self.0 = s0;
-        s1 ^= s1 << 23;
-        self.1 = s1 ^ s0 ^ (s1 >> 17) ^ (s0 >> 26);
-        self.1.wrapping_add(s0)
-    }
-
-    /// Uniform value in `0..n` (n > 0).
-    #[inline]
-    pub fn below(&mut self, n: u64) -> u64 {
-        ((u128::from(self.next_u64()) * u128::from(n)) >> 64) as u64
-    }
-}
+/// The workload's generator: xorshift128+ seeded from splitmix64 (the
+/// stream every synthetic workload has drawn from; see `test_kit::rng`).
+pub use test_kit::rng::XorShift128Plus as Rng;
 
 /// Lazily generated synthetic requests.
 pub struct Synth {

@@ -5,6 +5,7 @@
 use sim_harness::config::SimConfig;
 use sim_harness::sim::{run, Outcome, Plan, RunSpec};
 use sim_harness::workload::{HostOp, HostRequest, VecSource};
+use test_kit::rng::XorShift64;
 
 fn plan(mode: &str) -> Plan {
     let mut cfg = SimConfig::preset("default").unwrap();
@@ -34,14 +35,6 @@ fn req(op: HostOp, lpn: u32, units: u32) -> HostRequest {
     }
 }
 
-/// xorshift for the workload.
-fn rng(s: &mut u64) -> u64 {
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    *s
-}
-
 /// Writes a third of the drive, copies it to the next third in 8-unit
 /// copies, then mixes overwrites, copies and trims on the first two thirds.
 fn workload(logical: u32, seed: u64) -> Vec<HostRequest> {
@@ -54,9 +47,9 @@ fn workload(logical: u32, seed: u64) -> Vec<HostRequest> {
     for l in (0..third).step_by(8) {
         v.push(req(HostOp::Copy { src: l }, third + l, 8));
     }
-    let mut s = seed | 1;
+    let mut rng = XorShift64(seed | 1);
     for _ in 0..20_000 {
-        let r = rng(&mut s);
+        let r = rng.next_u64();
         let a = (r >> 8) as u32 % (2 * third - 4);
         let b = (r >> 40) as u32 % (2 * third - 4);
         match r % 10 {

@@ -4,7 +4,7 @@ use sim_harness::config::SimConfig;
 
 #[test]
 fn every_key_is_documented() {
-    let doc = include_str!("../docs/config.md");
+    let doc = include_str!("../../../docs/config.md");
     let missing: Vec<String> = SimConfig::keys()
         .into_iter()
         .filter(|k| !doc.contains(&format!("`{k}`")))

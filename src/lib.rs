@@ -1,1 +1,0 @@
-//! Workspace-level acceptance tests and benchmarks live in `tests/` and `benches/`.
