@@ -21,6 +21,11 @@
 )]
 #![warn(missing_docs)]
 
+#[cfg(test)]
+extern crate self as firmware_core;
+#[cfg(test)]
+extern crate std;
+
 pub mod config;
 pub mod driver;
 pub mod error;
@@ -51,3 +56,7 @@ pub use medium::nand::{
 };
 pub use persist::tp::PersistTables;
 pub use tech::rcftl::policy::{CopybackMode, CopybackPolicy, Selector};
+
+#[cfg(test)]
+#[path = "../tests/common/nand.rs"]
+mod test_nand;

@@ -68,8 +68,14 @@ fn modules() -> BTreeMap<String, String> {
     m
 }
 
-/// The source without comments (line comments and doc comments).
+/// The source without comments (line comments and doc comments) and
+/// without its unit tests (a `#[cfg(test)]` item at the end of the file),
+/// which may use the whole crate.
 fn code(text: &str) -> String {
+    let text = match text.find("\n#[cfg(test)]\nmod ") {
+        Some(i) => &text[..i],
+        None => text,
+    };
     text.lines()
         .map(|l| match l.find("//") {
             Some(i) => &l[..i],

@@ -709,3 +709,70 @@ pub fn epm_bytes(g: &crate::medium::addr::Geometry, p: &CopybackPolicy) -> Resul
     };
     Ok(epm::memory_bytes(g, v))
 }
+
+#[cfg(test)]
+mod tests {
+    //! rcFTL over the mechanism: a real core on the test medium.
+    use super::*;
+    use crate::config::Config;
+    use crate::test_nand::{small_geometry, TestNand};
+    use crate::{FullFtl, Lpn, ReadValue, SyncDriver};
+    use std::vec;
+
+    fn run(mode: CopybackMode) -> (crate::Stats, u32) {
+        let mut cfg = Config::with_op_ratio(small_geometry(1), 0.5).unwrap();
+        cfg.write_buffer_units = 8;
+        cfg.read_slots = 4;
+        cfg.max_inflight = 32;
+        cfg.copyback = CopybackPolicy {
+            mode,
+            ..CopybackPolicy::OFF_CHIP
+        };
+        let mut mem = vec![0u8; FullFtl::lend_bytes(&cfg).unwrap()];
+        let mut data = vec![0u64; cfg.total_slots() as usize];
+        let mut nand = TestNand::new(cfg.geometry);
+        let mut ftl = FullFtl::new(cfg, &mut mem).unwrap();
+        let mut drv = SyncDriver::new(&mut nand, &mut data);
+        drv.format(&mut ftl).unwrap();
+        let n = cfg.logical_units;
+        let mut oracle = vec![0u64; n as usize];
+        let mut x = 7u32;
+        for i in 1..=u64::from(n) * 8 {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            let l = (x >> 8) % n;
+            drv.write(&mut ftl, Lpn(l), i).unwrap();
+            oracle[l as usize] = i;
+        }
+        drv.flush(&mut ftl).unwrap();
+        for (l, &v) in oracle.iter().enumerate() {
+            let want = if v == 0 {
+                ReadValue::Unmapped
+            } else {
+                ReadValue::Data(v)
+            };
+            assert_eq!(drv.read(&mut ftl, Lpn(l as u32)).unwrap(), want, "lpn {l}");
+        }
+        ftl.audit().unwrap();
+        let levels = ftl.hooks().rcftl().map_or(0, |r| r.st.levels.len() as u32);
+        (*ftl.stats(), levels)
+    }
+
+    #[test]
+    fn per_block_quota_copies_back_into_quota_level_blocks() {
+        let (s, levels) = run(CopybackMode::Rcftl);
+        assert!(s.nand_copybacks > 0, "GC copied back: {s:?}");
+        assert!(levels > 1, "quota levels below the full quota exist");
+        assert!(
+            s.epm_active_blocks_max > 1,
+            "a plane held a lower-level GC block open beside its GC active block"
+        );
+    }
+
+    #[test]
+    fn off_chip_mode_keeps_no_rcftl_state_and_never_copies_back() {
+        let (s, levels) = run(CopybackMode::OffChip);
+        assert_eq!(s.nand_copybacks, 0);
+        assert_eq!(levels, 0);
+        assert!(s.gc_victims > 0);
+    }
+}
