@@ -488,3 +488,72 @@ pub fn audit_guard<'a, H: Hooks + HasLongftl<'a>>(f: &Ftl<'_, H>) -> Result<(), 
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    //! GuardedErase over the mechanism: a formatted core on the test
+    //! medium, its hooks called as GC calls them.
+    use super::*;
+    use crate::config::Config;
+    use crate::medium::nand::ReadReport;
+    use crate::test_nand::{small_geometry, TestNand};
+    use crate::{FullFtl, SyncDriver};
+    use std::vec;
+
+    #[test]
+    fn a_due_victim_is_erased_guarded_and_its_weakest_wordlines_are_skipped() {
+        let mut cfg = Config::with_op_ratio(small_geometry(1), 0.5).unwrap();
+        cfg.write_buffer_units = 8;
+        cfg.read_slots = 4;
+        cfg.max_inflight = 32;
+        let mut modes = GuardConfig::OFF.modes;
+        modes[1] = GModeParams {
+            protected_wls: 2,
+            relief_permille: 1000,
+            max_pe: 100,
+        };
+        cfg.guard = GuardConfig {
+            mode: EraseMode::GErase,
+            fixed_mode: Some(1),
+            scope: GEraseScope::All,
+            modes,
+            wls_per_block: 8,
+            ecc_limit: 40,
+            ..GuardConfig::OFF
+        };
+        let mut mem = vec![0u8; FullFtl::lend_bytes(&cfg).unwrap()];
+        let mut data = vec![0u64; cfg.total_slots() as usize];
+        let mut nand = TestNand::new(cfg.geometry);
+        let mut ftl = FullFtl::new(cfg, &mut mem).unwrap();
+        SyncDriver::new(&mut nand, &mut data)
+            .format(&mut ftl)
+            .unwrap();
+        let b = BlockId(5);
+        let p = ftl.g.plane_of(b);
+        // Reads of block 5 report wordlines 3 and 6 as the weakest.
+        for (wl, errs) in [(1u32, 12u16), (3, 30), (6, 25), (7, 11)] {
+            let page = ftl.g.ppn(b, wl);
+            let rep = ReadReport {
+                bit_errors: errs,
+                ..ReadReport::default()
+            };
+            guard_read(&mut ftl, page, &Ok(rep)).unwrap();
+        }
+        let cmd = victim_erase(&mut ftl, p, b).unwrap();
+        let NandCmd::GuardedErase { low_stress, .. } = cmd else {
+            panic!("a due block is erased guarded: {cmd:?}");
+        };
+        assert!(low_stress.contains(3) && low_stress.contains(6));
+        assert_eq!(low_stress.len(), 2);
+        guard_erased(&mut ftl, &cmd).unwrap();
+        assert_eq!(ftl.stats().guarded_erases, 1);
+        assert_eq!(ftl.stats().low_stress_wls, 2);
+        assert_eq!(skip_units(&ftl, b), 2, "two wordlines of one unit each");
+        assert_eq!(usable_page(&ftl, b, 3), 4, "wordline 3 is skipped");
+        assert_eq!(usable_page(&ftl, b, 6), 7, "wordline 6 is skipped");
+        assert_eq!(usable_page(&ftl, b, 2), 2);
+        // Out of service, the block's skipped units stop counting.
+        guard_forget(&mut ftl, b).unwrap();
+        assert_eq!(skip_units(&ftl, b), 0);
+    }
+}
