@@ -12,7 +12,7 @@ use crate::ftl::hooks::Hooks;
 use crate::ftl::host::{HostCompletion, ReadStart, ReadStatus, Tag};
 use crate::ftl::Ftl;
 use crate::medium::addr::{Lpn, MAX_UNITS_PER_PAGE};
-use crate::medium::nand::{Nand, NandCmd, NandOp, NandResult};
+use crate::medium::nand::{Nand, NandCmd, NandOp, NandResult, Slot};
 
 /// What a read returned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -133,54 +133,13 @@ impl<'n, N: Nand> SyncDriver<'n, N> {
         }
     }
 
-    /// Reads one unit.
+    /// Reads one unit (the synchronous read loop, [`read`]).
     pub fn read<H: Hooks>(
         &mut self,
         ftl: &mut Ftl<'_, H>,
         lpn: Lpn,
     ) -> Result<ReadValue<N::Unit>, Error> {
-        let tag = Tag(lpn.0);
-        let start = loop {
-            match ftl.read(tag, lpn, self.now) {
-                Err(Error::Busy) if ftl.ops_queued() > 0 => self.run(ftl)?,
-                other => break other?,
-            }
-        };
-        match start {
-            ReadStart::Unmapped => Ok(ReadValue::Unmapped),
-            ReadStart::Lost => Ok(ReadValue::Error),
-            ReadStart::Buffered(s) => {
-                let u = *self
-                    .data
-                    .get(usize::from(s.0))
-                    .ok_or(Error::Corrupt("slot outside data pool"))?;
-                Ok(ReadValue::Data(u))
-            }
-            ReadStart::Issued => {
-                self.run(ftl)?;
-                while let Some(c) = ftl.poll_completion() {
-                    if let HostCompletion::Read {
-                        tag: t,
-                        slot,
-                        status,
-                    } = c
-                    {
-                        if t == tag {
-                            return Ok(match status {
-                                ReadStatus::Ok => ReadValue::Data(
-                                    *self
-                                        .data
-                                        .get(usize::from(slot.0))
-                                        .ok_or(Error::Corrupt("slot outside data pool"))?,
-                                ),
-                                ReadStatus::MediaError => ReadValue::Error,
-                            });
-                        }
-                    }
-                }
-                Err(Error::Corrupt("read completion missing"))
-            }
-        }
+        read(&mut Driven { drv: self, ftl }, lpn)
     }
 
     /// Copies `len` units from `src` to `dst`: remapped by the core where it
@@ -267,5 +226,106 @@ impl<'n, N: Nand> SyncDriver<'n, N> {
         } else {
             Err(Error::Corrupt("shutdown did not finish"))
         }
+    }
+}
+
+/// What the synchronous read loop ([`read`]) needs from its caller: the
+/// core, a way to run the operations it queued, and the data pool. Drivers
+/// with an event loop of their own (probes, die retirement, errors labelled
+/// with a step) implement it to share the one loop.
+pub trait SyncCore<'t> {
+    /// The hook set of the core.
+    type Hooks: Hooks;
+    /// What one data-pool slot holds.
+    type Unit: Copy;
+    /// The caller's error.
+    type Error;
+
+    /// The core.
+    fn ftl(&mut self) -> &mut Ftl<'t, Self::Hooks>;
+    /// Runs every queued operation to the end.
+    fn run(&mut self) -> Result<(), Self::Error>;
+    /// The unit in data-pool slot `slot`.
+    fn unit(&self, slot: Slot) -> Result<Self::Unit, Self::Error>;
+    /// The caller's error for an error of the core.
+    fn core_error(&self, e: Error) -> Self::Error;
+    /// The time the read is issued at.
+    fn now(&self) -> u64 {
+        0
+    }
+}
+
+/// Reads `lpn` (host tag `lpn`) to the end: waits while the core is busy
+/// with queued operations, then returns the buffered unit, or runs the
+/// medium reads and takes the unit from the read's completion. Other
+/// completions polled on the way are dropped.
+pub fn read<'t, C: SyncCore<'t> + ?Sized>(
+    c: &mut C,
+    lpn: Lpn,
+) -> Result<ReadValue<C::Unit>, C::Error> {
+    let tag = Tag(lpn.0);
+    let start = loop {
+        let now = c.now();
+        match c.ftl().read(tag, lpn, now) {
+            Err(Error::Busy) if c.ftl().ops_queued() > 0 => c.run()?,
+            Ok(s) => break s,
+            Err(e) => return Err(c.core_error(e)),
+        }
+    };
+    match start {
+        ReadStart::Unmapped => Ok(ReadValue::Unmapped),
+        ReadStart::Lost => Ok(ReadValue::Error),
+        ReadStart::Buffered(s) => Ok(ReadValue::Data(c.unit(s)?)),
+        ReadStart::Issued => {
+            c.run()?;
+            while let Some(done) = c.ftl().poll_completion() {
+                if let HostCompletion::Read {
+                    tag: t,
+                    slot,
+                    status,
+                } = done
+                {
+                    if t == tag {
+                        return Ok(match status {
+                            ReadStatus::Ok => ReadValue::Data(c.unit(slot)?),
+                            ReadStatus::MediaError => ReadValue::Error,
+                        });
+                    }
+                }
+            }
+            Err(c.core_error(Error::Corrupt("read completion missing")))
+        }
+    }
+}
+
+/// A [`SyncDriver`] and the core it drives, as the read loop sees them.
+struct Driven<'d, 'n, 'f, 't, N: Nand, H: Hooks> {
+    drv: &'d mut SyncDriver<'n, N>,
+    ftl: &'f mut Ftl<'t, H>,
+}
+
+impl<'t, N: Nand, H: Hooks> SyncCore<'t> for Driven<'_, '_, '_, 't, N, H> {
+    type Hooks = H;
+    type Unit = N::Unit;
+    type Error = Error;
+
+    fn ftl(&mut self) -> &mut Ftl<'t, H> {
+        self.ftl
+    }
+    fn run(&mut self) -> Result<(), Error> {
+        self.drv.run(self.ftl)
+    }
+    fn unit(&self, slot: Slot) -> Result<N::Unit, Error> {
+        self.drv
+            .data
+            .get(usize::from(slot.0))
+            .copied()
+            .ok_or(Error::Corrupt("slot outside data pool"))
+    }
+    fn core_error(&self, e: Error) -> Error {
+        e
+    }
+    fn now(&self) -> u64 {
+        self.drv.now
     }
 }

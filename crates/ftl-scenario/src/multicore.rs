@@ -534,6 +534,7 @@ struct AtStep<'m, 'c, 'a> {
 }
 
 impl<'a> SyncCore<'a> for AtStep<'_, '_, 'a> {
+    type Hooks = firmware_core::Techniques<'a>;
     type Unit = u64;
     type Error = ScenarioError;
 

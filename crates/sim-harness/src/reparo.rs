@@ -291,6 +291,7 @@ impl Core<'_> {
 }
 
 impl<'a> SyncCore<'a> for Core<'a> {
+    type Hooks = firmware_core::Techniques<'a>;
     type Unit = u64;
     type Error = Error;
 

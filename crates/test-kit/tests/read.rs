@@ -15,6 +15,7 @@ struct Driven<'d, 'n, 't> {
 }
 
 impl<'t> SyncCore<'t> for Driven<'_, '_, 't> {
+    type Hooks = firmware_core::Techniques<'t>;
     type Unit = u64;
     type Error = Error;
     fn ftl(&mut self) -> &mut FullFtl<'t> {
