@@ -43,6 +43,7 @@ fn any_opts() -> impl Strategy<Value = TraceOptions> {
                     speed,
                     device_policy,
                     capacity_policy,
+                    dedup_copies: false,
                 }
             },
         )
