@@ -277,14 +277,26 @@ pub fn execute_outcome(
     if let (Some(life), Some(obj)) = (life, v.as_object_mut()) {
         obj.insert("life".into(), life);
     }
+    // A lifetime run stops at the end of life, not after `spec.requests`.
+    let requests = if job.lifetime {
+        format!(
+            "{} requests until end of life{}",
+            out.run.requests,
+            job.params
+                .requests
+                .map(|c| format!(" (cap {c})"))
+                .unwrap_or_default()
+        )
+    } else {
+        format!("{} requests", spec.requests)
+    };
     let header = format!(
-        "synthetic {} workload{}: {} requests, {}% reads, QD {}, preset {}\n",
+        "synthetic {} workload{}: {requests}, {}% reads, QD {}, preset {}\n",
         pattern,
         job.profile
             .as_deref()
             .map(|n| format!(" (profile {n})"))
             .unwrap_or_default(),
-        spec.requests,
         p.read_pct,
         plan.engine.queue_depth,
         common.preset
