@@ -212,6 +212,9 @@ pub fn trace_json(names: &[String], s: &TraceStats, a: &ReplayArgs, capacity: u6
 /// Runs `ftl replay`.
 pub fn run(a: ReplayArgs) -> Result<(), CliError> {
     if a.flows || !a.flow.is_empty() {
+        if a.parse_only {
+            return Err(CliError::Input("--parse-only: not with --flows".into()));
+        }
         return crate::flows::run(a);
     }
     let (cfg, plan) = a.common.plan(a.qd)?;

@@ -339,3 +339,81 @@ fn concat_joins_files_in_time_order_and_parse_only_counts() {
     assert!(get(&v, "trace.lines_per_second").as_f64().unwrap() > 0.0);
     assert!(v.get("host").is_none(), "nothing simulated");
 }
+
+/// Two identical unpaced traces of 20,000 random 4 KiB requests.
+fn twin_flows() -> (PathBuf, PathBuf) {
+    let mut text = String::new();
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    for _ in 0..20_000 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let op = if x.is_multiple_of(2) { 'R' } else { 'W' };
+        text.push_str(&format!("0 {op} {} 4096\n", (x >> 8) % 200_000 * 4096));
+    }
+    let (a, b) = (tmp("flowA.ftl"), tmp("flowB.ftl"));
+    std::fs::write(&a, &text).unwrap();
+    std::fs::write(&b, &text).unwrap();
+    (a, b)
+}
+
+#[test]
+fn flows_report_per_flow_sections_that_add_up() {
+    let (a, b) = twin_flows();
+    let v = json_of(&ftl(&[
+        "replay",
+        "--json",
+        "--quiet",
+        "--flows",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+    ]));
+    let flows = v["flows"].as_array().unwrap();
+    assert_eq!(flows.len(), 2);
+    let sum: u64 = flows
+        .iter()
+        .map(|f| get(f, "host.requests").as_u64().unwrap())
+        .sum();
+    assert_eq!(Some(sum), get(&v, "host.requests").as_u64());
+    assert_eq!(sum, 40_000);
+    for f in flows {
+        for k in [
+            "name",
+            "perf.iops",
+            "perf.latency_us.p99",
+            "read_bytes",
+            "write_bytes",
+        ] {
+            assert!(!get(f, k).is_null(), "{k}");
+        }
+    }
+    // Round robin: identical flows get the same share.
+    let ratio = get(&flows[0], "perf.iops_contended").as_f64().unwrap()
+        / get(&flows[1], "perf.iops_contended").as_f64().unwrap();
+    assert!((0.95..1.05).contains(&ratio), "{ratio}");
+}
+
+#[test]
+fn weighted_arbitration_shares_the_device_by_weight() {
+    let (a, b) = twin_flows();
+    let heavy = format!("name=heavy,files={},weight=2", a.display());
+    let light = format!("name=light,files={},weight=1", b.display());
+    let v = json_of(&ftl(&[
+        "replay",
+        "--json",
+        "--quiet",
+        "--set",
+        "host.arbitration=weighted",
+        "--flow",
+        &heavy,
+        "--flow",
+        &light,
+    ]));
+    let iops = |i: usize| get(&v["flows"][i], "perf.iops_contended").as_f64().unwrap();
+    let ratio = iops(0) / iops(1);
+    assert!((1.8..2.2).contains(&ratio), "IOPS ratio {ratio}");
+    assert_eq!(v["flows"][0]["name"], "heavy");
+    // A malformed flow spec is an input error.
+    let out = ftl(&["replay", "--json", "--flow", "name=x,weight=2"]);
+    assert_eq!(out.status.code(), Some(2));
+}
