@@ -417,3 +417,40 @@ fn weighted_arbitration_shares_the_device_by_weight() {
     let out = ftl(&["replay", "--json", "--flow", "name=x,weight=2"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn the_main_job_shows_gc_and_a_waf_above_one() {
+    let dir = tmp("main-job");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ftl"))
+        .env("TMPDIR", &dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let result = text
+        .lines()
+        .find(|l| l.starts_with("result"))
+        .expect("result line");
+    // "result  30.1 IOPS, ...; WAF 3.701 with 110 GC victims (...)"
+    let after = |key: &str| -> f64 {
+        let rest = &result[result.find(key).expect(key) + key.len()..];
+        rest.split_whitespace().next().unwrap().parse().unwrap()
+    };
+    assert!(after("WAF ") > 1.0, "{result}");
+    let victims: f64 = result
+        .split(" GC victims")
+        .next()
+        .and_then(|s| s.rsplit(' ').next())
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(victims > 0.0, "{result}");
+    assert!(text.contains("preconditioned to steady state"));
+    let report = dir.join("ftl-main-job").join("report.json");
+    assert!(text.contains(&report.display().to_string()), "{text}");
+    assert!(report.exists());
+}
