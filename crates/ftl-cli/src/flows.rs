@@ -5,12 +5,16 @@
 
 use std::path::PathBuf;
 
+use clap::Parser;
 use serde_json::{json, Value};
+use sim_harness::config::SimConfig;
 use sim_harness::engine::{Flow, FlowSet, FlowStats};
-use sim_harness::trace::{self, TraceInput, TraceStats};
+use sim_harness::trace::{self, TraceInput};
+use sim_harness::workload::{HostOp, HostRequest, RequestSource, Synth};
 
 use crate::replay::{trace_json, trace_options, warnings, ReplayArgs};
 use crate::replay_feed::StreamSource;
+use crate::synth::SynthArgs;
 use crate::CliError;
 
 /// One flow as described on the command line.
@@ -28,6 +32,21 @@ pub struct FlowSpec {
 
 /// Parses `name=N,files=F[+F...],weight=W,qd=Q` (only `files` required).
 pub fn parse_flow(s: &str) -> Result<FlowSpec, String> {
+    let (f, rest) = parse_flow_keys(s, false)?;
+    if let Some((k, _)) = rest.first() {
+        return Err(format!(
+            "--flow {s}: unknown key `{k}` (expected name, files, weight, qd)"
+        ));
+    }
+    if f.files.is_empty() || f.files.iter().any(|p| p.as_os_str().is_empty()) {
+        return Err(format!("--flow {s}: files= is required"));
+    }
+    Ok(f)
+}
+
+/// Parses the common keys of a flow spec (`name`, `files`, `weight`,
+/// `qd`) and returns the other `key=value` pairs in order.
+fn parse_flow_keys(s: &str, workload: bool) -> Result<(FlowSpec, Vec<(String, String)>), String> {
     let bad = |why: String| format!("--flow {s}: {why}");
     let mut f = FlowSpec {
         name: String::new(),
@@ -35,6 +54,7 @@ pub fn parse_flow(s: &str) -> Result<FlowSpec, String> {
         weight: 1,
         qd: None,
     };
+    let mut rest = Vec::new();
     for part in s.split(',') {
         let (k, v) = part
             .split_once('=')
@@ -47,20 +67,22 @@ pub fn parse_flow(s: &str) -> Result<FlowSpec, String> {
         };
         match k {
             "name" => f.name = v.to_string(),
-            "files" => f.files = v.split('+').map(PathBuf::from).collect(),
+            "files" if !workload => f.files = v.split('+').map(PathBuf::from).collect(),
             "weight" => f.weight = num(v)?,
             "qd" => f.qd = Some(num(v)?),
-            other => {
-                return Err(bad(format!(
-                    "unknown key `{other}` (expected name, files, weight, qd)"
-                )))
-            }
+            other => rest.push((other.to_string(), v.to_string())),
         }
     }
-    if f.files.is_empty() || f.files.iter().any(|p| p.as_os_str().is_empty()) {
-        return Err(bad("files= is required".into()));
+    Ok((f, rest))
+}
+
+/// Gives flows without a name `flow<index>`.
+fn name_flows(specs: &mut [FlowSpec]) {
+    for (i, f) in specs.iter_mut().enumerate() {
+        if f.name.is_empty() {
+            f.name = format!("flow{i}");
+        }
     }
-    Ok(f)
 }
 
 /// The flows of the command line: `--flow` specs, or one flow per file.
@@ -82,11 +104,7 @@ fn specs(a: &ReplayArgs) -> Result<Vec<FlowSpec>, CliError> {
             "--flows: give trace files or --flow name=N,files=F,...".into(),
         ));
     }
-    for (i, f) in v.iter_mut().enumerate() {
-        if f.name.is_empty() {
-            f.name = format!("flow{i}");
-        }
-    }
+    name_flows(&mut v);
     Ok(v)
 }
 
@@ -95,14 +113,7 @@ pub fn run(a: ReplayArgs) -> Result<(), CliError> {
     let specs = specs(&a)?;
     let (cfg, plan) = a.common.plan(a.qd)?;
     let unit = u64::from(plan.core.geometry.unit_bytes());
-    let n = specs.len() as u32;
-    let region_units = plan.core.logical_units / n;
-    if region_units == 0 {
-        return Err(CliError::Input(format!(
-            "--flows: {n} flows do not fit in {} mapping units",
-            plan.core.logical_units
-        )));
-    }
+    let region_units = region_units(specs.len(), plan.core.logical_units)?;
     let region_bytes = u64::from(region_units) * unit;
     let opts = trace_options(&a)?;
     let mut prepared = Vec::new();
@@ -130,19 +141,7 @@ pub fn run(a: ReplayArgs) -> Result<(), CliError> {
         .map(|(i, p)| StreamSource::spawn(p, unit, i as u32 * region_units))
         .collect();
     let qd_default = plan.engine.queue_depth;
-    let mut set = FlowSet {
-        flows: sources
-            .iter_mut()
-            .zip(&specs)
-            .map(|(src, s)| Flow {
-                source: Box::new(src),
-                queue_depth: s.qd.unwrap_or(qd_default),
-                weight: s.weight,
-            })
-            .collect(),
-        arbitration: cfg.host.arbitration.mode(),
-        stats: Vec::new(),
-    };
+    let mut set = flow_set(&mut sources, &specs, qd_default, &cfg);
     let precondition = a.precondition.then_some((1, 0));
     let out = a.common.simulate(&plan, &mut set, precondition, a.verify);
     let flow_stats = std::mem::take(&mut set.stats);
@@ -160,16 +159,9 @@ pub fn run(a: ReplayArgs) -> Result<(), CliError> {
         .zip(&names)
         .enumerate()
         .map(|(i, (((spec, fs), ts), files))| {
-            flow_json(
-                spec,
-                fs,
-                ts,
-                files,
-                &a,
-                region_bytes,
-                unit_bytes,
-                i as u32 * region_units,
-            )
+            let mut f = flow_json(spec, fs, region_bytes, unit_bytes, i as u32 * region_units);
+            f["trace"] = trace_json(files, ts, &a, region_bytes);
+            f
         })
         .collect();
     let total = json!({
@@ -185,13 +177,57 @@ pub fn run(a: ReplayArgs) -> Result<(), CliError> {
     });
     let mut v = a.common.report(&cfg, &out, "trace", total);
     v["flows"] = Value::Array(flows);
+    let header = flows_header(&specs, &flow_stats, qd_default, &a.common.preset, &cfg);
+    a.common.emit(&v, &header, &out)
+}
+
+/// The flows over `sources` (one per spec), sharing the device under
+/// `host.arbitration`.
+fn flow_set<'s, S: RequestSource + 's>(
+    sources: &'s mut [S],
+    specs: &[FlowSpec],
+    qd_default: u32,
+    cfg: &SimConfig,
+) -> FlowSet<'s> {
+    FlowSet {
+        flows: sources
+            .iter_mut()
+            .zip(specs)
+            .map(|(src, s)| Flow {
+                source: Box::new(src),
+                queue_depth: s.qd.unwrap_or(qd_default),
+                weight: s.weight,
+            })
+            .collect(),
+        arbitration: cfg.host.arbitration.mode(),
+        stats: Vec::new(),
+    }
+}
+
+/// Mapping units of each of `n` equal flow regions of `logical` units.
+fn region_units(n: usize, logical: u32) -> Result<u32, CliError> {
+    match logical / (n as u32).max(1) {
+        0 => Err(CliError::Input(format!(
+            "--flow: {n} flows do not fit in {logical} mapping units"
+        ))),
+        r => Ok(r),
+    }
+}
+
+/// The lines above the summary: one per flow.
+fn flows_header(
+    specs: &[FlowSpec],
+    stats: &[FlowStats],
+    qd_default: u32,
+    preset: &str,
+    cfg: &SimConfig,
+) -> String {
     let mut header = format!(
-        "{} flows on preset {}, arbitration {}:\n",
+        "{} flows on preset {preset}, arbitration {}:\n",
         specs.len(),
-        a.common.preset,
         cfg.get("host.arbitration").unwrap_or_default()
     );
-    for (spec, fs) in specs.iter().zip(&flow_stats) {
+    for (spec, fs) in specs.iter().zip(stats) {
         header.push_str(&format!(
             "  {:<12} weight {} qd {}: {} requests, {:.1} IOPS ({:.1} while all flows ran), p99 {:.1} us\n",
             spec.name,
@@ -204,17 +240,14 @@ pub fn run(a: ReplayArgs) -> Result<(), CliError> {
         ));
     }
     header.push('\n');
-    a.common.emit(&v, &header, &out)
+    header
 }
 
-/// One flow's object of the report's `flows` list.
-#[allow(clippy::too_many_arguments)]
+/// One flow's object of the report's `flows` list (its unit region starts
+/// at `first_unit`).
 fn flow_json(
     spec: &FlowSpec,
     fs: &FlowStats,
-    ts: &TraceStats,
-    files: &[String],
-    a: &ReplayArgs,
     region_bytes: u64,
     unit_bytes: u64,
     first_unit: u32,
@@ -251,8 +284,113 @@ fn flow_json(
             "read_latency_us": lat(&fs.read_latency),
             "write_latency_us": lat(&fs.write_latency),
         },
-        "trace": trace_json(files, ts, a, region_bytes),
     })
+}
+
+/// Shifts a flow's requests into its address region.
+struct Shifted<S> {
+    inner: S,
+    base: u32,
+}
+
+impl<S: RequestSource> RequestSource for Shifted<S> {
+    fn next_request(&mut self) -> Option<HostRequest> {
+        let mut r = self.inner.next_request()?;
+        r.lpn += self.base;
+        if let HostOp::Copy { src } = r.op {
+            r.op = HostOp::Copy {
+                src: src + self.base,
+            };
+        }
+        Some(r)
+    }
+    fn len_hint(&self) -> Option<u64> {
+        self.inner.len_hint()
+    }
+}
+
+/// `ftl synth --flow ...` parses each flow's workload keys as synth options.
+#[derive(clap::Parser, Debug)]
+#[command(name = "flow", no_binary_name = true)]
+struct FlowWorkload {
+    #[command(flatten)]
+    w: SynthArgs,
+}
+
+/// Runs `ftl synth --flow ...`: synthetic workloads as concurrent flows.
+pub fn run_synth(a: SynthArgs) -> Result<(), CliError> {
+    let mut specs = Vec::new();
+    let mut jobs = Vec::new();
+    for f in &a.flow {
+        let (spec, rest) = parse_flow_keys(f, true).map_err(CliError::Input)?;
+        let argv: Vec<String> = rest
+            .iter()
+            .flat_map(|(k, v)| [format!("--{}", k.replace('_', "-")), v.clone()])
+            .collect();
+        let w = FlowWorkload::try_parse_from(&argv).map_err(|e| {
+            let msg = e.to_string();
+            let first = msg
+                .lines()
+                .next()
+                .unwrap_or("")
+                .trim_start_matches("error: ");
+            CliError::Input(format!("--flow {f}: {first}"))
+        })?;
+        let job = w.w.job()?;
+        if job.params.copy.is_some() {
+            return Err(CliError::Input(format!(
+                "--flow {f}: copy workloads do not run as flows"
+            )));
+        }
+        jobs.push(job);
+        specs.push(spec);
+    }
+    name_flows(&mut specs);
+    let (cfg, plan) = a.common.plan(a.qd)?;
+    let unit = plan.core.geometry.unit_bytes();
+    let region_units = region_units(specs.len(), plan.core.logical_units)?;
+    let mut sources = Vec::new();
+    for (i, j) in jobs.iter().enumerate() {
+        let spec = j
+            .params
+            .resolve(unit, region_units, cfg.sim.seed)
+            .map_err(CliError::Input)?;
+        sources.push(Shifted {
+            inner: Synth::new(spec),
+            base: i as u32 * region_units,
+        });
+    }
+    let qd_default = plan.engine.queue_depth;
+    let mut set = flow_set(&mut sources, &specs, qd_default, &cfg);
+    let precondition = a.precondition.then_some((1, 0));
+    let out = a.common.simulate(&plan, &mut set, precondition, a.verify)?;
+    let region_bytes = u64::from(region_units) * u64::from(unit);
+    let flows: Vec<Value> = specs
+        .iter()
+        .zip(&set.stats)
+        .zip(&jobs)
+        .enumerate()
+        .map(|(i, ((spec, fs), job))| {
+            let mut f = flow_json(
+                spec,
+                fs,
+                region_bytes,
+                u64::from(unit),
+                i as u32 * region_units,
+            );
+            f["workload"] = json!({
+                "profile": job.profile,
+                "read_pct": job.params.read_pct,
+                "requests": job.params.requests,
+            });
+            f
+        })
+        .collect();
+    let input = json!({ "flows": specs.len(), "precondition": a.precondition });
+    let mut v = a.common.report(&cfg, &out, "workload", input);
+    v["flows"] = Value::Array(flows);
+    let header = flows_header(&specs, &set.stats, qd_default, &a.common.preset, &cfg);
+    a.common.emit(&v, &header, &out)
 }
 
 #[cfg(test)]

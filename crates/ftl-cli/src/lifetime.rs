@@ -10,6 +10,9 @@ use crate::CliError;
 /// Runs `ftl lifetime`: the options of `ftl synth`, with `--requests` a
 /// safety cap; the drive is always preconditioned.
 pub fn run(a: SynthArgs) -> Result<(), CliError> {
+    if !a.flow.is_empty() {
+        return Err(CliError::Input("--flow: not with ftl lifetime".into()));
+    }
     let mut job = a.job()?;
     job.lifetime = true;
     job.precondition = true;

@@ -77,8 +77,8 @@ pub struct ReplayArgs {
     /// files of one trace) instead of replaying each separately.
     #[arg(long, conflicts_with = "flows")]
     pub concat: bool,
-    /// Only read and check the trace (both passes are not needed: one
-    /// counted pass), print its statistics and the parse rate; no simulation.
+    /// Only read and check the trace (the counted first pass), print its
+    /// statistics and the parse rate in lines per second; nothing is simulated.
     #[arg(long)]
     pub parse_only: bool,
     /// Bring the drive to steady state first: fill it, overwrite it twice

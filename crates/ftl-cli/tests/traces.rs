@@ -454,3 +454,30 @@ fn the_main_job_shows_gc_and_a_waf_above_one() {
     assert!(text.contains(&report.display().to_string()), "{text}");
     assert!(report.exists());
 }
+
+#[test]
+fn synth_flows_take_workload_descriptions() {
+    let v = json_of(&ftl(&[
+        "synth",
+        "--json",
+        "--quiet",
+        "--flow",
+        "name=a,requests=3000",
+        "--flow",
+        "name=b,requests=2000,read_pct=50,weight=3,qd=4",
+    ]));
+    let flows = v["flows"].as_array().unwrap();
+    let reqs: Vec<u64> = flows
+        .iter()
+        .map(|f| get(f, "host.requests").as_u64().unwrap())
+        .collect();
+    assert_eq!(reqs, vec![3000, 2000]);
+    assert_eq!(get(&v, "host.requests").as_u64(), Some(5000));
+    assert_eq!(flows[1]["queue_depth"], 4);
+    assert!(get(&flows[1], "host.read_requests").as_u64().unwrap() > 0);
+    assert_eq!(get(&flows[0], "host.read_requests").as_u64(), Some(0));
+    assert_exit2(
+        &["synth", "--json", "--flow", "name=x,bogus=1"],
+        &["--flow", "bogus"],
+    );
+}
