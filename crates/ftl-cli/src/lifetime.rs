@@ -22,7 +22,9 @@ pub fn run(a: SynthArgs) -> Result<(), CliError> {
     let header = format!(
         "lifetime: {}, end {}, {} bad blocks\n{header}",
         tbw_text(tbw),
-        life.get("end_reason").unwrap_or(&Value::Null),
+        life.get("end_reason")
+            .and_then(Value::as_str)
+            .unwrap_or("-"),
         life.get("bad_blocks").unwrap_or(&Value::Null),
     );
     a.common.emit(&v, &header, &out)

@@ -287,10 +287,16 @@ pub fn execute_outcome(
     if let (Some(life), Some(obj)) = (life, v.as_object_mut()) {
         obj.insert("life".into(), life);
     }
-    // A lifetime run stops at the end of life, not after `spec.requests`.
+    // A lifetime run stops at the end of life (or its cap), not after
+    // `spec.requests`: say how many ran and why it stopped.
     let requests = if job.lifetime {
+        let end = v
+            .get("life")
+            .and_then(|l| l.get("end_reason"))
+            .and_then(Value::as_str)
+            .unwrap_or("-");
         format!(
-            "{} requests until end of life{}",
+            "{} requests run, stopped by {end}{}",
             out.run.requests,
             job.params
                 .requests

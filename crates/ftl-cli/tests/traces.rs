@@ -481,3 +481,36 @@ fn synth_flows_take_workload_descriptions() {
         &["--flow", "bogus"],
     );
 }
+
+#[test]
+fn lifetime_header_counts_the_requests_that_ran() {
+    let out = ftl(&[
+        "lifetime",
+        "--quiet",
+        "--preset",
+        "longftl-mqsim",
+        "--set",
+        "geometry.blocks_per_plane=64",
+        "--set",
+        "nand.endurance_scale=0.005",
+        "--requests",
+        "20000",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let host = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("requests "))
+        .and_then(|l| l.split_whitespace().last())
+        .unwrap()
+        .to_string();
+    assert!(
+        text.contains(&format!("{host} requests run, stopped by ")),
+        "{text}"
+    );
+    assert!(text.contains("TBW ") && text.contains(" GB ("), "{text}");
+}
