@@ -191,6 +191,62 @@ fn fio_args(uri: &str, json: &str, aux: &str, verify_only: bool) -> Vec<String> 
     a
 }
 
+/// Where the iolog round trip writes (clear of the other steps' regions).
+const IOLOG_OFFSET: u64 = 768 << 20;
+
+/// `fio --write_iolog` of a mixed random job against the server, then
+/// `ftl replay` of that log: the replay must count exactly the requests
+/// fio issued, with the same read/write split.
+fn iolog_round_trip(dir: &Path, uri: &str, ftl: &Path) -> Result<String, String> {
+    let log = dir.join("mix.iolog");
+    let json = dir.join("fio-iolog.json");
+    let args = [
+        "--ioengine=nbd".to_string(),
+        format!("--uri={uri}"),
+        "--name=mix".into(),
+        "--rw=randrw".into(),
+        "--rwmixread=30".into(),
+        "--bs=4k".into(),
+        "--size=32m".into(),
+        format!("--offset={IOLOG_OFFSET}"),
+        "--iodepth=8".into(),
+        format!("--write_iolog={}", log.display()),
+        "--output-format=json".into(),
+        format!("--output={}", json.display()),
+    ];
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    step(dir, "fio-iolog", "fio", &args)?;
+    let text = fs::read_to_string(&json).map_err(|e| format!("{}: {e}", json.display()))?;
+    let v: serde_json::Value = serde_json::from_str(&text[text.find('{').unwrap_or(0)..])
+        .map_err(|e| format!("fio JSON: {e}"))?;
+    let ios = |dir: &str| v["jobs"][0][dir]["total_ios"].as_u64().unwrap_or(0);
+    let (reads, writes) = (ios("read"), ios("write"));
+    let log_s = log.to_string_lossy();
+    let ftl_s = ftl.to_string_lossy();
+    let out = step(
+        dir,
+        "replay-iolog",
+        &ftl_s,
+        &["replay", "--json", "--quiet", &log_s],
+    )?;
+    let r: serde_json::Value =
+        serde_json::from_str(out.trim()).map_err(|e| format!("replay JSON: {e}"))?;
+    let got = (
+        r["host"]["requests"].as_u64(),
+        r["trace"]["reads"].as_u64(),
+        r["trace"]["writes"].as_u64(),
+    );
+    if got != (Some(reads + writes), Some(reads), Some(writes)) {
+        return Err(format!(
+            "fio issued {reads} reads and {writes} writes, the replay of its iolog counted {got:?}"
+        ));
+    }
+    Ok(format!(
+        "fio issued {} requests ({reads} reads, {writes} writes), ftl replay of the iolog: the same",
+        reads + writes
+    ))
+}
+
 /// Checks fio's JSON: every job reports error 0 and read (verified) bytes.
 fn check_fio_json(path: &Path, want_writes: bool) -> Result<String, String> {
     let text = fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -365,6 +421,10 @@ pub fn run() -> Result<(), String> {
 
     summary.push(format!("fio write+verify: {}", fio(&dir, &uri, false)?));
     summary.push(format!("fio verify_only: {}", fio(&dir, &uri, true)?));
+    summary.push(format!(
+        "fio iolog round trip: {}",
+        iolog_round_trip(&dir, &uri, &ftl)?
+    ));
 
     let src = dir.join("image-in.raw");
     let back = dir.join("image-out.raw");

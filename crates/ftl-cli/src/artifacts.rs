@@ -162,14 +162,15 @@ pub fn utilisation_chart(v: &Value) -> Result<String, String> {
     )
 }
 
-/// Histogram of per-block erase counts at the end of the run.
+/// Histogram of per-block erases in the measured phase (the erases the
+/// summary counts; format and preconditioning are not included).
 pub fn erase_chart(o: &Outcome) -> Result<String, String> {
-    let lo = o.erase_counts.iter().copied().min().unwrap_or(0);
-    let hi = o.erase_counts.iter().copied().max().unwrap_or(0);
+    let lo = o.phase_erase_counts.iter().copied().min().unwrap_or(0);
+    let hi = o.phase_erase_counts.iter().copied().max().unwrap_or(0);
     let width = (hi - lo + 1).div_ceil(ERASE_BINS).max(1);
     let bins = (hi - lo) / width + 1;
     let mut counts = vec![0u64; bins as usize];
-    for e in &o.erase_counts {
+    for e in &o.phase_erase_counts {
         counts[((e - lo) / width) as usize] += 1;
     }
     let cats: Vec<String> = (0..bins)
@@ -188,8 +189,8 @@ pub fn erase_chart(o: &Outcome) -> Result<String, String> {
     )];
     chart::grouped_bars(
         &Axes {
-            title: "Erase counts of good blocks at the end of the run",
-            x: "erase count (P/E cycles)",
+            title: "Erases per good block in the measured phase",
+            x: "erases in the measured phase",
             y: "blocks (count)",
         },
         &cats,

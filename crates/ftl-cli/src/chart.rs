@@ -14,6 +14,9 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 /// Chart size in pixels.
 const SIZE: (u32, u32) = (900, 560);
 
+/// Height of the x label area of line charts, px.
+const XY_LABEL_PX: u32 = 45;
+
 /// Title and axis labels of a chart; axis labels should name their unit.
 #[derive(Clone, Debug)]
 pub struct Axes<'a> {
@@ -46,6 +49,28 @@ fn top(max: f64) -> f64 {
     } else {
         1.0
     }
+}
+
+/// Pixels a legend of `n` series takes from the top of the plot (rows of
+/// about 20 px, plus its border and margin).
+fn legend_px(n: usize) -> f64 {
+    20.0 * n as f64 + 16.0
+}
+
+/// Height in pixels of the plotting area of a chart whose x label area is
+/// `x_label_px` tall (the caption and margins take the rest).
+fn plot_px(x_label_px: u32) -> f64 {
+    f64::from(SIZE.1) - 40.0 - 24.0 - f64::from(x_label_px)
+}
+
+/// Top of a y axis from `ymin` whose data reach `ymax`, with headroom so a
+/// legend of `n` series in an upper corner sits above every data point
+/// instead of covering it.
+fn top_with_legend(ymin: f64, ymax: f64, n: usize, x_label_px: u32) -> f64 {
+    let t = top(ymax);
+    let frac = (legend_px(n) / plot_px(x_label_px)).min(0.6);
+    let above = (ymax - frac * ymin) / (1.0 - frac);
+    t.max(above * 1.02)
 }
 
 /// Lower and upper end of an axis spanning `vals`, padded so a single value works.
@@ -89,12 +114,14 @@ pub fn grouped_bars(
     {
         let root = area(&mut buf)?;
         let rotate = n > 6 || categories.iter().any(|c| c.len() > 90 / n);
+        let x_label_px = if rotate { 130 } else { 40 };
+        let y_top = top_with_legend(0.0, max, series.len(), x_label_px);
         let mut chart = ChartBuilder::on(&root)
             .caption(axes.title, ("sans-serif", 22))
             .margin(12)
-            .x_label_area_size(if rotate { 130 } else { 40 })
+            .x_label_area_size(x_label_px)
             .y_label_area_size(70)
-            .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), 0f64..top(max))
+            .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), 0f64..y_top)
             .map_err(err)?;
         // Category names are drawn below the axis by hand: plotters centres
         // rotated tick labels on the tick, which puts half of them inside
@@ -160,7 +187,7 @@ pub fn lines(axes: &Axes<'_>, series: &[XySeries]) -> Result<String, String> {
         axes,
         series,
         x0..x1,
-        (ymin, top(ymax)),
+        (ymin, top_with_legend(ymin, ymax, series.len(), XY_LABEL_PX)),
         true,
         SeriesLabelPosition::UpperRight,
     )
@@ -191,7 +218,7 @@ pub fn lines_log_x(axes: &Axes<'_>, series: &[XySeries]) -> Result<String, Strin
         axes,
         &positive,
         (lo..hi).log_scale(),
-        (ymin, top(ymax)),
+        (ymin, top_with_legend(ymin, ymax, series.len(), XY_LABEL_PX)),
         true,
         SeriesLabelPosition::UpperRight,
     )
@@ -239,7 +266,7 @@ fn xy_builder<'a, 'b>(
     let mut b = ChartBuilder::on(root);
     b.caption(axes.title, ("sans-serif", 22))
         .margin(12)
-        .x_label_area_size(45)
+        .x_label_area_size(XY_LABEL_PX)
         .y_label_area_size(70);
     b
 }
@@ -272,7 +299,10 @@ pub fn dual_lines(
 ) -> Result<String, String> {
     let both = || left.points.iter().chain(right.points.iter());
     let (x0, x1) = span(both().map(|p| p.0));
-    let ymax = |s: &XySeries| top(s.points.iter().map(|p| p.1).fold(0.0f64, f64::max));
+    let ymax = |s: &XySeries| {
+        let m = s.points.iter().map(|p| p.1).fold(0.0f64, f64::max);
+        top_with_legend(0.0, m, 2, XY_LABEL_PX)
+    };
     let mut buf = String::new();
     {
         let root = area(&mut buf)?;
@@ -365,6 +395,24 @@ fn legend<'a, 'b: 'a, CT: CoordTranslate>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn legends_get_headroom_above_the_data() {
+        for n in 1..=8 {
+            for (ymin, ymax) in [(0.0, 100.0), (-5.0, 3.0), (0.0, 1e-3)] {
+                for x_label in [40, 130, XY_LABEL_PX] {
+                    let top = top_with_legend(ymin, ymax, n, x_label);
+                    // Pixels between the highest point and the plot's top.
+                    let free = plot_px(x_label) * (top - ymax) / (top - ymin);
+                    assert!(
+                        free >= legend_px(n),
+                        "n {n}: {free} px < legend {}",
+                        legend_px(n)
+                    );
+                }
+            }
+        }
+    }
 
     fn count(svg: &str, needle: &str) -> usize {
         svg.matches(needle).count()

@@ -6,11 +6,13 @@ mod chart;
 mod common;
 mod crash;
 mod experiment;
+mod flows;
 mod lifetime;
 mod memory;
 mod progress;
 mod raid;
 mod replay;
+mod replay_feed;
 mod serve;
 mod sweep;
 mod synth;
@@ -78,8 +80,17 @@ impl From<firmware_core::Error> for CliError {
 fn main() -> ExitCode {
     let mut cli = Cli::parse();
     if cli.cmd.is_none() {
-        // Bare `ftl` (what `cargo run --release` runs) replays the bundled trace.
-        cli = Cli::parse_from(["ftl", "replay"]);
+        // Bare `ftl` (what `cargo run --release` runs): the main job, the
+        // bundled trace on a drive in steady state, report and charts in
+        // the temporary directory (never in the working tree).
+        let out = std::env::temp_dir().join("ftl-main-job");
+        cli = Cli::parse_from([
+            "ftl".as_ref(),
+            "replay".as_ref(),
+            "--precondition".as_ref(),
+            "--out".as_ref(),
+            out.as_os_str(),
+        ]);
     }
     let result = match cli.cmd {
         None => Err(CliError::Input("no command".into())),

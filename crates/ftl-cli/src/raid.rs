@@ -196,7 +196,7 @@ pub fn run(a: RaidArgs) -> Result<(), CliError> {
     } else {
         println!(
             "mode {}: {} drives x {} dies, {} LBAs each; failed LBAs {} (+{} fake, ground truth {}, exact {}), \
-             rebuild {:.3} s ({:.3} s identify), {} bytes; post-recovery WAF {:.2} IOPS {:.0}; integrity mismatches {}",
+             rebuild {:.3} s ({:.3} s identify), {} bytes; {}; integrity mismatches {}",
             o.mode,
             o.ssds,
             o.dies,
@@ -208,8 +208,7 @@ pub fn run(a: RaidArgs) -> Result<(), CliError> {
             o.rebuild_seconds,
             o.identify_seconds,
             o.rebuild_bytes,
-            o.post_waf,
-            o.post_iops,
+            post_recovery_text(a.post_writes, o.post_waf, o.post_iops),
             o.mismatches
         );
         if o.p2l_page_reads + o.p2l_ram_blocks + o.p2l_ram_pages > 0 {
@@ -231,4 +230,29 @@ fn write_report(dir: &PathBuf, v: &serde_json::Value) -> Result<(), CliError> {
     std::fs::create_dir_all(dir).map_err(|e| CliError::Run(e.to_string()))?;
     let text = serde_json::to_string_pretty(v).map_err(|e| CliError::Run(e.to_string()))?;
     std::fs::write(dir.join("report.json"), text).map_err(|e| CliError::Run(e.to_string()))
+}
+
+/// The post-recovery part of the summary: its WAF and IOPS, or that no
+/// writes ran after the recovery (rather than a WAF of 0 and 0 IOPS).
+fn post_recovery_text(post_writes: f64, waf: f64, iops: f64) -> String {
+    if post_writes > 0.0 {
+        format!("post-recovery WAF {waf:.2} IOPS {iops:.0}")
+    } else {
+        "no post-recovery writes (--post-writes 0)".to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn post_recovery_without_writes_says_so() {
+        assert_eq!(
+            super::post_recovery_text(0.0, 0.0, 0.0),
+            "no post-recovery writes (--post-writes 0)"
+        );
+        assert_eq!(
+            super::post_recovery_text(0.5, 1.25, 1234.4),
+            "post-recovery WAF 1.25 IOPS 1234"
+        );
+    }
 }

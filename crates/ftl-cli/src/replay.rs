@@ -1,44 +1,39 @@
-//! `ftl replay`: trace replay.
+//! `ftl replay`: trace replay, streamed.
 
 use std::path::PathBuf;
+use std::time::Instant;
 
 use clap::{Args, ValueEnum};
-use serde_json::json;
+use serde_json::{json, Value};
 use sim_harness::trace::{
-    self, CapacityPolicy, DevicePolicy, TimeUnit, TraceFormat, TraceOp, TraceOptions,
+    self, CapacityPolicy, DevicePolicy, Prepared, TimeUnit, TraceFormat, TraceInput, TraceOptions,
+    TraceStats,
 };
-use sim_harness::workload::{HostOp, HostRequest, VecSource};
 
 use crate::common::CommonOpts;
+use crate::replay_feed::StreamSource;
 use crate::CliError;
 
 /// The bundled default trace (see `crates/ftl-cli/traces/README.md`).
 const BUNDLED: &str = include_str!("../traces/fin1-5k.ascii");
 const BUNDLED_NAME: &str = "<bundled fin1-5k.ascii>";
 
-/// Trace format choice on the command line.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
-pub enum FormatArg {
-    /// Detect from the first lines.
-    #[default]
-    Auto,
-    /// DiskSim / MQSim / SSDsim ASCII.
-    Ascii,
-    /// MSR Cambridge CSV.
-    Msr,
-    /// blkparse text (D events).
-    Blkparse,
-    /// CloudPhysics vSCSI CSV.
-    Vscsi,
-    /// This project's own format, `time op offset len [src]`, which can
-    /// carry copies (`sim_harness::trace::native`).
-    Ftl,
+/// `--format`: a format, or `None` for `auto` (detect from the first lines).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FormatChoice(pub Option<TraceFormat>);
+
+/// Parses `--format`: `auto` or a format name of `TraceFormat::ALL`.
+fn parse_format(s: &str) -> Result<FormatChoice, String> {
+    if s.eq_ignore_ascii_case("auto") {
+        return Ok(FormatChoice(None));
+    }
+    s.parse().map(|f| FormatChoice(Some(f)))
 }
 
 /// What to do with addresses beyond the simulated capacity.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
 pub enum CapacityArg {
-    /// Fold addresses modulo the capacity (unit by unit; requests are never split).
+    /// Fold offsets modulo the capacity; a request crossing the end is split there.
     #[default]
     Wrap,
     /// Shrink the trace's address range linearly onto the capacity.
@@ -50,11 +45,13 @@ pub enum CapacityArg {
 /// Options of `ftl replay`.
 #[derive(Args, Debug, Clone, Default)]
 pub struct ReplayArgs {
-    /// Trace files; none replays the bundled excerpt of the Financial1 trace.
+    /// Trace files (plain, .gz, .zst or .xz); none replays the bundled
+    /// excerpt of the Financial1 trace.
     pub traces: Vec<PathBuf>,
-    /// Trace format.
-    #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
-    pub format: FormatArg,
+    /// Trace format: auto (detect), ascii, msr, blkparse, vscsi, ftl,
+    /// alibaba, tencent, systor, fiu, spc or fio (docs/traces.md).
+    #[arg(long, default_value = "auto", value_parser = parse_format)]
+    pub format: FormatChoice,
     /// Time unit of ASCII traces (ns for MQSim/SSDsim, ms for DiskSim).
     #[arg(long, default_value = "ns")]
     pub time_unit: String,
@@ -76,76 +73,38 @@ pub struct ReplayArgs {
     /// Read every logical unit back at the end and check it.
     #[arg(long)]
     pub verify: bool,
+    /// Join the files into one trace in timestamp order (hourly or per-LUN
+    /// files of one trace) instead of replaying each separately.
+    #[arg(long, conflicts_with = "flows")]
+    pub concat: bool,
+    /// Only read and check the trace (the counted first pass), print its
+    /// statistics and the parse rate in lines per second; nothing is simulated.
+    #[arg(long)]
+    pub parse_only: bool,
+    /// Bring the drive to steady state first: fill it, overwrite it twice
+    /// at random in 4 KiB units, then measure the trace alone.
+    #[arg(long)]
+    pub precondition: bool,
+    /// FIU traces: a write repeating content still stored elsewhere becomes a copy.
+    #[arg(long)]
+    pub dedup_copies: bool,
+    /// Replay the files concurrently, each as its own flow with its own
+    /// queue, queue depth and address range.
+    #[arg(long)]
+    pub flows: bool,
+    /// A flow `name=N,files=F[+F...],weight=W,qd=Q` (repeatable; implies --flows).
+    #[arg(long = "flow", value_name = "SPEC")]
+    pub flow: Vec<String>,
     #[command(flatten)]
     pub common: CommonOpts,
 }
 
-fn to_format(f: FormatArg) -> Option<TraceFormat> {
-    match f {
-        FormatArg::Auto => None,
-        FormatArg::Ascii => Some(TraceFormat::Ascii),
-        FormatArg::Msr => Some(TraceFormat::Msr),
-        FormatArg::Blkparse => Some(TraceFormat::Blkparse),
-        FormatArg::Vscsi => Some(TraceFormat::Vscsi),
-        FormatArg::Ftl => Some(TraceFormat::Ftl),
-    }
-}
+/// Request rates (per simulated second) outside which a trace's time unit
+/// is probably wrong.
+const PLAUSIBLE_RATE: (f64, f64) = (0.01, 5e7);
 
-/// Converts byte requests to mapping-unit requests; wraps units past the end
-/// when the policy is `wrap`. Returns the requests and how many were wrapped.
-fn to_units(
-    reqs: &[trace::TraceRequest],
-    unit: u64,
-    logical: u32,
-    wrap: bool,
-) -> (Vec<HostRequest>, u64) {
-    let mut out = Vec::with_capacity(reqs.len());
-    let mut wrapped = 0;
-    for r in reqs {
-        let first = r.offset_bytes / unit;
-        let last = (r.end_bytes() - 1) / unit;
-        let units = (last - first + 1).min(u64::from(logical)) as u32;
-        let lpn = if wrap {
-            if first + u64::from(units) > u64::from(logical) {
-                wrapped += 1;
-            }
-            (first % u64::from(logical)) as u32
-        } else {
-            first as u32
-        };
-        let op = match r.op {
-            TraceOp::Read => HostOp::Read,
-            TraceOp::Write => HostOp::Write,
-            TraceOp::Trim => HostOp::Trim,
-            // As many units from the unit holding the source offset.
-            TraceOp::Copy { src_bytes } => {
-                let s = src_bytes / unit;
-                HostOp::Copy {
-                    src: if wrap {
-                        (s % u64::from(logical)) as u32
-                    } else {
-                        s as u32
-                    },
-                }
-            }
-        };
-        out.push(HostRequest {
-            time_ns: r.time_ns,
-            op,
-            lpn,
-            units,
-            idle_ns: 0,
-        });
-    }
-    (out, wrapped)
-}
-
-/// Runs `ftl replay`.
-pub fn run(a: ReplayArgs) -> Result<(), CliError> {
-    let (cfg, plan) = a.common.plan(a.qd)?;
-    let unit = u64::from(plan.core.geometry.unit_bytes());
-    let logical = plan.core.logical_units;
-    let capacity = u64::from(logical) * unit;
+/// The options every input of this replay is read with.
+pub fn trace_options(a: &ReplayArgs) -> Result<TraceOptions, CliError> {
     let time_unit: TimeUnit = a.time_unit.parse().map_err(CliError::Input)?;
     let device_policy = if a.device == "merge" {
         DevicePolicy::Merge
@@ -163,71 +122,133 @@ pub fn run(a: ReplayArgs) -> Result<(), CliError> {
             a.speed
         )));
     }
-    let wrap = a.capacity_policy == CapacityArg::Wrap;
-    let opts = TraceOptions {
-        format: to_format(a.format),
+    Ok(TraceOptions {
+        format: a.format.0,
         time_unit,
         rebase_time: !a.no_rebase,
         speed: a.speed,
         device_policy,
         capacity_policy: match a.capacity_policy {
-            CapacityArg::Wrap | CapacityArg::Reject => CapacityPolicy::Reject,
+            CapacityArg::Wrap => CapacityPolicy::Wrap,
+            CapacityArg::Reject => CapacityPolicy::Reject,
             CapacityArg::Scale => CapacityPolicy::Scale,
         },
-    };
-    // Wrapping happens unit by unit below, so the trace loader only checks bounds otherwise.
-    let load_capacity = if wrap { u64::MAX / 2 } else { capacity };
-    let inputs: Vec<(String, trace::Trace)> = if a.traces.is_empty() {
-        let t = trace::parse_bytes(BUNDLED_NAME, BUNDLED.as_bytes(), &opts, load_capacity)
-            .map_err(|e| CliError::Input(e.to_string()))?;
-        vec![(BUNDLED_NAME.to_string(), t)]
+        dedup_copies: a.dedup_copies,
+    })
+}
+
+/// The inputs of the replay, grouped into runs: one group per file, or
+/// all files in one group with `--concat`.
+fn groups(a: &ReplayArgs) -> Vec<Vec<TraceInput<'static>>> {
+    if a.traces.is_empty() {
+        return vec![vec![TraceInput::Bytes {
+            name: BUNDLED_NAME.to_string(),
+            data: BUNDLED.as_bytes(),
+        }]];
+    }
+    let inputs = a.traces.iter().map(|p| TraceInput::Path(p.clone()));
+    if a.concat {
+        vec![inputs.collect()]
     } else {
-        let mut v = Vec::new();
-        for p in &a.traces {
-            let t =
-                trace::load(p, &opts, load_capacity).map_err(|e| CliError::Input(e.to_string()))?;
-            v.push((p.display().to_string(), t));
+        inputs.map(|i| vec![i]).collect()
+    }
+}
+
+/// Warnings about a trace whose timing looks implausible (a wrong
+/// `--time-unit`, usually).
+pub fn warnings(s: &TraceStats, a: &ReplayArgs) -> Vec<String> {
+    let mut w = Vec::new();
+    let secs = s.time_span_ns as f64 / 1e9;
+    if s.records >= 100 && secs > 0.0 {
+        let rate = s.records as f64 / secs;
+        if rate < PLAUSIBLE_RATE.0 || rate > PLAUSIBLE_RATE.1 {
+            w.push(format!(
+                "the trace implies {rate:.3e} requests per second over {secs:.3e} simulated seconds, \
+                 which is implausible for a block trace; check --time-unit (now {}) or --speed",
+                a.time_unit
+            ));
         }
-        v
-    };
+    }
+    w
+}
+
+/// The `trace` section of the report.
+pub fn trace_json(names: &[String], s: &TraceStats, a: &ReplayArgs, capacity: u64) -> Value {
+    let skipped: serde_json::Map<String, Value> = s
+        .skipped
+        .iter()
+        .map(|(k, v)| (format!("{k:?}"), json!(v)))
+        .collect();
+    json!({
+        "file": names.join(" + "),
+        "files": names,
+        "format": s.format.name(),
+        "lines": s.lines,
+        "records": s.records,
+        "requests": s.requests,
+        "reads": s.reads,
+        "writes": s.writes,
+        "trims": s.trims,
+        "copies": s.copies,
+        "read_bytes": s.read_bytes,
+        "write_bytes": s.write_bytes,
+        "trim_bytes": s.trim_bytes,
+        "copy_bytes": s.copy_bytes,
+        "skipped": skipped,
+        "devices": s.devices.len(),
+        "device_policy": a.device,
+        "capacity_policy": format!("{:?}", a.capacity_policy).to_lowercase(),
+        "capacity_bytes": capacity,
+        "max_end_bytes": s.max_end_bytes,
+        "wrapped": s.wrapped,
+        "split": s.split,
+        "scaled": s.scaled,
+        "time_span_s": s.time_span_ns as f64 / 1e9,
+        "time_regressions": s.time_regressions,
+        "warnings": warnings(s, a),
+    })
+}
+
+/// Runs `ftl replay`.
+pub fn run(a: ReplayArgs) -> Result<(), CliError> {
+    if a.flows || !a.flow.is_empty() {
+        if a.parse_only {
+            return Err(CliError::Input("--parse-only: not with --flows".into()));
+        }
+        return crate::flows::run(a);
+    }
+    let (cfg, plan) = a.common.plan(a.qd)?;
+    let unit = u64::from(plan.core.geometry.unit_bytes());
+    let capacity = u64::from(plan.core.logical_units) * unit;
+    let opts = trace_options(&a)?;
+    // The counted first pass of every run, before anything is simulated, so
+    // a malformed line anywhere is reported first.
+    let mut prepared = Vec::new();
+    for g in groups(&a) {
+        let t0 = Instant::now();
+        let p = trace::prepare(&g, &opts, capacity).map_err(|e| CliError::Input(e.to_string()))?;
+        prepared.push((p, t0.elapsed().as_secs_f64()));
+    }
+    if a.parse_only {
+        return parse_only(&a, &prepared, capacity);
+    }
     let mut reports = Vec::new();
-    for (name, t) in inputs {
-        let (reqs, wrapped) = to_units(&t.requests, unit, logical, wrap);
-        let n = reqs.len() as u64;
-        let mut src = VecSource::new(reqs);
-        let out = a.common.simulate(&plan, &mut src, None, a.verify)?;
-        let s = &t.stats;
-        let skipped: serde_json::Map<String, serde_json::Value> = s
-            .skipped
-            .iter()
-            .map(|(k, v)| (format!("{k:?}"), json!(v)))
-            .collect();
-        let input = json!({
-                "file": name,
-                "format": s.format.name(),
-                "lines": s.lines,
-                "records": s.records,
-                "requests": s.requests,
-                "skipped": skipped,
-                "devices": s.devices.len(),
-                "device_policy": a.device,
-                "capacity_policy": format!("{:?}", a.capacity_policy).to_lowercase(),
-                "capacity_bytes": capacity,
-                "max_end_bytes": s.max_end_bytes,
-                "wrapped": wrapped,
-                "scaled": s.scaled,
-                "time_span_s": s.time_span_ns as f64 / 1e9,
-                "time_regressions": s.time_regressions,
-        });
+    for (p, _) in prepared {
+        let names = p.names();
+        for w in warnings(&p.stats, &a) {
+            if !a.common.quiet {
+                eprintln!("warning: {w}");
+            }
+        }
+        let mut src = StreamSource::spawn(p, unit, 0);
+        let precondition = a.precondition.then_some((1, 0));
+        let out = a.common.simulate(&plan, &mut src, precondition, a.verify);
+        let stats = src.finish().map_err(CliError::Input)?;
+        let out = out?;
+        let mut input = trace_json(&names, &stats, &a, capacity);
+        input["preconditioned"] = json!(a.precondition);
         let v = a.common.report(&cfg, &out, "trace", input);
-        let header = format!(
-            "replay of {name} ({} format, {} requests, {} wrapped, {} lines skipped) on preset {}\n",
-            s.format.name(),
-            n,
-            wrapped,
-            s.skipped_total(),
-            a.common.preset
-        );
+        let header = header(&names.join(" + "), &stats, &a, &v);
         reports.push((v, header, out));
     }
     if reports.len() == 1 {
@@ -249,6 +270,95 @@ pub fn run(a: ReplayArgs) -> Result<(), CliError> {
         for (v, h, _) in &reports {
             print!("{h}{}", sim_harness::report::text_summary(v));
         }
+    }
+    Ok(())
+}
+
+/// The lines printed above the summary: what drive, what trace, the
+/// headline figures and where the report went.
+fn header(name: &str, s: &TraceStats, a: &ReplayArgs, v: &Value) -> String {
+    let g = |path: &str| -> f64 {
+        path.split('.')
+            .try_fold(v, |cur, k| cur.get(k))
+            .and_then(Value::as_f64)
+            .unwrap_or(0.0)
+    };
+    let cap_gib = g("trace.capacity_bytes") / f64::from(1u32 << 30);
+    let state = if a.precondition {
+        "preconditioned to steady state (filled, then overwritten twice at random)"
+    } else {
+        "fresh (empty: no garbage collection until it fills)"
+    };
+    let mut h = format!(
+        "drive   preset {}: {cap_gib:.2} GiB user capacity, {state}\n",
+        a.common.preset
+    );
+    let devices = if s.devices.len() > 1 && s.device_span_bytes.is_some() {
+        format!(", {} devices merged", s.devices.len())
+    } else {
+        String::new()
+    };
+    h.push_str(&format!(
+        "trace   {name}: {} format, {} requests ({} reads, {} writes){devices}, {:.1} s of trace time; \
+         {} wrapped, {} split, {} scaled into the capacity, {} lines skipped\n",
+        s.format.name(),
+        s.requests,
+        s.reads,
+        s.writes,
+        s.time_span_ns as f64 / 1e9,
+        s.wrapped,
+        s.split,
+        s.scaled,
+        s.skipped_total()
+    ));
+    h.push_str(&format!(
+        "result  {:.1} IOPS, latency p50 {:.1} us, p99 {:.1} us; WAF {:.3} with {} GC victims \
+         ({} units moved by GC)\n",
+        g("perf.iops"),
+        g("perf.latency_us.p50"),
+        g("perf.latency_us.p99"),
+        g("waf"),
+        g("ftl.gc_victims"),
+        g("ftl.gc_program_units"),
+    ));
+    if let Some(dir) = &a.common.out {
+        h.push_str(&format!(
+            "report  {} (time series and SVG charts beside it)\n",
+            dir.join("report.json").display()
+        ));
+    }
+    h.push('\n');
+    h
+}
+
+/// `--parse-only`: the statistics of the counted pass and its rate.
+fn parse_only(
+    a: &ReplayArgs,
+    prepared: &[(Prepared<'static>, f64)],
+    capacity: u64,
+) -> Result<(), CliError> {
+    let mut all = Vec::new();
+    for (p, secs) in prepared {
+        let s = &p.stats;
+        let rate = s.lines as f64 / secs.max(1e-9);
+        let mut v = trace_json(&p.names(), s, a, capacity);
+        v["parse_seconds"] = json!(secs);
+        v["lines_per_second"] = json!(rate);
+        if !a.common.json {
+            println!(
+                "{}\nparsed {} lines in {secs:.3} s: {rate:.0} lines per second\n",
+                s, s.lines
+            );
+        }
+        all.push(json!({ "trace": v }));
+    }
+    if a.common.json {
+        let v = if all.len() == 1 {
+            all.swap_remove(0)
+        } else {
+            json!({ "runs": all })
+        };
+        println!("{v}");
     }
     Ok(())
 }

@@ -44,6 +44,10 @@ pub struct SweepArgs {
     /// Requests per cell.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_REQUESTS)]
     pub requests: u64,
+    /// Fill the logical space sequentially, overwrite the footprint randomly
+    /// twice, then reset counters, in every cell (as `ftl synth --precondition`).
+    #[arg(long)]
+    pub precondition: bool,
     /// Cells run at once (default: the available cores).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub jobs: Option<u32>,
@@ -186,7 +190,7 @@ fn cells(a: &SweepArgs) -> Result<Sweep, CliError> {
             profile: Some(w.clone()),
             params,
             qd: None,
-            precondition: false,
+            precondition: a.precondition,
             verify: false,
             lifetime: false,
         });
@@ -358,6 +362,9 @@ fn emit_jobs(a: &SweepArgs, dir: &Path, n: usize) -> Result<(), CliError> {
         common.extend(["--seeds".to_string(), seeds.join(",")]);
     }
     common.extend(["--requests".to_string(), a.requests.to_string()]);
+    if a.precondition {
+        common.push("--precondition".to_string());
+    }
     for i in 0..n {
         let out = dir.join(cell_file(i, n)).display().to_string();
         let mut words = common.clone();

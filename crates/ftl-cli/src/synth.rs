@@ -69,6 +69,13 @@ pub struct SynthArgs {
     /// Read every logical unit back at the end and check it.
     #[arg(long)]
     pub verify: bool,
+    /// A concurrent flow `name=N,weight=W,qd=Q,KEY=VALUE...` whose other
+    /// keys are this command's workload options (`profile=oltp`,
+    /// `read_pct=30`, `size_kib=16`, `requests=N`, `pattern=random`...);
+    /// repeatable. The flows share the drive in equal address regions under
+    /// `host.arbitration`, and the report gains a `flows` list.
+    #[arg(long = "flow", value_name = "SPEC")]
+    pub flow: Vec<String>,
     /// `--profile dedup`: deduplication ratio R (at least 1); a share
     /// 1 - 1/R of the writes duplicate data on the drive and become copies
     /// [default: 2].
@@ -172,6 +179,9 @@ impl SynthArgs {
 
 /// Runs `ftl synth`.
 pub fn run(a: SynthArgs) -> Result<(), CliError> {
+    if !a.flow.is_empty() {
+        return crate::flows::run_synth(a);
+    }
     let job = a.job()?;
     let (v, header, out) = execute_outcome(&a.common, &job)?;
     a.common.emit(&v, &header, &out)
@@ -277,14 +287,32 @@ pub fn execute_outcome(
     if let (Some(life), Some(obj)) = (life, v.as_object_mut()) {
         obj.insert("life".into(), life);
     }
+    // A lifetime run stops at the end of life (or its cap), not after
+    // `spec.requests`: say how many ran and why it stopped.
+    let requests = if job.lifetime {
+        let end = v
+            .get("life")
+            .and_then(|l| l.get("end_reason"))
+            .and_then(Value::as_str)
+            .unwrap_or("-");
+        format!(
+            "{} requests run, stopped by {end}{}",
+            out.run.requests,
+            job.params
+                .requests
+                .map(|c| format!(" (cap {c})"))
+                .unwrap_or_default()
+        )
+    } else {
+        format!("{} requests", spec.requests)
+    };
     let header = format!(
-        "synthetic {} workload{}: {} requests, {}% reads, QD {}, preset {}\n",
+        "synthetic {} workload{}: {requests}, {}% reads, QD {}, preset {}\n",
         pattern,
         job.profile
             .as_deref()
             .map(|n| format!(" (profile {n})"))
             .unwrap_or_default(),
-        spec.requests,
         p.read_pct,
         plan.engine.queue_depth,
         common.preset

@@ -221,7 +221,7 @@ fn synth_out_writes_report_timeseries_and_charts() {
         ),
         (
             "erase_counts.svg",
-            &["erase count (P/E cycles)", "blocks (count)"][..],
+            &["erases in the measured phase", "blocks (count)"][..],
         ),
     ];
     for (f, labels) in charts {

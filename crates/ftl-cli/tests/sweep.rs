@@ -135,3 +135,48 @@ fn bad_sweep_arguments_exit_2_and_name_the_argument() {
     assert!(!out_file.exists(), "nothing written on bad input");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The `waf` column of a sweep CSV, one value per row.
+fn waf_column(csv: &str) -> Vec<f64> {
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().expect("header").split(',').collect();
+    let col = header.iter().position(|h| *h == "waf").expect("waf column");
+    lines
+        .map(|l| {
+            l.split(',')
+                .nth(col)
+                .expect("waf value")
+                .parse()
+                .expect("number")
+        })
+        .collect()
+}
+
+#[test]
+fn preconditioned_sweep_shows_the_over_provisioning_difference() {
+    let dir = temp("precondition");
+    let file = dir.join("pre.csv");
+    let out = sweep(&["--precondition", "--out", file.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let waf = waf_column(&std::fs::read_to_string(&file).unwrap());
+    // Rows: op 0.1, 0.2, 0.3 (slowest) x oltp, fileserver.
+    assert_eq!(waf.len(), 6);
+    for w in 0..2 {
+        let (low_op, high_op) = (waf[w], waf[4 + w]);
+        assert!(low_op > 1.0, "steady state rewrites data: {waf:?}");
+        assert!(low_op > high_op, "more spare space, less GC: {waf:?}");
+    }
+    // Without preconditioning the drive never fills: no difference to see.
+    let fresh = dir.join("fresh.csv");
+    let out = sweep(&["--out", fresh.to_str().unwrap()]);
+    assert!(out.status.success());
+    let waf_fresh = waf_column(&std::fs::read_to_string(&fresh).unwrap());
+    assert!(
+        waf_fresh.iter().all(|w| *w < waf[0]),
+        "{waf_fresh:?} vs {waf:?}"
+    );
+}

@@ -34,6 +34,10 @@ use crate::series::{Sample, Sampler, Snapshot};
 use crate::timing::{Timing, TimingParams};
 use crate::workload::{HostOp, HostRequest, RequestSource};
 
+mod flows;
+
+pub use flows::{Arbitration, Flow, FlowSet, FlowStats, Flows};
+
 /// Unit content the engine can derive from a stamp and check against one.
 ///
 /// A stamp is `lpn << 32 | version` (0 for data never written). The engine
@@ -401,6 +405,10 @@ pub struct Engine<'a, N: Nand, H = StampOracle> {
     /// Measurements of the current phase.
     pub stats: RunStats,
     sampler: Sampler,
+    /// Erase count of every block when the current phase began.
+    phase_erases: Vec<Option<u32>>,
+    /// Per-flow state while [`Engine::run`] replays flows.
+    flow: flows::FlowState,
 }
 
 impl<'a, N: Nand> Engine<'a, N>
@@ -420,11 +428,16 @@ where
 
     /// Replays every request of `src`; `progress` is called now and then with requests done.
     /// Arrival times are offset by the current time, so phases follow each other.
+    /// A source made of several flows ([`RequestSource::flows`]) replays
+    /// them concurrently (see [`FlowSet`]).
     pub fn run(
         &mut self,
         src: &mut dyn RequestSource,
         progress: &mut dyn FnMut(u64),
     ) -> Result<(), Error> {
+        if let Some(flows) = src.flows() {
+            return self.run_flows(flows, progress);
+        }
         let base = self.now;
         let mut next = src.next_request();
         // Two requests of look-ahead feed the core's prefetch hints.
@@ -559,6 +572,8 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
             write_buffer_units: cfg.write_buffer_units,
             stats: RunStats::default(),
             sampler: Sampler::new(0, p.sample_step_ns, Snapshot::default()),
+            phase_erases: Vec::new(),
+            flow: flows::FlowState::default(),
         };
         e.ftl.format_aged(0, p.initial_pe)?;
         e.drain()?;
@@ -587,6 +602,37 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
         self.timing.reset_busy();
         let step = self.sampler.fixed_step_ns();
         self.sampler = Sampler::new(self.now, step, self.snapshot());
+        self.phase_erases = self.block_erase_counts();
+    }
+
+    /// Erase (P/E) count of every block by block number; `None` for bad
+    /// and unknown blocks.
+    pub fn block_erase_counts(&self) -> Vec<Option<u32>> {
+        (0..self.geometry.total_blocks())
+            .map(|b| {
+                self.ftl
+                    .block_info(firmware_core::BlockId(b))
+                    .ok()
+                    .filter(|(_, st, _)| {
+                        !matches!(
+                            st,
+                            firmware_core::ftl::tables::BlockState::Bad
+                                | firmware_core::ftl::tables::BlockState::Unknown
+                        )
+                    })
+                    .map(|(pe, _, _)| pe)
+            })
+            .collect()
+    }
+
+    /// Erases of every block that is good now and was when the current
+    /// phase began, during the phase (format and preconditioning excluded).
+    pub fn phase_erase_counts(&self) -> Vec<u32> {
+        self.block_erase_counts()
+            .iter()
+            .zip(&self.phase_erases)
+            .filter_map(|(end, start)| Some(end.as_ref()?.saturating_sub((*start)?)))
+            .collect()
     }
 
     /// The counters and state the time series samples.
@@ -946,6 +992,9 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
             HostOp::Trim | HostOp::Flush | HostOp::Copy { .. } => {}
         }
         s.end_ns = s.end_ns.max(self.now);
+        if !self.flow.stats.is_empty() {
+            self.flow.done(id, &q, lat, self.now);
+        }
         self.outstanding -= 1;
         self.last_done_ns = self.now;
         self.free_reqs.push(id);

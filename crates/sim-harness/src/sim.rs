@@ -154,6 +154,9 @@ pub struct Outcome {
     pub pe_spread: (u32, u32),
     /// Erase (P/E) count of every good block at the end.
     pub erase_counts: Vec<u32>,
+    /// Erases of every good block during the measured phase (what the
+    /// report's `nand.erases` counts, per block).
+    pub phase_erase_counts: Vec<u32>,
     /// Time series of the measured phase.
     pub series: Vec<crate::series::Sample>,
     /// Write-buffer size in mapping units.
@@ -345,17 +348,8 @@ pub fn outcome<N: Nand, H: HostSide<N::Unit>>(
         gc_window_ns: eng.timing.gc_window.clone(),
         gc_busy_ns: eng.timing.gc_busy.clone(),
         pe_spread: eng.ftl.pe_spread(),
-        erase_counts: (0..plan.core.geometry.total_blocks())
-            .filter_map(|b| eng.ftl.block_info(firmware_core::BlockId(b)).ok())
-            .filter(|(_, st, _)| {
-                !matches!(
-                    st,
-                    firmware_core::ftl::tables::BlockState::Bad
-                        | firmware_core::ftl::tables::BlockState::Unknown
-                )
-            })
-            .map(|(pe, _, _)| pe)
-            .collect(),
+        erase_counts: eng.block_erase_counts().into_iter().flatten().collect(),
+        phase_erase_counts: eng.phase_erase_counts(),
         series: eng.time_series(),
         write_buffer_units: eng.write_buffer_units(),
         wall_seconds,

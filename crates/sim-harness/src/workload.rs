@@ -47,6 +47,23 @@ pub trait RequestSource {
     fn len_hint(&self) -> Option<u64> {
         None
     }
+    /// Several concurrent flows instead of one stream (see
+    /// [`crate::engine::FlowSet`]); `None` for a single stream.
+    fn flows(&mut self) -> Option<&mut dyn crate::engine::Flows> {
+        None
+    }
+}
+
+impl<T: RequestSource + ?Sized> RequestSource for &mut T {
+    fn next_request(&mut self) -> Option<HostRequest> {
+        (**self).next_request()
+    }
+    fn len_hint(&self) -> Option<u64> {
+        (**self).len_hint()
+    }
+    fn flows(&mut self) -> Option<&mut dyn crate::engine::Flows> {
+        (**self).flows()
+    }
 }
 
 /// A pre-built list of requests (trace replay).

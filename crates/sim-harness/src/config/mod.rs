@@ -38,6 +38,7 @@
 //! | `ftl.list_pages` | bool | the last page of every block is kept for P2L lists; not with `ftl.map_entries_per_page` (false) |
 //! | `buffer.write_buffer_bytes` | u64 | write buffer; divided by the mapping unit, rounded down (4 MiB) |
 //! | `host.queue_depth` | u32 | default outstanding host requests for replay and synthetic workloads (32) |
+//! | `host.arbitration` | `round_robin` / `weighted` | how concurrent flows share the device's command slots (`round_robin`) |
 //! | `nand.initial_pe` | u32 | P/E cycles every block starts with (0) |
 //! | `nand.rated_pe` | u32 | rated endurance in P/E cycles (3000) |
 //! | `nand.ecc_limit` | u16 | correctable raw bit errors per 1 KiB codeword (40) |
@@ -281,11 +282,37 @@ pub enum FlushPolicyKey {
 pub struct HostSection {
     /// Default number of outstanding requests for trace replay and synthetic workloads.
     pub queue_depth: u32,
+    /// How the device picks among concurrent flows (`ftl replay --flows`)
+    /// with a request ready: `round_robin` or `weighted` (by flow weight).
+    pub arbitration: ArbitrationKey,
 }
 
 impl Default for HostSection {
     fn default() -> Self {
-        HostSection { queue_depth: 32 }
+        HostSection {
+            queue_depth: 32,
+            arbitration: ArbitrationKey::RoundRobin,
+        }
+    }
+}
+
+/// `host.arbitration` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ArbitrationKey {
+    /// Every flow in turn.
+    RoundRobin,
+    /// Weighted round robin by the flows' weights.
+    Weighted,
+}
+
+impl ArbitrationKey {
+    /// The engine's arbitration.
+    pub fn mode(self) -> crate::engine::Arbitration {
+        match self {
+            ArbitrationKey::RoundRobin => crate::engine::Arbitration::RoundRobin,
+            ArbitrationKey::Weighted => crate::engine::Arbitration::Weighted,
+        }
     }
 }
 

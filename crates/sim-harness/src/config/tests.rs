@@ -48,6 +48,7 @@ const EXPECTED_KEYS: &[&str] = &[
     "geometry.pages_per_wordline",
     "geometry.planes_per_die",
     "geometry.spare_bytes",
+    "host.arbitration",
     "host.queue_depth",
     "nand.ecc_limit",
     "nand.endurance_scale",

@@ -89,6 +89,18 @@ fn classify_rwbs(s: &str) -> Result<Rwbs, FieldError> {
     })
 }
 
+/// Whether a dispatch line is complete: the default layout ends with
+/// `[process]` (without it the size field may itself be cut short); the
+/// custom layout, recognised by the `.` in its second field, has no end
+/// marker and counts as complete.
+pub(super) fn complete_dispatch(text: &str) -> bool {
+    text.ends_with(']')
+        || text
+            .split_ascii_whitespace()
+            .nth(1)
+            .is_some_and(|t| t.contains('.'))
+}
+
 /// Is this first token the start of blkparse's closing summary block?
 fn is_summary_start(tok: &str) -> bool {
     tok == "Total"
@@ -137,6 +149,10 @@ impl Blkparse {
             return Ok(Parsed::Skip(SkipKind::Summary));
         }
         let device = parse_dev(first)?;
+        let rest = it.clone().next().unwrap_or("");
+        if rest.contains('.') {
+            return Self::parse_custom(device, it);
+        }
         let mut next = |field: &'static str| {
             it.next()
                 .ok_or_else(|| FieldError::new(field, "missing field"))
@@ -163,7 +179,8 @@ impl Blkparse {
             Rwbs::Flush => return Ok(Parsed::Skip(SkipKind::Flush)),
             Rwbs::NoData => return Ok(Parsed::Skip(SkipKind::NoData)),
         };
-        let sector = parse_u64(next("sector")?).map_err(|r| FieldError::new("sector", r))?;
+        let sector = next("sector")?;
+        parse_u64(sector).map_err(|r| FieldError::new("sector", r))?;
         let plus = next("+")?;
         if plus != "+" {
             return Err(FieldError::new(
@@ -174,7 +191,8 @@ impl Blkparse {
                 ),
             ));
         }
-        let nsect = parse_u64(next("nsectors")?).map_err(|r| FieldError::new("nsectors", r))?;
+        let nsect = next("nsectors")?;
+        parse_u64(nsect).map_err(|r| FieldError::new("nsectors", r))?;
         // Optional `(elapsed)` from `blkparse -t`, then `[process]`.
         let mut tok = next("process")?;
         if tok.starts_with('(') {
@@ -189,21 +207,85 @@ impl Blkparse {
                 format!("expected `[process]`, found {}", quote(tok)),
             ));
         }
-        if nsect == 0 {
-            let kind = if flush {
-                SkipKind::Flush
-            } else {
-                SkipKind::ZeroLength
-            };
-            return Ok(Parsed::Skip(kind));
-        }
-        let offset = sector.checked_mul(512).ok_or_else(|| {
-            FieldError::new("sector", "sector overflows 64-bit bytes".to_string())
-        })?;
-        let len = nsect.checked_mul(512).ok_or_else(|| {
-            FieldError::new("nsectors", "size overflows 64-bit bytes".to_string())
-        })?;
-        TraceRequest::checked(time_ns, op, offset, len, device, ["sector", "nsectors"])
-            .map(Parsed::Request)
+        dispatch(device, time_ns, op, flush, sector, nsect)
     }
+
+    /// The custom layout `maj,min time action rwbs sector nsectors`; `it`
+    /// is past the device.
+    fn parse_custom<'a>(
+        device: u32,
+        mut it: std::str::SplitAsciiWhitespace<'a>,
+    ) -> Result<Parsed<'a>, FieldError> {
+        let mut next = |field: &'static str| {
+            it.next().ok_or_else(|| {
+                FieldError::new(
+                    field,
+                    "missing field (custom layout `maj,min time action rwbs sector nsectors`)",
+                )
+            })
+        };
+        let time_ns = parse_decimal_ns(next("time")?, 1_000_000_000)
+            .map_err(|r| FieldError::new("time", r))?;
+        let action = next("action")?;
+        let rwbs = next("rwbs")?;
+        let sector = next("sector")?;
+        let nsect = next("nsectors")?;
+        if let Some(extra) = it.next() {
+            return Err(FieldError::new(
+                "line",
+                format!(
+                    "unexpected seventh field {} in the custom layout",
+                    quote(extra)
+                ),
+            ));
+        }
+        match action {
+            "D" => {}
+            "m" => return Ok(Parsed::Skip(SkipKind::SchedulerMessage)),
+            a if a.len() <= 3 && a.bytes().all(|b| b.is_ascii_alphabetic()) => {
+                return Ok(Parsed::Event(a))
+            }
+            a => {
+                return Err(FieldError::new(
+                    "action",
+                    format!("{} is not a blktrace action", quote(a)),
+                ))
+            }
+        }
+        let (op, flush) = match classify_rwbs(rwbs)? {
+            Rwbs::Data(op, flush) => (op, flush),
+            Rwbs::Flush => return Ok(Parsed::Skip(SkipKind::Flush)),
+            Rwbs::NoData => return Ok(Parsed::Skip(SkipKind::NoData)),
+        };
+        dispatch(device, time_ns, op, flush, sector, nsect)
+    }
+}
+
+/// A data dispatch of `nsect` sectors at `sector` (both still text).
+fn dispatch(
+    device: u32,
+    time_ns: u64,
+    op: TraceOp,
+    flush: bool,
+    sector: &str,
+    nsect: &str,
+) -> Result<Parsed<'static>, FieldError> {
+    let sector = parse_u64(sector).map_err(|r| FieldError::new("sector", r))?;
+    let nsect = parse_u64(nsect).map_err(|r| FieldError::new("nsectors", r))?;
+    if nsect == 0 {
+        let kind = if flush {
+            SkipKind::Flush
+        } else {
+            SkipKind::ZeroLength
+        };
+        return Ok(Parsed::Skip(kind));
+    }
+    let offset = sector
+        .checked_mul(512)
+        .ok_or_else(|| FieldError::new("sector", "sector overflows 64-bit bytes".to_string()))?;
+    let len = nsect
+        .checked_mul(512)
+        .ok_or_else(|| FieldError::new("nsectors", "size overflows 64-bit bytes".to_string()))?;
+    TraceRequest::checked(time_ns, op, offset, len, device, ["sector", "nsectors"])
+        .map(Parsed::Request)
 }

@@ -35,13 +35,21 @@
 //! - Requests stay in file order; times that go backwards are counted in
 //!   [`TraceStats::time_regressions`], not re-sorted.
 
+pub mod alibaba;
 pub mod ascii;
 pub mod blkparse;
 mod detect;
+pub mod fio;
+pub mod fiu;
 pub mod msr;
 pub mod native;
 mod num;
 mod policy;
+mod source;
+pub mod spc;
+mod stream;
+pub mod systor;
+pub mod tencent;
 pub mod vscsi;
 
 #[cfg(test)]
@@ -56,6 +64,8 @@ use serde::{Deserialize, Serialize};
 
 pub use blkparse::{blk_device_id, blk_device_parts};
 pub use detect::DetectError;
+pub use source::Compression;
+pub use stream::{prepare, Prepared, TraceInput, TraceStream};
 
 /// A supported trace file format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -72,16 +82,34 @@ pub enum TraceFormat {
     /// The project's own format, `time op offset len [src]` ([`native`]),
     /// which carries copies.
     Ftl,
+    /// Alibaba Cloud block traces: `device_id,opcode,offset,length,timestamp`.
+    Alibaba,
+    /// Tencent CBS: `timestamp,offset,size,iotype,volume_id`.
+    Tencent,
+    /// SNIA Systor '17: `Timestamp,Response,IOType,LUN,Offset,Size`.
+    Systor,
+    /// FIU SRCMap / deduplication: `ts pid process lba size op major minor md5`.
+    Fiu,
+    /// UMass / SPC (Financial, WebSearch): `ASU,LBA,Size,Opcode,Timestamp`.
+    Spc,
+    /// fio iolog, version 2 or 3 (`fio --write_iolog`).
+    Fio,
 }
 
 impl TraceFormat {
     /// Every format, in the order used for help texts.
-    pub const ALL: [TraceFormat; 5] = [
+    pub const ALL: [TraceFormat; 11] = [
         TraceFormat::Ascii,
         TraceFormat::Msr,
         TraceFormat::Blkparse,
         TraceFormat::Vscsi,
         TraceFormat::Ftl,
+        TraceFormat::Alibaba,
+        TraceFormat::Tencent,
+        TraceFormat::Systor,
+        TraceFormat::Fiu,
+        TraceFormat::Spc,
+        TraceFormat::Fio,
     ];
 
     /// The lowercase name used on the command line and in config files.
@@ -92,6 +120,12 @@ impl TraceFormat {
             TraceFormat::Blkparse => "blkparse",
             TraceFormat::Vscsi => "vscsi",
             TraceFormat::Ftl => "ftl",
+            TraceFormat::Alibaba => "alibaba",
+            TraceFormat::Tencent => "tencent",
+            TraceFormat::Systor => "systor",
+            TraceFormat::Fiu => "fiu",
+            TraceFormat::Spc => "spc",
+            TraceFormat::Fio => "fio",
         }
     }
 
@@ -110,19 +144,26 @@ impl TraceFormat {
     fn offset_field(self) -> &'static str {
         match self {
             TraceFormat::Ascii | TraceFormat::Blkparse => "sector",
-            TraceFormat::Msr => "Offset",
+            TraceFormat::Msr | TraceFormat::Systor => "Offset",
             TraceFormat::Vscsi => "lbn",
-            TraceFormat::Ftl => "offset",
+            TraceFormat::Ftl | TraceFormat::Alibaba | TraceFormat::Tencent | TraceFormat::Fio => {
+                "offset"
+            }
+            TraceFormat::Fiu => "lba",
+            TraceFormat::Spc => "LBA",
         }
     }
 
     /// Name of the field holding the length, for error messages.
     fn size_field(self) -> &'static str {
         match self {
-            TraceFormat::Ascii | TraceFormat::Vscsi => "size",
-            TraceFormat::Msr => "Size",
+            TraceFormat::Ascii | TraceFormat::Vscsi | TraceFormat::Tencent | TraceFormat::Fiu => {
+                "size"
+            }
+            TraceFormat::Msr | TraceFormat::Systor | TraceFormat::Spc => "Size",
             TraceFormat::Blkparse => "nsectors",
             TraceFormat::Ftl => "len",
+            TraceFormat::Alibaba | TraceFormat::Fio => "length",
         }
     }
 }
@@ -136,14 +177,18 @@ impl fmt::Display for TraceFormat {
 impl FromStr for TraceFormat {
     type Err = String;
 
-    /// Parses `ascii`, `msr`, `blkparse` or `vscsi` (any case); `auto` is the
-    /// caller's business (it maps to `TraceOptions::format = None`).
+    /// Parses a format name of [`TraceFormat::ALL`] (any case); `auto` is
+    /// the caller's business (it maps to `TraceOptions::format = None`).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         TraceFormat::ALL
             .into_iter()
             .find(|f| f.name().eq_ignore_ascii_case(s))
             .ok_or_else(|| {
-                format!("unknown trace format `{s}` (expected ascii, msr, blkparse, vscsi or ftl)")
+                let names: Vec<&str> = TraceFormat::ALL.iter().map(|f| f.name()).collect();
+                format!(
+                    "unknown trace format `{s}` (expected one of {})",
+                    names.join(", ")
+                )
             })
     }
 }
@@ -296,7 +341,9 @@ pub enum DevicePolicy {
 pub enum CapacityPolicy {
     /// Offset modulo capacity. A request that then crosses the end is split
     /// in two, `[offset, capacity)` and `[0, rest)`, with the same time and
-    /// op (counted in [`TraceStats::split`]), so no byte is lost.
+    /// op (counted in [`TraceStats::split`]), so no byte is lost; a copy is
+    /// also split where its source crosses the end. A request longer than
+    /// the capacity is an error naming its line.
     Wrap,
     /// If the trace reaches beyond the capacity, shrink its address range
     /// linearly: `offset * capacity / max_end` (exact integer arithmetic),
@@ -331,6 +378,9 @@ pub struct TraceOptions {
     pub device_policy: DevicePolicy,
     /// Wrap, scale or reject requests beyond the capacity.
     pub capacity_policy: CapacityPolicy,
+    /// FIU traces: a write whose content hash an earlier write still holds
+    /// becomes a copy from there ([`fiu`]). Default `false`.
+    pub dedup_copies: bool,
 }
 
 impl Default for TraceOptions {
@@ -342,6 +392,7 @@ impl Default for TraceOptions {
             speed: 1.0,
             device_policy: DevicePolicy::Merge,
             capacity_policy: CapacityPolicy::Reject,
+            dedup_copies: false,
         }
     }
 }
@@ -376,6 +427,10 @@ pub enum SkipKind {
     /// Final line of a blkparse file without a newline that does not parse
     /// completely: the file was cut mid-line.
     TruncatedFinalLine,
+    /// fio iolog file handling (`add`, `open`, `close`).
+    FileAction,
+    /// fio iolog `wait` (a delay, not a request).
+    Wait,
 }
 
 impl fmt::Display for SkipKind {
@@ -395,6 +450,8 @@ impl fmt::Display for SkipKind {
             }
             SkipKind::OtherDevice => f.write_str("requests of unselected devices"),
             SkipKind::TruncatedFinalLine => f.write_str("truncated final line"),
+            SkipKind::FileAction => f.write_str("fio file actions (add, open, close)"),
+            SkipKind::Wait => f.write_str("fio waits"),
         }
     }
 }
@@ -441,9 +498,12 @@ pub struct TraceStats {
     pub capacity_bytes: u64,
     /// The capacity policy applied.
     pub capacity_policy: CapacityPolicy,
-    /// Requests whose offset was reduced modulo the capacity (`Wrap`).
+    /// Requests the wrap policy moved (`Wrap`): offset reduced modulo the
+    /// capacity, or crossing the end (their tail continues at 0).
     pub wrapped: u64,
-    /// Requests split in two at the end of the capacity (`Wrap`).
+    /// Extra requests made by splitting at the end of the capacity
+    /// (`Wrap`): one per crossing request, two for a copy whose source
+    /// crosses at another point than its destination.
     pub split: u64,
     /// Requests whose offset was moved by `Scale`.
     pub scaled: u64,
@@ -643,199 +703,51 @@ enum Parsed<'a> {
     Event(&'a str),
 }
 
-/// Reads and parses a whole trace file; see [`parse_bytes`].
+/// Reads and parses a whole trace file into memory; see [`parse_bytes`].
+/// For traces of any size, stream them with [`prepare`] and
+/// [`Prepared::stream`] instead.
 pub fn load(
     path: impl AsRef<Path>,
     opts: &TraceOptions,
     capacity_bytes: u64,
 ) -> Result<Trace, TraceError> {
-    let path = path.as_ref();
-    let name = path.display().to_string();
-    let data = std::fs::read(path).map_err(|e| TraceError::new(&name, 0, "file", e.to_string()))?;
-    parse_bytes(&name, &data, opts, capacity_bytes)
+    collect(
+        TraceInput::Path(path.as_ref().to_path_buf()),
+        opts,
+        capacity_bytes,
+    )
 }
 
-/// Lines examined by auto-detection.
-const DETECT_LINES: usize = 64;
-
-/// Picks the format from the first lines of `data` (complete lines only,
-/// unless there is nothing else), reporting failures as a [`TraceError`].
-/// A malformed line after lines that agree on a format does not fail
-/// detection: it is left to the parser, whose error is more precise.
-fn detect_bytes(name: &str, data: &[u8]) -> Result<TraceFormat, TraceError> {
-    let mut sample: Vec<std::borrow::Cow<'_, str>> = Vec::new();
-    let mut rest = data;
-    while sample.len() < DETECT_LINES && !rest.is_empty() {
-        match rest.iter().position(|&b| b == b'\n') {
-            Some(i) => {
-                sample.push(String::from_utf8_lossy(&rest[..i]));
-                rest = &rest[i + 1..];
-            }
-            None => {
-                if sample.is_empty() {
-                    sample.push(String::from_utf8_lossy(rest));
-                }
-                break;
-            }
-        }
-    }
-    let err = match TraceFormat::detect(sample.iter().map(|s| s.as_ref())) {
-        Ok(f) => return Ok(f),
-        Err(e) => e,
-    };
-    // If the lines before the offending one agree on a format, use it: the
-    // parser then reports the offending line with its precise field.
-    let before = usize::try_from(err.line.saturating_sub(1)).unwrap_or(0);
-    if let Some(Ok(f)) = sample
-        .get(..before)
-        .map(|s| TraceFormat::detect(s.iter().map(|s| s.as_ref())))
-    {
-        return Ok(f);
-    }
-    Err(TraceError::new(
-        name,
-        err.line,
-        "format",
-        format!("cannot detect: {}", err.reason),
-    ))
-}
-
-/// Parses a trace held in memory; `name` is used in errors and stands for
-/// the file name. Applies the options as described on [`TraceOptions`],
-/// [`DevicePolicy`] and [`CapacityPolicy`]. `capacity_bytes` is the
-/// simulated device's user capacity and must be > 0.
+/// Parses a trace held in memory (plain or compressed); `name` is used in
+/// errors and stands for the file name. Applies the options as described
+/// on [`TraceOptions`], [`DevicePolicy`] and [`CapacityPolicy`].
+/// `capacity_bytes` is the simulated device's user capacity and must be > 0.
 pub fn parse_bytes(
     name: &str,
     data: &[u8],
     opts: &TraceOptions,
     capacity_bytes: u64,
 ) -> Result<Trace, TraceError> {
-    if !(opts.speed.is_finite() && opts.speed > 0.0) {
-        return Err(TraceError::new(
-            name,
-            0,
-            "speed",
-            format!("speed must be a finite number > 0, got {}", opts.speed),
-        ));
-    }
-    if capacity_bytes == 0 {
-        return Err(TraceError::new(
-            name,
-            0,
-            "capacity",
-            "capacity must be > 0 bytes",
-        ));
-    }
-    let format = match opts.format {
-        Some(f) => f,
-        None => detect_bytes(name, data)?,
-    };
-    let mut stats = TraceStats::new(format, capacity_bytes, opts.capacity_policy);
-    let mut requests = Vec::with_capacity(data.len() / 48);
-    let mut lines = Vec::with_capacity(data.len() / 48);
-    let mut blk = blkparse::Blkparse::default();
-    let mut events: Vec<(String, u64)> = Vec::new();
-    let unit_ns = opts.time_unit.ns();
-    let mut rest = data;
-    let mut lineno = 0u64;
-    while !rest.is_empty() {
-        let (raw, complete) = match rest.iter().position(|&b| b == b'\n') {
-            Some(i) => {
-                let l = &rest[..i];
-                rest = &rest[i + 1..];
-                (l, true)
-            }
-            None => {
-                let l = rest;
-                rest = &[];
-                (l, false)
-            }
-        };
-        lineno += 1;
-        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-        // Only a blkparse file is "known to be cut": its unterminated final
-        // line may be partial. Elsewhere a missing final newline is normal
-        // and the line must parse.
-        let truncatable = !complete && format == TraceFormat::Blkparse;
-        let text = match std::str::from_utf8(raw) {
-            Ok(t) => t.trim(),
-            Err(_) if truncatable => {
-                *stats
-                    .skipped
-                    .entry(SkipKind::TruncatedFinalLine)
-                    .or_default() += 1;
-                continue;
-            }
-            Err(e) => {
-                return Err(TraceError::new(
-                    name,
-                    lineno,
-                    "line",
-                    format!("invalid UTF-8 at byte {}", e.valid_up_to() + 1),
-                ))
-            }
-        };
-        let parsed = if text.is_empty() {
-            Ok(Parsed::Skip(SkipKind::Blank))
-        } else if text.starts_with('#') {
-            Ok(Parsed::Skip(SkipKind::Comment))
-        } else {
-            match format {
-                TraceFormat::Ascii => ascii::parse_line(text, unit_ns),
-                TraceFormat::Msr => msr::parse_line(text),
-                TraceFormat::Blkparse => blk.parse_line(text),
-                TraceFormat::Vscsi => vscsi::parse_line(text),
-                TraceFormat::Ftl => native::parse_line(text),
-            }
-        };
-        match parsed {
-            // A dispatch line always ends with `[process]`; without the
-            // closing bracket the size field may itself be cut short.
-            Ok(Parsed::Request(_)) if truncatable && !text.ends_with(']') => {
-                *stats
-                    .skipped
-                    .entry(SkipKind::TruncatedFinalLine)
-                    .or_default() += 1;
-            }
-            Ok(Parsed::Request(r)) => {
-                *stats.devices.entry(r.device).or_default() += 1;
-                if let DevicePolicy::Select(d) = opts.device_policy {
-                    if r.device != d {
-                        *stats.skipped.entry(SkipKind::OtherDevice).or_default() += 1;
-                        continue;
-                    }
-                }
-                let (count, bytes) = match r.op {
-                    TraceOp::Read => (&mut stats.reads, &mut stats.read_bytes),
-                    TraceOp::Write => (&mut stats.writes, &mut stats.write_bytes),
-                    TraceOp::Trim => (&mut stats.trims, &mut stats.trim_bytes),
-                    TraceOp::Copy { .. } => (&mut stats.copies, &mut stats.copy_bytes),
-                };
-                *count += 1;
-                *bytes = bytes.saturating_add(r.len_bytes);
-                requests.push(r);
-                lines.push(lineno);
-            }
-            Ok(Parsed::Skip(kind)) => *stats.skipped.entry(kind).or_default() += 1,
-            Ok(Parsed::Event(action)) => match events.iter_mut().find(|(a, _)| a == action) {
-                Some((_, n)) => *n += 1,
-                None => events.push((action.to_string(), 1)),
-            },
-            Err(_) if truncatable => {
-                *stats
-                    .skipped
-                    .entry(SkipKind::TruncatedFinalLine)
-                    .or_default() += 1;
-            }
-            Err(e) => return Err(TraceError::new(name, lineno, e.field, e.reason)),
-        }
-    }
-    stats.lines = lineno;
-    stats.records = requests.len() as u64;
-    for (action, n) in events {
-        *stats.skipped.entry(SkipKind::BlkEvent(action)).or_default() += n;
-    }
-    let requests = policy::apply(name, requests, &lines, &mut stats, opts)?;
-    stats.requests = requests.len() as u64;
+    collect(
+        TraceInput::Bytes {
+            name: name.to_string(),
+            data,
+        },
+        opts,
+        capacity_bytes,
+    )
+}
+
+/// Both passes over one input, keeping every request.
+fn collect(
+    input: TraceInput<'_>,
+    opts: &TraceOptions,
+    capacity_bytes: u64,
+) -> Result<Trace, TraceError> {
+    let prepared = prepare(&[input], opts, capacity_bytes)?;
+    let mut stream = prepared.stream()?;
+    let requests = (&mut stream).collect::<Result<Vec<_>, _>>()?;
+    let mut stats = prepared.stats;
+    stream.finish_stats(&mut stats);
     Ok(Trace { requests, stats })
 }

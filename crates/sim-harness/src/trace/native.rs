@@ -188,10 +188,31 @@ mod tests {
             TraceOp::Copy { src_bytes } => assert!(src_bytes + 4096 <= 32768 && src_bytes > 0),
             op => panic!("{op:?}"),
         }
-        // Wrap: both ranges fold; one that would split is an error.
+        // Wrap: both ranges fold; one that crosses the end is split there.
         let t = parse("0 C 40960 4096 36864\n", 32768, CapacityPolicy::Wrap).unwrap();
         assert_eq!(t.requests[0].offset_bytes, 8192);
         assert_eq!(t.requests[0].op, TraceOp::Copy { src_bytes: 4096 });
-        assert!(parse("0 C 30720 4096 0\n", 32768, CapacityPolicy::Wrap).is_err());
+        let t = parse("0 C 30720 4096 0\n", 32768, CapacityPolicy::Wrap).unwrap();
+        let pieces: Vec<(u64, u64, TraceOp)> = t
+            .requests
+            .iter()
+            .map(|r| (r.offset_bytes, r.len_bytes, r.op))
+            .collect();
+        assert_eq!(
+            pieces,
+            vec![
+                (30720, 2048, TraceOp::Copy { src_bytes: 0 }),
+                (0, 2048, TraceOp::Copy { src_bytes: 2048 })
+            ]
+        );
+        assert_eq!((t.stats.split, t.stats.requests), (1, 2));
+        // A source crossing the end splits too: three pieces here.
+        let t = parse("0 C 1024 8192 28672\n", 32768, CapacityPolicy::Wrap).unwrap();
+        let lens: Vec<u64> = t.requests.iter().map(|r| r.len_bytes).collect();
+        assert_eq!(lens, vec![4096, 4096]);
+        let t = parse("0 C 28672 8192 63488\n", 32768, CapacityPolicy::Wrap).unwrap();
+        let lens: Vec<u64> = t.requests.iter().map(|r| r.len_bytes).collect();
+        assert_eq!(lens, vec![2048, 2048, 4096]);
+        assert_eq!(t.stats.split, 2);
     }
 }

@@ -114,6 +114,89 @@ pub(crate) fn parse_decimal_ns(s: &str, unit_ns: u64) -> Result<u64, String> {
     u64::try_from(total).map_err(|_| too_big())
 }
 
+/// Splits `line` at `sep` (`None`: ASCII whitespace) into exactly `N`
+/// trimmed fields, or into at least `N` when `extra_ok` (the rest is
+/// ignored). The error names the first missing field or says that there
+/// are too many; `names` are the field names, `layout` the documented
+/// line layout for the message.
+pub(crate) fn split_fields<'a, const N: usize>(
+    line: &'a str,
+    sep: Option<char>,
+    names: &[&'static str; N],
+    layout: &str,
+    extra_ok: bool,
+) -> Result<[&'a str; N], super::FieldError> {
+    let mut f = [""; N];
+    let mut n = 0;
+    let mut push = |field: &'a str| -> Result<bool, super::FieldError> {
+        if n == N {
+            if extra_ok {
+                return Ok(false);
+            }
+            return Err(super::FieldError::new(
+                "line",
+                format!(
+                    "unexpected field {} {} (expected {N} fields: `{layout}`)",
+                    N + 1,
+                    quote(field)
+                ),
+            ));
+        }
+        f[n] = field.trim();
+        n += 1;
+        Ok(true)
+    };
+    match sep {
+        Some(c) => {
+            for field in line.split(c) {
+                if !push(field)? {
+                    break;
+                }
+            }
+        }
+        None => {
+            for field in line.split_ascii_whitespace() {
+                if !push(field)? {
+                    break;
+                }
+            }
+        }
+    }
+    if n < N {
+        return Err(super::FieldError::new(
+            names[n],
+            format!("missing field {} of {N} (`{layout}`)", n + 1),
+        ));
+    }
+    Ok(f)
+}
+
+/// Multiplies a parsed count by `unit` bytes, naming `field` on overflow.
+pub(crate) fn times_unit(
+    s: &str,
+    unit: u64,
+    field: &'static str,
+) -> Result<u64, super::FieldError> {
+    let v = parse_u64(s).map_err(|r| super::FieldError::new(field, r))?;
+    v.checked_mul(unit).ok_or_else(|| {
+        super::FieldError::new(field, format!("{} overflows 64-bit bytes", quote(s)))
+    })
+}
+
+/// Parses `R`/`W` (any case, also `Read`/`Write`) into a read or write.
+pub(crate) fn parse_rw(s: &str, field: &'static str) -> Result<super::TraceOp, super::FieldError> {
+    if s.eq_ignore_ascii_case("r") || s.eq_ignore_ascii_case("read") {
+        Ok(super::TraceOp::Read)
+    } else if s.eq_ignore_ascii_case("w") || s.eq_ignore_ascii_case("write") {
+        Ok(super::TraceOp::Write)
+    } else {
+        Err(super::FieldError::new(
+            field,
+            format!("unknown op {} (expected R or W)", quote(s)),
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,6 +5,7 @@ mod formats;
 mod policies;
 mod props;
 mod real_files;
+mod samples;
 
 use super::*;
 

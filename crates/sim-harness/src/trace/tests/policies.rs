@@ -52,7 +52,8 @@ fn trace_wrap() {
     assert_eq!(t.requests[2].time_ns, t.requests[3].time_ns);
     assert_eq!(t.requests[3].op, TraceOp::Write);
     let s = &t.stats;
-    assert_eq!((s.wrapped, s.split, s.records, s.requests), (2, 2, 5, 7));
+    // Wrapped: the two reduced offsets and the request crossing the end.
+    assert_eq!((s.wrapped, s.split, s.records, s.requests), (3, 2, 5, 7));
     assert_eq!(s.max_end_bytes, 3 * MIB + 3072);
     // A request longer than the capacity cannot be wrapped.
     let e = parse_with(

@@ -15,6 +15,13 @@ fn any_format() -> impl Strategy<Value = Option<TraceFormat>> {
         Just(Some(TraceFormat::Msr)),
         Just(Some(TraceFormat::Blkparse)),
         Just(Some(TraceFormat::Vscsi)),
+        Just(Some(TraceFormat::Ftl)),
+        Just(Some(TraceFormat::Alibaba)),
+        Just(Some(TraceFormat::Tencent)),
+        Just(Some(TraceFormat::Systor)),
+        Just(Some(TraceFormat::Fiu)),
+        Just(Some(TraceFormat::Spc)),
+        Just(Some(TraceFormat::Fio)),
     ]
 }
 
@@ -43,6 +50,7 @@ fn any_opts() -> impl Strategy<Value = TraceOptions> {
                     speed,
                     device_policy,
                     capacity_policy,
+                    dedup_copies: false,
                 }
             },
         )
@@ -171,6 +179,24 @@ const TEMPLATES: &[(&str, char)] = &[
     ),
     ("8,16 5 0 0.000012990 0 m N cfq18615S / insert_request", ' '),
     ("CPU0 (sdb):", ' '),
+    ("8,16 0.000645181 D W 3483704 128", ' '),
+    ("0 W 0 4096", ' '),
+    ("30 C 1048576 8192 0", ' '),
+    ("3,W,1073741824,8192,1577808000000123", ','),
+    ("1538323200,2048,16,1,1063", ','),
+    ("Timestamp,Response,IOType,LUN,Offset,Size", ','),
+    ("1487155725.002383,0.004468,R,0,387284992,4096", ','),
+    ("1487155725.002383,,W,4,387284992,4096", ','),
+    (
+        "89966528053746 4421 pdflush 1973560 8 W 8 0 550a141f12de6341fba65b0ad0433500",
+        ' ',
+    ),
+    ("0,303567,3584,w,0.000000", ','),
+    ("fio version 2 iolog", ' '),
+    ("fio version 3 iolog", ' '),
+    ("/dev/nbd0 write 2023424 4096", ' '),
+    ("16302 /dev/nbd0 read 2023424 4096", ' '),
+    ("/dev/nbd0 wait 250 0", ' '),
 ];
 
 /// A valid line with a few tokens replaced, deleted or inserted, and
@@ -292,7 +318,9 @@ proptest! {
         text in soup_file(),
         opts in any_opts(),
         cap in any_cap(),
+        dedup in any::<bool>(),
     ) {
+        let opts = TraceOptions { dedup_copies: dedup, ..opts };
         let _ = parse_bytes("fuzz", text.as_bytes(), &opts, cap);
         let _ = TraceFormat::detect(text.lines());
     }
@@ -475,7 +503,9 @@ proptest! {
         text in mutated_file(),
         opts in any_opts(),
         cap in any_cap(),
+        dedup in any::<bool>(),
     ) {
+        let opts = TraceOptions { dedup_copies: dedup, ..opts };
         let _ = parse_bytes("fuzz", text.as_bytes(), &opts, cap);
         let _ = TraceFormat::detect(text.lines());
     }

@@ -1,0 +1,146 @@
+//! Feeding a streamed trace to the simulator: a reader thread runs the
+//! trace's second pass and converts its byte requests into mapping-unit
+//! requests, in batches over a bounded channel, so parsing overlaps the
+//! simulation and memory stays bounded whatever the trace's size.
+
+use std::sync::mpsc::{sync_channel, Receiver};
+use std::thread::JoinHandle;
+
+use sim_harness::trace::{Prepared, TraceOp, TraceRequest, TraceStats};
+use sim_harness::workload::{HostOp, HostRequest, RequestSource};
+
+/// Requests per batch sent from the reader thread.
+const BATCH: usize = 4096;
+
+/// Batches in flight between the reader thread and the simulator.
+const BATCHES_IN_FLIGHT: usize = 4;
+
+/// Converts a byte request (already placed within the capacity by the
+/// trace's capacity policy) to mapping units starting at unit `base`.
+///
+/// A read, write or trim covers every unit it touches. A copy moves
+/// `ceil(len / unit)` units from the unit holding its source offset to the
+/// unit holding its destination offset, so an unaligned destination does
+/// not make the source longer than the bytes it copies.
+pub fn to_units(r: &TraceRequest, unit: u64, base: u32) -> HostRequest {
+    let first = r.offset_bytes / unit;
+    let (op, units) = match r.op {
+        TraceOp::Read => (HostOp::Read, (r.end_bytes() - 1) / unit - first + 1),
+        TraceOp::Write => (HostOp::Write, (r.end_bytes() - 1) / unit - first + 1),
+        TraceOp::Trim => (HostOp::Trim, (r.end_bytes() - 1) / unit - first + 1),
+        TraceOp::Copy { src_bytes } => (
+            HostOp::Copy {
+                src: base + (src_bytes / unit) as u32,
+            },
+            r.len_bytes.div_ceil(unit),
+        ),
+    };
+    HostRequest {
+        time_ns: r.time_ns,
+        op,
+        lpn: base + first as u32,
+        units: units as u32,
+        idle_ns: 0,
+    }
+}
+
+/// A [`RequestSource`] fed by a reader thread running a trace's second pass.
+pub struct StreamSource {
+    rx: Receiver<Result<Vec<HostRequest>, String>>,
+    buf: std::vec::IntoIter<HostRequest>,
+    records: u64,
+    error: Option<String>,
+    handle: Option<JoinHandle<TraceStats>>,
+}
+
+impl StreamSource {
+    /// Starts the reader thread over `prepared`, converting requests to
+    /// units of `unit` bytes from unit `base` (a flow's region).
+    pub fn spawn(prepared: Prepared<'static>, unit: u64, base: u32) -> StreamSource {
+        let (tx, rx) = sync_channel(BATCHES_IN_FLIGHT);
+        let records = prepared.stats.records;
+        let handle = std::thread::spawn(move || {
+            let mut stats = prepared.stats.clone();
+            let mut stream = match prepared.stream() {
+                Ok(s) => s,
+                Err(e) => {
+                    let _ = tx.send(Err(e.to_string()));
+                    return stats;
+                }
+            };
+            let mut batch = Vec::with_capacity(BATCH);
+            for r in &mut stream {
+                match r {
+                    Ok(r) => batch.push(to_units(&r, unit, base)),
+                    Err(e) => {
+                        let _ = tx.send(Err(e.to_string()));
+                        return stats;
+                    }
+                }
+                if batch.len() == BATCH {
+                    let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+                    if tx.send(Ok(full)).is_err() {
+                        break;
+                    }
+                }
+            }
+            if !batch.is_empty() {
+                let _ = tx.send(Ok(batch));
+            }
+            stream.finish_stats(&mut stats);
+            stats
+        });
+        StreamSource {
+            rx,
+            buf: Vec::new().into_iter(),
+            records,
+            error: None,
+            handle: Some(handle),
+        }
+    }
+
+    /// Waits for the reader thread: the trace's final statistics, or the
+    /// error that stopped the stream (a malformed line found late).
+    pub fn finish(mut self) -> Result<TraceStats, String> {
+        // Drop the receiver first so a reader blocked on a full channel ends.
+        let handle = self.handle.take();
+        let error = self.error.take();
+        drop(self);
+        let stats = handle
+            .map(|h| {
+                h.join()
+                    .map_err(|_| "trace reader thread panicked".to_string())
+            })
+            .transpose()?;
+        match (error, stats) {
+            (Some(e), _) => Err(e),
+            (None, Some(s)) => Ok(s),
+            (None, None) => Err("trace reader already finished".into()),
+        }
+    }
+}
+
+impl RequestSource for StreamSource {
+    fn next_request(&mut self) -> Option<HostRequest> {
+        loop {
+            if let Some(r) = self.buf.next() {
+                return Some(r);
+            }
+            if self.error.is_some() {
+                return None;
+            }
+            match self.rx.recv() {
+                Ok(Ok(batch)) => self.buf = batch.into_iter(),
+                Ok(Err(e)) => {
+                    self.error = Some(e);
+                    return None;
+                }
+                Err(_) => return None,
+            }
+        }
+    }
+
+    fn len_hint(&self) -> Option<u64> {
+        Some(self.records)
+    }
+}
