@@ -168,3 +168,19 @@ pub fn small_geometry(units_per_page: u8) -> Geometry {
         units_per_page,
     }
 }
+
+/// A formatted core on a [`TestNand`] for a configuration: runs `f` with
+/// the core and its synchronous driver and returns what `f` returns (the
+/// memory is lent for the call).
+pub fn with_core<R>(
+    cfg: firmware_core::Config,
+    f: impl FnOnce(&mut firmware_core::FullFtl<'_>, &mut firmware_core::SyncDriver<'_, TestNand>) -> R,
+) -> R {
+    let mut mem = std::vec![0u8; firmware_core::FullFtl::lend_bytes(&cfg).unwrap()];
+    let mut data = std::vec![0u64; cfg.total_slots() as usize];
+    let mut nand = TestNand::new(cfg.geometry);
+    let mut ftl = firmware_core::FullFtl::new(cfg, &mut mem).unwrap();
+    let mut drv = firmware_core::SyncDriver::new(&mut nand, &mut data);
+    drv.format(&mut ftl).unwrap();
+    f(&mut ftl, &mut drv)
+}

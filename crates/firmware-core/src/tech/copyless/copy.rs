@@ -315,8 +315,8 @@ mod tests {
     //! Copyless copy over the mechanism: a real core on the test medium.
     use super::HasCopyless;
     use crate::config::{Config, CopyConfig, CopyMode};
-    use crate::test_nand::{small_geometry, TestNand};
-    use crate::{CopyStop, FullFtl, Lpn, ReadValue, SyncDriver};
+    use crate::test_nand::{small_geometry, with_core};
+    use crate::{CopyStop, FullFtl, Lpn, ReadValue};
     use std::vec;
 
     fn config(mode: CopyMode) -> Config {
@@ -335,34 +335,30 @@ mod tests {
     #[test]
     fn a_remapped_copy_shares_the_unit_and_an_overwrite_releases_one_owner() {
         let cfg = config(CopyMode::Remap);
-        let mut mem = vec![0u8; FullFtl::lend_bytes(&cfg).unwrap()];
-        let mut data = vec![0u64; cfg.total_slots() as usize];
-        let mut nand = TestNand::new(cfg.geometry);
-        let mut ftl = FullFtl::new(cfg, &mut mem).unwrap();
-        let mut drv = SyncDriver::new(&mut nand, &mut data);
-        drv.format(&mut ftl).unwrap();
-        drv.write(&mut ftl, Lpn(3), 33).unwrap();
-        drv.flush(&mut ftl).unwrap();
-        let programs = ftl.stats().nand_programs;
-        drv.copy(&mut ftl, Lpn(3), Lpn(20), 1).unwrap();
-        assert_eq!(
-            ftl.stats().nand_programs,
-            programs,
-            "a remap programs nothing"
-        );
-        assert_eq!(ftl.stats().copy_remapped_units, 1);
-        assert_eq!(ftl.location(Lpn(3)), ftl.location(Lpn(20)));
-        let crate::Loc::Flash(p) = ftl.location(Lpn(3)).unwrap() else {
-            panic!("copied unit not on flash");
-        };
-        assert_eq!(ftl.hooks().copyless().unwrap().count(p).unwrap(), 2);
-        // Copy-on-write: the source's overwrite leaves the copy alone.
-        drv.write(&mut ftl, Lpn(3), 44).unwrap();
-        drv.flush(&mut ftl).unwrap();
-        assert_eq!(ftl.hooks().copyless().unwrap().count(p).unwrap(), 1);
-        assert_eq!(drv.read(&mut ftl, Lpn(20)).unwrap(), ReadValue::Data(33));
-        assert_eq!(drv.read(&mut ftl, Lpn(3)).unwrap(), ReadValue::Data(44));
-        ftl.audit().unwrap();
+        with_core(cfg, |ftl, drv| {
+            drv.write(ftl, Lpn(3), 33).unwrap();
+            drv.flush(ftl).unwrap();
+            let programs = ftl.stats().nand_programs;
+            drv.copy(ftl, Lpn(3), Lpn(20), 1).unwrap();
+            assert_eq!(
+                ftl.stats().nand_programs,
+                programs,
+                "a remap programs nothing"
+            );
+            assert_eq!(ftl.stats().copy_remapped_units, 1);
+            assert_eq!(ftl.location(Lpn(3)), ftl.location(Lpn(20)));
+            let crate::Loc::Flash(p) = ftl.location(Lpn(3)).unwrap() else {
+                panic!("copied unit not on flash");
+            };
+            assert_eq!(ftl.hooks().copyless().unwrap().count(p).unwrap(), 2);
+            // Copy-on-write: the source's overwrite leaves the copy alone.
+            drv.write(ftl, Lpn(3), 44).unwrap();
+            drv.flush(ftl).unwrap();
+            assert_eq!(ftl.hooks().copyless().unwrap().count(p).unwrap(), 1);
+            assert_eq!(drv.read(ftl, Lpn(20)).unwrap(), ReadValue::Data(33));
+            assert_eq!(drv.read(ftl, Lpn(3)).unwrap(), ReadValue::Data(44));
+            ftl.audit().unwrap();
+        })
     }
 
     #[test]

@@ -167,8 +167,8 @@ mod tests {
     //! flush order seen through its hook functions.
     use super::*;
     use crate::config::PersistConfig;
-    use crate::test_nand::TestNand;
-    use crate::{FullFtl, SyncDriver};
+    use crate::test_nand::with_core;
+    use crate::FullFtl;
     use std::vec;
 
     /// Mapping entries per translation page.
@@ -202,32 +202,28 @@ mod tests {
     #[test]
     fn buffered_writes_leave_grouped_by_translation_page() {
         let cfg = config();
-        let mut mem = vec![0u8; FullFtl::lend_bytes(&cfg).unwrap()];
-        let mut data = vec![0u64; cfg.total_slots() as usize];
-        let mut nand = TestNand::new(cfg.geometry);
-        let mut ftl = FullFtl::new(cfg, &mut mem).unwrap();
-        let mut drv = SyncDriver::new(&mut nand, &mut data);
-        drv.format(&mut ftl).unwrap();
-        // Interleave translation pages: 0, TP, 1, TP + 1, 2, TP + 2, 2 TP.
-        let lpns = [0u32, TP, 1, TP + 1, 2, TP + 2, 2 * TP];
-        for l in lpns {
-            ftl.write(Lpn(l), 0).unwrap();
-        }
-        assert_eq!(queued(&ftl), lpns.len() as u32);
-        // LIDF takes every write of the translation page with the most
-        // buffered writes before moving on: the order is by page, not by time.
-        let mut taken_tps = vec![];
-        while let Some(i) = pop(&mut ftl).unwrap() {
-            // As the buffer does: a write taken for a program dirties its
-            // page, so the page's other writes cost nothing and go next.
-            taken(&mut ftl, Slot(i)).unwrap();
-            taken_tps.push(ftl.slot(Slot(i)).unwrap().lpn / TP);
-        }
-        let mut runs = taken_tps.clone();
-        runs.dedup();
-        assert_eq!(runs.len(), 3, "one run per translation page: {taken_tps:?}");
-        assert_eq!(taken_tps.len(), lpns.len());
-        assert_eq!(queued(&ftl), 0);
+        with_core(cfg, |ftl, _| {
+            // Interleave translation pages: 0, TP, 1, TP + 1, 2, TP + 2, 2 TP.
+            let lpns = [0u32, TP, 1, TP + 1, 2, TP + 2, 2 * TP];
+            for l in lpns {
+                ftl.write(Lpn(l), 0).unwrap();
+            }
+            assert_eq!(queued(&ftl), lpns.len() as u32);
+            // LIDF takes every write of the translation page with the most
+            // buffered writes before moving on: the order is by page, not by time.
+            let mut taken_tps = vec![];
+            while let Some(i) = pop(ftl).unwrap() {
+                // As the buffer does: a write taken for a program dirties its
+                // page, so the page's other writes cost nothing and go next.
+                taken(ftl, Slot(i)).unwrap();
+                taken_tps.push(ftl.slot(Slot(i)).unwrap().lpn / TP);
+            }
+            let mut runs = taken_tps.clone();
+            runs.dedup();
+            assert_eq!(runs.len(), 3, "one run per translation page: {taken_tps:?}");
+            assert_eq!(taken_tps.len(), lpns.len());
+            assert_eq!(queued(&ftl), 0);
+        })
     }
 
     #[test]

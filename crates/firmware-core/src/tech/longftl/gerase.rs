@@ -496,9 +496,7 @@ mod tests {
     use super::*;
     use crate::config::Config;
     use crate::medium::nand::ReadReport;
-    use crate::test_nand::{small_geometry, TestNand};
-    use crate::{FullFtl, SyncDriver};
-    use std::vec;
+    use crate::test_nand::{small_geometry, with_core};
 
     #[test]
     fn a_due_victim_is_erased_guarded_and_its_weakest_wordlines_are_skipped() {
@@ -521,39 +519,34 @@ mod tests {
             ecc_limit: 40,
             ..GuardConfig::OFF
         };
-        let mut mem = vec![0u8; FullFtl::lend_bytes(&cfg).unwrap()];
-        let mut data = vec![0u64; cfg.total_slots() as usize];
-        let mut nand = TestNand::new(cfg.geometry);
-        let mut ftl = FullFtl::new(cfg, &mut mem).unwrap();
-        SyncDriver::new(&mut nand, &mut data)
-            .format(&mut ftl)
-            .unwrap();
-        let b = BlockId(5);
-        let p = ftl.g.plane_of(b);
-        // Reads of block 5 report wordlines 3 and 6 as the weakest.
-        for (wl, errs) in [(1u32, 12u16), (3, 30), (6, 25), (7, 11)] {
-            let page = ftl.g.ppn(b, wl);
-            let rep = ReadReport {
-                bit_errors: errs,
-                ..ReadReport::default()
+        with_core(cfg, |ftl, _| {
+            let b = BlockId(5);
+            let p = ftl.g.plane_of(b);
+            // Reads of block 5 report wordlines 3 and 6 as the weakest.
+            for (wl, errs) in [(1u32, 12u16), (3, 30), (6, 25), (7, 11)] {
+                let page = ftl.g.ppn(b, wl);
+                let rep = ReadReport {
+                    bit_errors: errs,
+                    ..ReadReport::default()
+                };
+                guard_read(ftl, page, &Ok(rep)).unwrap();
+            }
+            let cmd = victim_erase(ftl, p, b).unwrap();
+            let NandCmd::GuardedErase { low_stress, .. } = cmd else {
+                panic!("a due block is erased guarded: {cmd:?}");
             };
-            guard_read(&mut ftl, page, &Ok(rep)).unwrap();
-        }
-        let cmd = victim_erase(&mut ftl, p, b).unwrap();
-        let NandCmd::GuardedErase { low_stress, .. } = cmd else {
-            panic!("a due block is erased guarded: {cmd:?}");
-        };
-        assert!(low_stress.contains(3) && low_stress.contains(6));
-        assert_eq!(low_stress.len(), 2);
-        guard_erased(&mut ftl, &cmd).unwrap();
-        assert_eq!(ftl.stats().guarded_erases, 1);
-        assert_eq!(ftl.stats().low_stress_wls, 2);
-        assert_eq!(skip_units(&ftl, b), 2, "two wordlines of one unit each");
-        assert_eq!(usable_page(&ftl, b, 3), 4, "wordline 3 is skipped");
-        assert_eq!(usable_page(&ftl, b, 6), 7, "wordline 6 is skipped");
-        assert_eq!(usable_page(&ftl, b, 2), 2);
-        // Out of service, the block's skipped units stop counting.
-        guard_forget(&mut ftl, b).unwrap();
-        assert_eq!(skip_units(&ftl, b), 0);
+            assert!(low_stress.contains(3) && low_stress.contains(6));
+            assert_eq!(low_stress.len(), 2);
+            guard_erased(ftl, &cmd).unwrap();
+            assert_eq!(ftl.stats().guarded_erases, 1);
+            assert_eq!(ftl.stats().low_stress_wls, 2);
+            assert_eq!(skip_units(&ftl, b), 2, "two wordlines of one unit each");
+            assert_eq!(usable_page(&ftl, b, 3), 4, "wordline 3 is skipped");
+            assert_eq!(usable_page(&ftl, b, 6), 7, "wordline 6 is skipped");
+            assert_eq!(usable_page(&ftl, b, 2), 2);
+            // Out of service, the block's skipped units stop counting.
+            guard_forget(ftl, b).unwrap();
+            assert_eq!(skip_units(&ftl, b), 0);
+        })
     }
 }

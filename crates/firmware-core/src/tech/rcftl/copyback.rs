@@ -715,8 +715,8 @@ mod tests {
     //! rcFTL over the mechanism: a real core on the test medium.
     use super::*;
     use crate::config::Config;
-    use crate::test_nand::{small_geometry, TestNand};
-    use crate::{FullFtl, Lpn, ReadValue, SyncDriver};
+    use crate::test_nand::{small_geometry, with_core};
+    use crate::{Lpn, ReadValue};
     use std::vec;
 
     fn run(mode: CopybackMode) -> (crate::Stats, u32) {
@@ -728,33 +728,29 @@ mod tests {
             mode,
             ..CopybackPolicy::OFF_CHIP
         };
-        let mut mem = vec![0u8; FullFtl::lend_bytes(&cfg).unwrap()];
-        let mut data = vec![0u64; cfg.total_slots() as usize];
-        let mut nand = TestNand::new(cfg.geometry);
-        let mut ftl = FullFtl::new(cfg, &mut mem).unwrap();
-        let mut drv = SyncDriver::new(&mut nand, &mut data);
-        drv.format(&mut ftl).unwrap();
-        let n = cfg.logical_units;
-        let mut oracle = vec![0u64; n as usize];
-        let mut x = 7u32;
-        for i in 1..=u64::from(n) * 8 {
-            x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
-            let l = (x >> 8) % n;
-            drv.write(&mut ftl, Lpn(l), i).unwrap();
-            oracle[l as usize] = i;
-        }
-        drv.flush(&mut ftl).unwrap();
-        for (l, &v) in oracle.iter().enumerate() {
-            let want = if v == 0 {
-                ReadValue::Unmapped
-            } else {
-                ReadValue::Data(v)
-            };
-            assert_eq!(drv.read(&mut ftl, Lpn(l as u32)).unwrap(), want, "lpn {l}");
-        }
-        ftl.audit().unwrap();
-        let levels = ftl.hooks().rcftl().map_or(0, |r| r.st.levels.len() as u32);
-        (*ftl.stats(), levels)
+        with_core(cfg, |ftl, drv| {
+            let n = cfg.logical_units;
+            let mut oracle = vec![0u64; n as usize];
+            let mut x = 7u32;
+            for i in 1..=u64::from(n) * 8 {
+                x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                let l = (x >> 8) % n;
+                drv.write(ftl, Lpn(l), i).unwrap();
+                oracle[l as usize] = i;
+            }
+            drv.flush(ftl).unwrap();
+            for (l, &v) in oracle.iter().enumerate() {
+                let want = if v == 0 {
+                    ReadValue::Unmapped
+                } else {
+                    ReadValue::Data(v)
+                };
+                assert_eq!(drv.read(ftl, Lpn(l as u32)).unwrap(), want, "lpn {l}");
+            }
+            ftl.audit().unwrap();
+            let levels = ftl.hooks().rcftl().map_or(0, |r| r.st.levels.len() as u32);
+            (*ftl.stats(), levels)
+        })
     }
 
     #[test]

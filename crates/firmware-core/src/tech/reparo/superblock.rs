@@ -308,9 +308,8 @@ mod tests {
     //! Superblock placement over the mechanism: a real core on the test
     //! medium, the program order read back from the medium's log.
     use super::*;
-    use crate::test_nand::{small_geometry, TestNand};
-    use crate::{FullFtl, Lpn, SyncDriver};
-    use std::vec;
+    use crate::test_nand::{small_geometry, with_core};
+    use crate::Lpn;
     use std::vec::Vec;
 
     fn host_program_planes(enabled: bool) -> Vec<u32> {
@@ -322,22 +321,19 @@ mod tests {
             enabled,
             list_pages: false,
         };
-        let mut mem = vec![0u8; FullFtl::lend_bytes(&cfg).unwrap()];
-        let mut data = vec![0u64; cfg.total_slots() as usize];
-        let mut nand = TestNand::new(cfg.geometry);
-        let mut ftl = FullFtl::new(cfg, &mut mem).unwrap();
-        let mut drv = SyncDriver::new(&mut nand, &mut data);
-        drv.format(&mut ftl).unwrap();
-        for l in 0..24 {
-            drv.write(&mut ftl, Lpn(l), u64::from(l)).unwrap();
-        }
-        drv.flush(&mut ftl).unwrap();
-        let g = cfg.geometry;
-        nand.log
-            .iter()
-            .filter(|(_, s)| s.kind == crate::medium::nand::PageKind::Data)
-            .map(|(page, _)| g.plane_of(g.block_of(*page)).0)
-            .collect()
+        with_core(cfg, |ftl, drv| {
+            for l in 0..24 {
+                drv.write(ftl, Lpn(l), u64::from(l)).unwrap();
+            }
+            drv.flush(ftl).unwrap();
+            let g = cfg.geometry;
+            drv.nand
+                .log
+                .iter()
+                .filter(|(_, s)| s.kind == crate::medium::nand::PageKind::Data)
+                .map(|(page, _)| g.plane_of(g.block_of(*page)).0)
+                .collect()
+        })
     }
 
     #[test]
