@@ -208,7 +208,7 @@ mod tests {
             for l in lpns {
                 ftl.write(Lpn(l), 0).unwrap();
             }
-            assert_eq!(queued(&ftl), lpns.len() as u32);
+            assert_eq!(queued(ftl), lpns.len() as u32);
             // LIDF takes every write of the translation page with the most
             // buffered writes before moving on: the order is by page, not by time.
             let mut taken_tps = vec![];
@@ -222,7 +222,7 @@ mod tests {
             runs.dedup();
             assert_eq!(runs.len(), 3, "one run per translation page: {taken_tps:?}");
             assert_eq!(taken_tps.len(), lpns.len());
-            assert_eq!(queued(&ftl), 0);
+            assert_eq!(queued(ftl), 0);
         })
     }
 

@@ -540,13 +540,13 @@ mod tests {
             guard_erased(ftl, &cmd).unwrap();
             assert_eq!(ftl.stats().guarded_erases, 1);
             assert_eq!(ftl.stats().low_stress_wls, 2);
-            assert_eq!(skip_units(&ftl, b), 2, "two wordlines of one unit each");
-            assert_eq!(usable_page(&ftl, b, 3), 4, "wordline 3 is skipped");
-            assert_eq!(usable_page(&ftl, b, 6), 7, "wordline 6 is skipped");
-            assert_eq!(usable_page(&ftl, b, 2), 2);
+            assert_eq!(skip_units(ftl, b), 2, "two wordlines of one unit each");
+            assert_eq!(usable_page(ftl, b, 3), 4, "wordline 3 is skipped");
+            assert_eq!(usable_page(ftl, b, 6), 7, "wordline 6 is skipped");
+            assert_eq!(usable_page(ftl, b, 2), 2);
             // Out of service, the block's skipped units stop counting.
             guard_forget(ftl, b).unwrap();
-            assert_eq!(skip_units(&ftl, b), 0);
+            assert_eq!(skip_units(ftl, b), 0);
         })
     }
 }
