@@ -7,6 +7,7 @@ mod common;
 mod crash;
 mod experiment;
 mod lifetime;
+mod mem_limit;
 mod memory;
 mod progress;
 mod raid;

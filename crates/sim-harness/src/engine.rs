@@ -190,6 +190,43 @@ impl<U: Copy + Default> CoreStore<U> {
         })
     }
 
+    /// Bytes [`CoreStore::new`] would allocate for `cfg`, computed without
+    /// allocating (for the memory check before a run).
+    pub fn bytes_for(cfg: &Config) -> Result<u64, Error> {
+        use std::mem::size_of;
+        let s = TableSizes::for_config(cfg)?;
+        let gs = firmware_core::gerase::GuardSizes::for_config(cfg);
+        let terms: [(usize, usize); 24] = [
+            (gs.wl_entries, size_of::<firmware_core::weak_wl::WlEntry>()),
+            (gs.wl_heads, size_of::<u16>()),
+            (gs.blocks, size_of::<firmware_core::gerase::GuardMeta>()),
+            (s.l2p, size_of::<u32>()),
+            (s.p2l, size_of::<u32>()),
+            (s.blocks, size_of::<BlockMeta>()),
+            (s.buckets, size_of::<u32>()),
+            (s.planes, size_of::<PlaneState>()),
+            (s.slots, size_of::<SlotMeta>()),
+            (s.ops, size_of::<OpEntry>()),
+            (s.page_cb, 1),
+            (s.tps, size_of::<u32>()),
+            (s.tps, size_of::<u64>()),
+            (s.tps, 1),
+            (s.tps, size_of::<DirtyLink>()),
+            (s.lidf_tps, size_of::<firmware_core::lidf::TpEntry>()),
+            (s.lidf_tps, size_of::<u32>()),
+            (s.lidf_tps, size_of::<u16>()),
+            (s.tps, size_of::<u16>()),
+            (s.meta_bytes, 1),
+            (s.cc_counts, size_of::<u32>()),
+            (s.cc_heads, size_of::<u32>()),
+            (s.cc_shadow, size_of::<ShadowEntry>()),
+            (s.slots, size_of::<U>()),
+        ];
+        Ok(terms.iter().fold(0u64, |acc, &(n, b)| {
+            acc.saturating_add((n as u64).saturating_mul(b as u64))
+        }))
+    }
+
     /// Lends the tables and the slot data pool.
     pub fn split(&mut self) -> (Tables<'_>, &mut [U]) {
         let (t, d, _) = self.split_guarded();
@@ -438,6 +475,35 @@ struct ReadTrack {
     expect: u64,
     /// The read is the source half of a physical copy.
     copy: bool,
+}
+
+/// Bytes an [`Engine`] allocates beside its [`CoreStore`] for `cfg`, queue
+/// depth `qd` and units of `unit_bytes`, at their largest: the event heap,
+/// operation tables, request slots, the oracle and a full time series
+/// (`fixed_step`: of a fixed sampling step, else of the adaptive one).
+pub fn engine_bytes(cfg: &Config, qd: u32, unit_bytes: u64, fixed_step: bool) -> u64 {
+    use std::mem::size_of;
+    let inflight = u64::from(cfg.max_inflight);
+    let qd = u64::from(qd.max(1));
+    let per_op = (size_of::<Reverse<(u64, u8, u32)>>()
+        + size_of::<NandResult>()
+        + size_of::<NandOp>()
+        + size_of::<u32>()) as u64;
+    let per_req =
+        (size_of::<Outstanding>() + size_of::<u32>() + size_of::<ReadTrack>()) as u64 + unit_bytes;
+    let rows = if fixed_step {
+        crate::series::FIXED_MAX_ROWS
+    } else {
+        crate::series::ADAPTIVE_MAX_ROWS
+    };
+    let series = (rows * size_of::<Sample>() * 2) as u64;
+    let oracle = u64::from(cfg.logical_units) * size_of::<u32>() as u64;
+    inflight
+        .saturating_add(qd)
+        .saturating_mul(per_op)
+        .saturating_add(qd.saturating_mul(per_req))
+        .saturating_add(series)
+        .saturating_add(oracle)
 }
 
 /// Tag bit of flush commands (read tags index the read table and stay below it).
