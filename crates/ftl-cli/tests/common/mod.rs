@@ -1,6 +1,8 @@
 //! Running the `ftl` binary and reading its JSON report, for the CLI tests.
 #![allow(dead_code)]
 
+pub mod nbd;
+
 use std::process::{Command, Output};
 
 use serde_json::Value;
