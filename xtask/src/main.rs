@@ -2,19 +2,23 @@
 
 mod budget;
 mod ci;
+mod fuzz;
 mod nbd;
 mod qemu;
 
 use std::process::ExitCode;
 
 fn usage() -> ExitCode {
-    eprintln!("usage: cargo xtask <ci|nbd|qemu|budget>");
+    eprintln!("usage: cargo xtask <ci|nbd|qemu|budget|fuzz>");
     eprintln!("  ci      formatting, lints (host and thumbv7em), tests, target build, nbd, qemu");
     eprintln!(
         "  nbd     ftl serve --nbd against fio, qemu-img and qemu-io (installs them if missing)"
     );
     eprintln!("  qemu    boot the bare-metal Cortex-M4 firmware on QEMU, clean and corrupted");
     eprintln!("  budget  code size, RAM, stack and instructions per write of the core");
+    eprintln!(
+        "  fuzz [--seconds N] [TARGET...]  run the cargo-fuzz targets of fuzz/ (default 25 s each)"
+    );
     ExitCode::from(2)
 }
 
@@ -25,6 +29,7 @@ fn main() -> ExitCode {
         Some("nbd") => nbd::run(),
         Some("qemu") => qemu::run(),
         Some("budget") => budget::run(),
+        Some("fuzz") => fuzz::run(&args[1..]),
         _ => return usage(),
     };
     match result {
