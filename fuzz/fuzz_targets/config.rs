@@ -15,7 +15,10 @@ fuzz_target!(|data: &[u8]| {
     for s in sets.lines() {
         let before = cfg.clone();
         if cfg.apply_set(s).is_err() {
-            assert_eq!(cfg, before, "a failed --set must leave the configuration alone");
+            assert_eq!(
+                cfg, before,
+                "a failed --set must leave the configuration alone"
+            );
         }
     }
     if cfg.validate().is_ok() {

@@ -174,7 +174,10 @@ fuzz_target!(|input: &[u8]| {
             return;
         }
         ops += 1;
-        assert!(ops < MOUNT_OP_LIMIT, "mount did not finish in {MOUNT_OP_LIMIT} operations");
+        assert!(
+            ops < MOUNT_OP_LIMIT,
+            "mount did not finish in {MOUNT_OP_LIMIT} operations"
+        );
     }
     if !ftl.is_ready() {
         return;
@@ -188,7 +191,11 @@ fuzz_target!(|input: &[u8]| {
         };
         if undamaged {
             if let Some(w) = want {
-                assert_eq!(got, ReadValue::Data(*w), "unit {lpn} after an undamaged mount");
+                assert_eq!(
+                    got,
+                    ReadValue::Data(*w),
+                    "unit {lpn} after an undamaged mount"
+                );
             }
         }
     }

@@ -20,14 +20,19 @@ fuzz_target!(|data: &[u8]| {
             Ok(inc) => {
                 n += 1;
                 assert!(n * REQUEST_BYTES <= total, "more requests than headers");
-                if let Action::Op(BlockOp::Read { offset, len } | BlockOp::Zero { offset, len, .. }) =
-                    inc.action
+                if let Action::Op(
+                    BlockOp::Read { offset, len } | BlockOp::Zero { offset, len, .. },
+                ) = inc.action
                 {
-                    assert!(offset.checked_add(u64::from(len)).is_some_and(|e| e <= size));
+                    assert!(offset
+                        .checked_add(u64::from(len))
+                        .is_some_and(|e| e <= size));
                 }
                 if let Action::Op(BlockOp::Write { offset, data, .. }) = inc.action {
                     assert!(data.len() <= proto::MAX_PAYLOAD as usize);
-                    assert!(offset.checked_add(data.len() as u64).is_some_and(|e| e <= size));
+                    assert!(offset
+                        .checked_add(data.len() as u64)
+                        .is_some_and(|e| e <= size));
                 }
             }
             Err(End::Eof | End::Broken | End::BadMagic) => break,

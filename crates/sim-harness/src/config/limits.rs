@@ -156,10 +156,7 @@ fn check_nand(c: &SimConfig) -> Result<(), ConfigError> {
             format!("{} is above {MAX_ENDURANCE_SCALE}", num(n.endurance_scale)),
         );
     }
-    let g = &c.geometry;
-    let wordline_geometry = g.pages_per_block == WL_MODEL_PAGES_PER_BLOCK
-        && g.pages_per_wordline == WL_MODEL_PAGES_PER_WORDLINE;
-    if !wordline_geometry {
+    if !has_wordline_geometry(c) {
         let needs = if n.endurance_scale != 1.0 {
             Some("nand.endurance_scale")
         } else if c.erase.mode != super::EraseModeKey::Normal {
@@ -168,17 +165,31 @@ fn check_nand(c: &SimConfig) -> Result<(), ConfigError> {
             None
         };
         if let Some(key) = needs {
-            return check(
-                key,
-                format!(
-                    "needs the wordline model, whose blocks are {WL_MODEL_PAGES_PER_BLOCK} pages \
-                     of {WL_MODEL_PAGES_PER_WORDLINE} per wordline; geometry has {} pages of {}",
-                    g.pages_per_block, g.pages_per_wordline
-                ),
-            );
+            return Err(wordline_geometry_error(c, key));
         }
     }
     check_factory_bad(c)
+}
+
+/// Whether the geometry is the one the wordline model knows (lifetime
+/// runs, GuardedErase, BPM and endurance scaling need it).
+pub fn has_wordline_geometry(c: &SimConfig) -> bool {
+    c.geometry.pages_per_block == WL_MODEL_PAGES_PER_BLOCK
+        && c.geometry.pages_per_wordline == WL_MODEL_PAGES_PER_WORDLINE
+}
+
+/// The error for `key`, whose value needs the wordline model, on a
+/// geometry the model does not know.
+pub fn wordline_geometry_error(c: &SimConfig, key: &str) -> ConfigError {
+    let g = &c.geometry;
+    ConfigError::check(
+        key,
+        format!(
+            "needs the wordline model, whose blocks are {WL_MODEL_PAGES_PER_BLOCK} pages \
+             of {WL_MODEL_PAGES_PER_WORDLINE} per wordline; geometry has {} pages of {}",
+            g.pages_per_block, g.pages_per_wordline
+        ),
+    )
 }
 
 /// Factory-bad blocks are drawn at random: their expected number must fit
