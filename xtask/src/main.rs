@@ -2,6 +2,7 @@
 
 mod budget;
 mod ci;
+mod fuzz;
 mod nbd;
 mod qemu;
 mod same_figures;
@@ -9,7 +10,7 @@ mod same_figures;
 use std::process::ExitCode;
 
 fn usage() -> ExitCode {
-    eprintln!("usage: cargo xtask <ci|nbd|qemu|budget|same-figures>");
+    eprintln!("usage: cargo xtask <ci|nbd|qemu|budget|same-figures|fuzz>");
     eprintln!("  ci      formatting, lints (host and thumbv7em), tests, target build, nbd, qemu");
     eprintln!(
         "  nbd     ftl serve --nbd against fio, qemu-img and qemu-io (installs them if missing)"
@@ -18,6 +19,9 @@ fn usage() -> ExitCode {
     eprintln!("  budget  code size, RAM, stack and instructions per write of the core");
     eprintln!(
         "  same-figures BASE [--speed] [--only NAME]...  the figures of BASE's ftl and the working tree's are identical"
+    );
+    eprintln!(
+        "  fuzz [--seconds N] [TARGET...]  run the cargo-fuzz targets of fuzz/ (default 25 s each)"
     );
     ExitCode::from(2)
 }
@@ -30,6 +34,7 @@ fn main() -> ExitCode {
         Some("qemu") => qemu::run(),
         Some("budget") => budget::run(),
         Some("same-figures") => same_figures::run(args.get(1..).unwrap_or(&[])),
+        Some("fuzz") => fuzz::run(args.get(1..).unwrap_or(&[])),
         _ => return usage(),
     };
     match result {

@@ -42,7 +42,15 @@ pub struct CommonOpts {
     /// No progress bar and no summary on stderr.
     #[arg(long)]
     pub quiet: bool,
+    /// Most memory the run may take (bytes, or with K, M, G or T); a
+    /// configuration whose worst case needs more is refused before anything
+    /// is allocated [default: the machine's physical RAM].
+    #[arg(long, value_name = "SIZE", value_parser = crate::mem_limit::parse_size)]
+    pub max_memory: Option<u64>,
 }
+
+/// Smallest and largest `--interval-ms`: 1 us to about 11.6 days.
+const INTERVAL_MS_RANGE: (f64, f64) = (0.001, 1e9);
 
 impl CommonOpts {
     /// The effective configuration: preset, then file, then `--set`s; validated.
@@ -86,23 +94,58 @@ impl CommonOpts {
         Ok(cfg)
     }
 
-    /// The configuration and run plan, with a `--qd` override applied.
+    /// The configuration and run plan, with a `--qd` override applied;
+    /// everything validated and the worst-case memory checked against
+    /// `--max-memory` before anything is allocated.
     pub fn plan(&self, qd: Option<u32>) -> Result<(SimConfig, Plan), CliError> {
-        let mut cfg = self.load_config()?;
+        let (lo, hi) = INTERVAL_MS_RANGE;
+        if let Some(ms) = self.interval_ms {
+            if !(lo..=hi).contains(&ms) {
+                return Err(CliError::Input(format!(
+                    "--interval-ms: {ms} is outside {lo} to {hi} milliseconds"
+                )));
+            }
+        }
+        let mut cfg = self.load_unchecked()?;
         if let Some(qd) = qd {
             cfg.apply_set(&format!("host.queue_depth={qd}"))
-                .map_err(|e| CliError::Input(e.to_string()))?;
+                .map_err(|e| CliError::Input(format!("--qd: {e}")))?;
         }
+        cfg.validate().map_err(|e| match qd {
+            Some(_) if e.key == "host.queue_depth" => CliError::Input(format!("--qd: {e}")),
+            _ => CliError::Input(e.to_string()),
+        })?;
         let mut plan = Plan::from_config(&cfg).map_err(|e| CliError::Input(e.to_string()))?;
         if let Some(ms) = self.interval_ms {
-            if !(ms.is_finite() && ms > 0.0) {
-                return Err(CliError::Input(
-                    "--interval-ms must be a positive number".into(),
-                ));
-            }
             plan.engine.sample_step_ns = ((ms * 1e6).round() as u64).max(1);
         }
+        self.check_plan(
+            &cfg,
+            &plan,
+            plan.engine.queue_depth,
+            1,
+            "this configuration",
+        )?;
         Ok((cfg, plan))
+    }
+
+    /// Checks that `copies` drives of `plan` with `qd` requests outstanding
+    /// fit in `--max-memory`, then lets the core lay out its tables once.
+    pub fn check_plan(
+        &self,
+        cfg: &SimConfig,
+        plan: &Plan,
+        qd: u32,
+        copies: u64,
+        what: &str,
+    ) -> Result<(), CliError> {
+        let need = plan
+            .worst_case_bytes(qd)
+            .map_err(|e| CliError::Input(cfg.core_rejection(e).to_string()))?
+            .saturating_mul(copies);
+        crate::mem_limit::check(need, self.max_memory, what)?;
+        plan.check_core(cfg)
+            .map_err(|e| CliError::Input(e.to_string()))
     }
 
     /// Runs `source` on a fresh drive with a progress bar; `precondition` is

@@ -85,6 +85,7 @@ pub fn run(a: CrashArgs) -> Result<(), CliError> {
     }
     cfg.validate().map_err(|e| CliError::Input(e.to_string()))?;
     let plan = Plan::from_config(&cfg).map_err(|e| CliError::Input(e.to_string()))?;
+    a.common.check_plan(&cfg, &plan, 1, 1, "this crash run")?;
     let spec = CrashSpec {
         cuts: a.cuts,
         seed: a.seed,

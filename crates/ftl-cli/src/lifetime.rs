@@ -2,6 +2,7 @@
 //! host bytes written (TBW), the final WAF and IOPS.
 
 use serde_json::{json, Value};
+use sim_harness::config::limits;
 use sim_harness::lifetime::LifetimeOutcome;
 
 use crate::synth::{execute_outcome, SynthArgs};
@@ -14,6 +15,12 @@ pub fn run(a: SynthArgs) -> Result<(), CliError> {
         return Err(CliError::Input("--flow: not with ftl lifetime".into()));
     }
     let mut job = a.job()?;
+    // Lifetime runs wear the drive through the wordline model.
+    let cfg = a.common.load_unchecked()?;
+    if !limits::has_wordline_geometry(&cfg) {
+        let e = limits::wordline_geometry_error(&cfg, "geometry.pages_per_block");
+        return Err(CliError::Input(format!("ftl lifetime: {e}")));
+    }
     job.lifetime = true;
     job.precondition = true;
     let (v, header, out) = execute_outcome(&a.common, &job)?;

@@ -8,6 +8,7 @@ mod crash;
 mod experiment;
 mod flows;
 mod lifetime;
+mod mem_limit;
 mod memory;
 mod progress;
 mod raid;

@@ -18,6 +18,8 @@ pub struct MemoryArgs {
 /// Runs `ftl memory`.
 pub fn run(a: MemoryArgs) -> Result<(), CliError> {
     let cfg = a.common.load_unchecked()?;
+    cfg.validate_shape()
+        .map_err(|e| CliError::Input(e.to_string()))?;
     let by_mode = cfg
         .epm_bytes_by_mode()
         .map_err(|e| CliError::Input(e.to_string()))?;

@@ -8,6 +8,7 @@ use clap::Args;
 use sim_harness::config::SimConfig;
 use sim_harness::raid::{RaidOutcome, RaidSpec, TimeModel};
 use sim_harness::reparo::DriveSpec;
+use sim_harness::sim::Plan;
 
 use crate::common::CommonOpts;
 use crate::CliError;
@@ -157,18 +158,120 @@ pub(crate) fn spec_of(
     })
 }
 
+/// Largest stripe unit, KiB (1 GiB).
+const MAX_STRIPE_KIB: u64 = 1 << 20;
+/// Largest failed-LBA query range, MiB (1 TiB).
+const MAX_RANGE_MIB: u64 = 1 << 20;
+/// Most post-recovery writes, in drive capacities.
+const MAX_POST_WRITES: f64 = 100.0;
+
+/// Checks the arguments that need no configuration.
+fn check_args(a: &RaidArgs) -> Result<(), CliError> {
+    let bad = |m: String| Err(CliError::Input(m));
+    if a.ssds < 3 {
+        return bad(format!(
+            "--ssds: {} drives; RAID-5 needs at least 3",
+            a.ssds
+        ));
+    }
+    if !(a.utilisation.is_finite() && a.utilisation > 0.0 && a.utilisation <= 1.0) {
+        return bad(format!("--utilisation: {} is not in (0, 1]", a.utilisation));
+    }
+    if !(a.bw_limit.is_finite() && a.bw_limit > 0.0 && a.bw_limit <= 1.0) {
+        return bad(format!(
+            "--bw-limit: {} is not a share of the host bandwidth in (0, 1]",
+            a.bw_limit
+        ));
+    }
+    if !(1..=MAX_STRIPE_KIB).contains(&a.stripe_kib) {
+        return bad(format!(
+            "--stripe-kib: {} is not in 1 to {MAX_STRIPE_KIB}",
+            a.stripe_kib
+        ));
+    }
+    if !(1..=MAX_RANGE_MIB).contains(&a.range_mib) {
+        return bad(format!(
+            "--range-mib: {} is not in 1 to {MAX_RANGE_MIB}",
+            a.range_mib
+        ));
+    }
+    if !(a.post_writes.is_finite() && (0.0..=MAX_POST_WRITES).contains(&a.post_writes)) {
+        return bad(format!(
+            "--post-writes: {} is not in 0 to {MAX_POST_WRITES} drive capacities",
+            a.post_writes
+        ));
+    }
+    if a.fail_drive >= a.ssds {
+        return bad(format!(
+            "--fail-drive: {} is not one of the {} drives (0 to {})",
+            a.fail_drive,
+            a.ssds,
+            a.ssds - 1
+        ));
+    }
+    Ok(())
+}
+
+/// Checks the arguments against the drive the configuration builds.
+fn check_spec(a: &RaidArgs, spec: &RaidSpec) -> Result<(), CliError> {
+    let bad = |m: String| Err(CliError::Input(m));
+    let d = &spec.drive;
+    let unit = spec.time.unit_bytes;
+    if !(a.stripe_kib * 1024).is_multiple_of(unit) {
+        return bad(format!(
+            "--stripe-kib: {} KiB is not a multiple of the {unit}-byte mapping unit",
+            a.stripe_kib
+        ));
+    }
+    if a.fail_core >= d.cores {
+        return bad(format!(
+            "--fail-core: {} is not one of the {} flash cores (controller.flash_cores)",
+            a.fail_core, d.cores
+        ));
+    }
+    let dies = d.core_geometry.dies();
+    if a.fail_die >= dies {
+        return bad(format!(
+            "--fail-die: {} is not one of the {dies} dies of a flash core",
+            a.fail_die
+        ));
+    }
+    if d.logical() < spec.stripe_lbas.saturating_mul(u64::from(a.ssds)) {
+        return bad(format!(
+            "--utilisation: {} leaves {} LBAs per drive, less than one stripe row \
+             (--stripe-kib {} on {} drives)",
+            a.utilisation,
+            d.logical(),
+            a.stripe_kib,
+            a.ssds
+        ));
+    }
+    Ok(())
+}
+
 /// Runs `ftl raid`.
 pub fn run(a: RaidArgs) -> Result<(), CliError> {
     if a.tables {
         return print_tables();
     }
+    check_args(&a)?;
     let cfg = a.common.load_config()?;
     let mut spec = spec_of(&cfg, a.ssds, a.utilisation, a.stripe_kib).map_err(CliError::Input)?;
+    check_spec(&a, &spec)?;
     spec.writes_before = a.fail_after;
     spec.fail = (a.fail_drive, a.fail_core, a.fail_die);
     spec.range_lbas = (a.range_mib * 1_048_576 / spec.time.unit_bytes).max(1);
     spec.time.bw_limit = a.bw_limit;
     spec.post_writes = a.post_writes;
+    // Every drive plus the spare, and the oracle's copy of every unit.
+    let plan = Plan::from_config(&cfg).map_err(|e| CliError::Input(e.to_string()))?;
+    let oracle = u64::from(a.ssds).saturating_mul(spec.drive.logical().saturating_mul(8));
+    let need = plan
+        .worst_case_bytes(1)
+        .map_err(|e| CliError::Input(cfg.core_rejection(e).to_string()))?
+        .saturating_mul(u64::from(a.ssds) + 1)
+        .saturating_add(oracle);
+    crate::mem_limit::check(need, a.common.max_memory, "this RAID group")?;
     let o: RaidOutcome = sim_harness::raid::run(&spec).map_err(|e| {
         let hint = if matches!(e, firmware_core::Error::InvalidConfig(m) if m.starts_with("over-provisioning")) {
             format!(
@@ -179,7 +282,13 @@ pub fn run(a: RaidArgs) -> Result<(), CliError> {
         } else {
             String::new()
         };
-        CliError::Run(format!("raid run failed: {e}{hint}"))
+        let msg = format!("raid run failed: {e}{hint}");
+        // A configuration the core rejects is bad input, not a failed run.
+        if matches!(e, firmware_core::Error::InvalidConfig(_)) {
+            CliError::Input(msg)
+        } else {
+            CliError::Run(msg)
+        }
     })?;
     let mut v = sim_harness::report::raid_report(&o);
     if let Some(m) = v.as_object_mut() {

@@ -148,6 +148,15 @@ impl<U: Copy + Default> CoreStore<U> {
         })
     }
 
+    /// Bytes [`CoreStore::new`] would allocate for `cfg`, computed without
+    /// allocating (for the memory check before a run): the core's lent
+    /// region and the slot data pool.
+    pub fn bytes_for(cfg: &Config) -> Result<u64, Error> {
+        let core = FullFtl::lend_bytes(cfg)? as u64;
+        let pool = u64::from(cfg.total_slots()).saturating_mul(std::mem::size_of::<U>() as u64);
+        Ok(core.saturating_add(pool))
+    }
+
     /// Lends the table region and the slot data pool.
     pub fn split(&mut self) -> (&mut [u8], &mut [U]) {
         (&mut self.mem, &mut self.data)
@@ -352,6 +361,35 @@ struct ReadTrack {
     expect: u64,
     /// The read is the source half of a physical copy.
     copy: bool,
+}
+
+/// Bytes an [`Engine`] allocates beside its [`CoreStore`] for `cfg`, queue
+/// depth `qd` and units of `unit_bytes`, at their largest: the event heap,
+/// operation tables, request slots, the oracle and a full time series
+/// (`fixed_step`: of a fixed sampling step, else of the adaptive one).
+pub fn engine_bytes(cfg: &Config, qd: u32, unit_bytes: u64, fixed_step: bool) -> u64 {
+    use std::mem::size_of;
+    let inflight = u64::from(cfg.max_inflight);
+    let qd = u64::from(qd.max(1));
+    let per_op = (size_of::<Reverse<(u64, u8, u32)>>()
+        + size_of::<NandResult>()
+        + size_of::<NandOp>()
+        + size_of::<u32>()) as u64;
+    let per_req =
+        (size_of::<Outstanding>() + size_of::<u32>() + size_of::<ReadTrack>()) as u64 + unit_bytes;
+    let rows = if fixed_step {
+        crate::series::FIXED_MAX_ROWS
+    } else {
+        crate::series::ADAPTIVE_MAX_ROWS
+    };
+    let series = (rows * size_of::<Sample>() * 2) as u64;
+    let oracle = u64::from(cfg.logical_units) * size_of::<u32>() as u64;
+    inflight
+        .saturating_add(qd)
+        .saturating_mul(per_op)
+        .saturating_add(qd.saturating_mul(per_req))
+        .saturating_add(series)
+        .saturating_add(oracle)
 }
 
 /// Tag bit of flush commands (read tags index the read table and stay below it).

@@ -8,6 +8,7 @@ pub mod copy_load;
 pub mod crash;
 pub mod engine;
 pub mod flash_bus;
+pub mod footprint;
 pub mod gc_copy;
 pub mod gc_merge;
 pub mod hist;

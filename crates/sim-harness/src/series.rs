@@ -14,6 +14,10 @@ pub const ADAPTIVE_START_NS: u64 = 100_000;
 
 /// Rows at which the adaptive sampler doubles its step.
 pub const ADAPTIVE_MAX_ROWS: usize = 1000;
+/// Rows at which a fixed-step sampler doubles its step too, so that a step
+/// far below the run's length cannot exhaust memory; the rows' `len_ns`
+/// shows the step that was used.
+pub const FIXED_MAX_ROWS: usize = 1 << 20;
 
 /// Channels whose busy time the series keeps one by one.
 pub const SERIES_CHANNELS: usize = 16;
@@ -196,7 +200,12 @@ impl Sampler {
         while now >= self.next_ns {
             let end = self.next_ns;
             self.push(end, self.step_ns, &s);
-            if self.adaptive && self.rows.len() >= ADAPTIVE_MAX_ROWS {
+            let cap = if self.adaptive {
+                ADAPTIVE_MAX_ROWS
+            } else {
+                FIXED_MAX_ROWS
+            };
+            if self.rows.len() >= cap {
                 self.rows = self
                     .rows
                     .chunks(2)
@@ -208,12 +217,17 @@ impl Sampler {
                         }
                     })
                     .collect();
-                self.step_ns *= 2;
+                self.step_ns = self.step_ns.saturating_mul(2);
                 // Realign to the doubled grid.
                 let since = end - self.start_ns;
-                self.next_ns = self.start_ns + since.div_ceil(self.step_ns).max(1) * self.step_ns;
+                self.next_ns = self.start_ns.saturating_add(
+                    since
+                        .div_ceil(self.step_ns)
+                        .max(1)
+                        .saturating_mul(self.step_ns),
+                );
                 if self.next_ns == end {
-                    self.next_ns += self.step_ns;
+                    self.next_ns = self.next_ns.saturating_add(self.step_ns);
                 }
             } else {
                 self.next_ns = end.saturating_add(self.step_ns);

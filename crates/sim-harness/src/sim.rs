@@ -124,6 +124,19 @@ impl Plan {
         Ok(m)
     }
 
+    /// Builds the core once over its tables, without a medium, so that a
+    /// configuration the core only rejects when it lays its tables out (the
+    /// metadata region of mapping persistence) is an input error before a
+    /// run. Call it after the memory check: it allocates the core's tables.
+    pub fn check_core(&self, cfg: &SimConfig) -> Result<(), ConfigError> {
+        let build = || -> Result<(), firmware_core::Error> {
+            let mut store = CoreStore::<u64>::new(&self.core)?;
+            let (mem, _) = store.split();
+            firmware_core::FullFtl::new(self.core, mem).map(|_| ())
+        };
+        build().map_err(|e| cfg.core_rejection(e))
+    }
+
     /// Builds the full-data medium for this plan (the stamp medium of
     /// [`Plan::medium`] with a side store of `B` bytes per physical unit).
     /// `B` must be the mapping unit size.

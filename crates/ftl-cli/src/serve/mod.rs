@@ -2,15 +2,15 @@
 //!
 //! One drive thread owns the drive ([`drive_loop`]); each connection has a
 //! reader and a writer thread ([`conn`]) that speak the protocol
-//! ([`handshake`], [`proto`]) and exchange operations and replies with the
+//! (`ftl_cli::nbd`) and exchange operations and replies with the
 //! drive thread over channels. Byte ranges become unit requests in
 //! [`blocks`]. On shutdown the run report is printed as `replay` prints it.
 
 mod blocks;
 mod conn;
 mod drive_loop;
-mod handshake;
-mod proto;
+
+use ftl_cli::nbd::{handshake, proto};
 
 use std::net::TcpListener;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -49,17 +49,59 @@ pub struct ServeArgs {
     /// Stop after this many seconds.
     #[arg(long, value_name = "SECONDS")]
     pub max_seconds: Option<f64>,
+    /// Most connections served at once; further ones are closed at once.
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    pub max_connections: u64,
+    /// Most request and reply bytes one connection may have queued (bytes,
+    /// or with K, M, G); further requests wait until the client reads replies.
+    #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = crate::mem_limit::parse_size)]
+    pub max_queued_bytes: u64,
+    /// Seconds a client may take from connecting to the end of its handshake.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+    pub handshake_timeout: f64,
     #[command(flatten)]
     pub common: CommonOpts,
 }
 
+/// Longest `--max-seconds` and `--handshake-timeout`: about 31.7 years.
+const MAX_SECONDS: f64 = 1e9;
+/// Most `--max-connections` (each takes two threads).
+const MAX_CONNECTIONS: u64 = 4096;
+/// Smallest `--max-queued-bytes`: one request of the largest payload.
+const MIN_QUEUED_BYTES: u64 = proto::MAX_PAYLOAD as u64;
+
+/// Checks the serve flags, before the configuration is loaded or the port bound.
+fn check_args(a: &ServeArgs) -> Result<(), CliError> {
+    let seconds = |s: f64| s.is_finite() && s > 0.0 && s <= MAX_SECONDS;
+    if a.max_seconds.is_some_and(|s| !seconds(s)) {
+        return Err(CliError::Input(format!(
+            "--max-seconds must be a positive number of at most {MAX_SECONDS}"
+        )));
+    }
+    if !seconds(a.handshake_timeout) {
+        return Err(CliError::Input(format!(
+            "--handshake-timeout: {} is not a positive number of at most {MAX_SECONDS} seconds",
+            a.handshake_timeout
+        )));
+    }
+    if !(1..=MAX_CONNECTIONS).contains(&a.max_connections) {
+        return Err(CliError::Input(format!(
+            "--max-connections: {} is not in 1 to {MAX_CONNECTIONS}",
+            a.max_connections
+        )));
+    }
+    if a.max_queued_bytes < MIN_QUEUED_BYTES {
+        return Err(CliError::Input(format!(
+            "--max-queued-bytes: {} is below {MIN_QUEUED_BYTES}, one request of the largest payload",
+            a.max_queued_bytes
+        )));
+    }
+    Ok(())
+}
+
 /// Runs `ftl serve`.
 pub fn run(a: ServeArgs) -> Result<(), CliError> {
-    if a.max_seconds.is_some_and(|s| !(s.is_finite() && s > 0.0)) {
-        return Err(CliError::Input(
-            "--max-seconds must be a positive number".into(),
-        ));
-    }
+    check_args(&a)?;
     let mut common = a.common.clone();
     common.set.push("nand.full_data=true".into());
     let (cfg, plan) = common.plan(None)?;
@@ -98,6 +140,10 @@ pub fn run(a: ServeArgs) -> Result<(), CliError> {
         counters: Arc::clone(&counters),
         stop: Arc::clone(&stop),
         size,
+        limits: conn::Limits {
+            max_queued_bytes: a.max_queued_bytes,
+            handshake_timeout: Duration::from_secs_f64(a.handshake_timeout),
+        },
     };
     let deadline = a.max_seconds.map(Duration::from_secs_f64);
     loop {
@@ -110,6 +156,10 @@ pub fn run(a: ServeArgs) -> Result<(), CliError> {
             break;
         }
         match listener.accept() {
+            Ok((s, _)) if counters.open() >= a.max_connections => {
+                counters.refused.fetch_add(1, Ordering::Relaxed);
+                let _ = s.shutdown(std::net::Shutdown::Both);
+            }
             Ok((s, _)) => {
                 if s.set_nonblocking(false).is_ok() {
                     conn::spawn(s, shared.clone());
@@ -143,6 +193,12 @@ pub fn run(a: ServeArgs) -> Result<(), CliError> {
         "zero_commands": n(&c.zeroes),
         "error_replies": n(&c.errors),
         "protocol_errors": n(&c.protocol_errors),
+        "refused_connections": n(&c.refused),
+        "handshake_timeouts": n(&c.handshake_timeouts),
+        "peak_queued_bytes": n(&c.peak_queued_bytes),
+        "max_connections": a.max_connections,
+        "max_queued_bytes": a.max_queued_bytes,
+        "handshake_timeout_s": a.handshake_timeout,
         "bytes_read": n(&c.bytes_read),
         "bytes_written": n(&c.bytes_written),
     });

@@ -83,6 +83,7 @@ mod copyback;
 mod erase;
 mod gc;
 mod keys;
+pub mod limits;
 mod presets;
 mod reparo;
 
@@ -540,9 +541,18 @@ impl SimConfig {
         self.check_timing()?;
         self.check_ftl()?;
         self.check_host_and_nand()?;
+        limits::check_ranges(self)?;
         let core = self.build_core()?;
         core.validate().map_err(|e| self.core_error(&core, e))?;
         Ok(())
+    }
+
+    /// Checks the shape of the array alone (every count at least 1, the
+    /// wordline and mapping-unit rules), for commands that cost geometries
+    /// too large to simulate and so skip [`SimConfig::validate`].
+    pub fn validate_shape(&self) -> Result<(), ConfigError> {
+        self.check_shape()?;
+        self.core_geometry().map(|_| ())
     }
 
     /// The medium's reliability model: the named `nand.model` with the seed,
@@ -705,6 +715,25 @@ impl SimConfig {
         Ok(core)
     }
 
+    /// A core rejection of this configuration as an input error naming the
+    /// key most likely at fault; a metadata region that does not fit names
+    /// `ftl.map_entries_per_page` (smaller pages need more of them).
+    pub fn core_rejection(&self, e: firmware_core::Error) -> ConfigError {
+        let region =
+            matches!(e, firmware_core::Error::InvalidConfig(m) if m.contains("metadata region"));
+        if region && self.ftl.map_entries_per_page > 0 {
+            return ConfigError::check(
+                "ftl.map_entries_per_page",
+                format!(
+                    "rejected by the core: {e}: {} entries per translation page need more \
+                     translation pages than ftl.op_ratio {} leaves room for; raise either",
+                    self.ftl.map_entries_per_page, self.ftl.op_ratio
+                ),
+            );
+        }
+        self.core_error_plain(e)
+    }
+
     /// Maps a core error to the key that most likely causes it.
     fn core_error_plain(&self, e: firmware_core::Error) -> ConfigError {
         let msg = match e {
@@ -739,6 +768,26 @@ impl SimConfig {
     }
 
     fn check_geometry(&self) -> Result<(), ConfigError> {
+        self.check_shape()?;
+        let g = &self.geometry;
+        // Range of units per page.
+        self.core_geometry()?;
+        let units = u64::from(g.channels)
+            * u64::from(g.dies_per_channel)
+            * u64::from(g.planes_per_die)
+            * u64::from(g.blocks_per_plane)
+            * u64::from(g.pages_per_block)
+            * u64::from(self.units_per_page());
+        if units >= 1 << 31 {
+            return Err(ConfigError::check(
+                "geometry",
+                format!("{units} physical mapping units; the core numbers at most 2^31 - 1"),
+            ));
+        }
+        Ok(())
+    }
+
+    fn check_shape(&self) -> Result<(), ConfigError> {
         let g = &self.geometry;
         let nonzero: [(&str, u64); 7] = [
             ("geometry.channels", u64::from(g.channels)),
@@ -789,20 +838,6 @@ impl SimConfig {
                     "{} is not a multiple of ftl.mapping_unit_bytes {unit}",
                     g.page_bytes
                 ),
-            ));
-        }
-        // Range of units per page.
-        self.core_geometry()?;
-        let units = u64::from(g.channels)
-            * u64::from(g.dies_per_channel)
-            * u64::from(g.planes_per_die)
-            * u64::from(g.blocks_per_plane)
-            * u64::from(g.pages_per_block)
-            * u64::from(self.units_per_page());
-        if units >= 1 << 31 {
-            return Err(ConfigError::check(
-                "geometry",
-                format!("{units} physical mapping units; the core numbers at most 2^31 - 1"),
             ));
         }
         Ok(())

@@ -62,7 +62,6 @@ pub const CMD_FLAG_FUA: u16 = 1;
 pub const CMD_FLAG_NO_HOLE: u16 = 2;
 /// Command flag: do not fragment (needs structured replies, which this
 /// server lacks, so it is refused like any flag not in [`allowed_flags`]).
-#[cfg(test)]
 pub const CMD_FLAG_DF: u16 = 4;
 
 /// Largest read or write payload (the advertised maximum block size).

@@ -133,29 +133,9 @@ pub fn negotiate(s: &mut (impl Read + Write), size: u64) -> io::Result<Outcome> 
 
 #[cfg(test)]
 mod tests {
+    use super::super::Pipe;
     use super::*;
     use proptest::prelude::*;
-
-    /// A client's bytes in, the server's bytes out.
-    struct Pipe<'a> {
-        input: &'a [u8],
-        output: Vec<u8>,
-    }
-
-    impl Read for Pipe<'_> {
-        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-            self.input.read(buf)
-        }
-    }
-
-    impl Write for Pipe<'_> {
-        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-            self.output.write(buf)
-        }
-        fn flush(&mut self) -> io::Result<()> {
-            Ok(())
-        }
-    }
 
     fn option(opt: u32, data: &[u8]) -> Vec<u8> {
         let mut b = OPT_MAGIC.to_be_bytes().to_vec();

@@ -1,0 +1,281 @@
+//! Every argument and configuration value is checked before anything is
+//! allocated or run: each case below once panicked, aborted, overflowed or
+//! was accepted; now it exits with status 2, no report, and a message
+//! naming the flag or key. All run under `ulimit -v 1 GiB`.
+
+mod common;
+
+use common::{assert_rejected, ftl_limited};
+
+/// Runs `args` (plus `--json`, so any report would reach stdout) under the
+/// memory limit and checks the rejection.
+fn rejects(args: &[&str], needles: &[&str]) {
+    let mut all = args.to_vec();
+    all.push("--json");
+    assert_rejected(&ftl_limited(&all), needles);
+}
+
+#[test]
+fn raid_arguments_out_of_range() {
+    for u in ["0", "-1", "NaN", "1.5", "inf"] {
+        rejects(&["raid", &format!("--utilisation={u}")], &["--utilisation"]);
+    }
+    rejects(
+        &["raid", "--utilisation", "0.6", "--fail-drive", "99"],
+        &["--fail-drive", "99"],
+    );
+    rejects(
+        &["raid", "--utilisation", "0.6", "--fail-core", "4"],
+        &["--fail-core"],
+    );
+    rejects(
+        &["raid", "--utilisation", "0.6", "--fail-die", "99"],
+        &["--fail-die", "99"],
+    );
+    for b in ["-1", "0", "NaN", "2"] {
+        rejects(&["raid", &format!("--bw-limit={b}")], &["--bw-limit"]);
+    }
+    rejects(&["raid", "--stripe-kib", "0"], &["--stripe-kib"]);
+    rejects(
+        &["raid", "--stripe-kib", "2"],
+        &["--stripe-kib", "mapping unit"],
+    );
+    rejects(&["raid", "--ssds", "2"], &["--ssds"]);
+    rejects(&["raid", "--range-mib", "0"], &["--range-mib"]);
+    rejects(&["raid", "--post-writes=-1"], &["--post-writes"]);
+    rejects(
+        &["raid", "--utilisation", "0.0001"],
+        &["--utilisation", "stripe row"],
+    );
+}
+
+#[test]
+fn raid_configuration_errors_exit_2() {
+    rejects(
+        &["raid", "--set", "controller.flash_cores=3"],
+        &["controller.flash_cores"],
+    );
+    rejects(&["raid", "--set", "reparo.p2l=none"], &["reparo.p2l"]);
+    // Too full for the CDR redirection space: a configuration problem.
+    rejects(
+        &["raid", "--utilisation", "0.99"],
+        &["over-provisioning", "--utilisation"],
+    );
+    rejects(
+        &[
+            "raid",
+            "--utilisation",
+            "0.6",
+            "--ssds",
+            "4",
+            "--max-memory",
+            "1M",
+        ],
+        &["--max-memory"],
+    );
+}
+
+#[test]
+fn memory_checks_the_geometry() {
+    rejects(
+        &["memory", "--set", "geometry.channels=0"],
+        &["geometry.channels"],
+    );
+    rejects(
+        &["memory", "--set", "geometry.pages_per_block=0"],
+        &["geometry.pages_per_block"],
+    );
+}
+
+#[test]
+fn timing_values_keep_times_finite() {
+    rejects(
+        &[
+            "synth",
+            "--requests",
+            "100",
+            "--set",
+            "timing.t_erase_us=1e308",
+        ],
+        &["timing.t_erase_us"],
+    );
+    rejects(
+        &[
+            "synth",
+            "--requests",
+            "100",
+            "--set",
+            "timing.t_prog_us=1e20",
+        ],
+        &["timing.t_prog_us"],
+    );
+    rejects(
+        &[
+            "synth",
+            "--requests",
+            "100",
+            "--set",
+            "timing.channel_mts=1e-300",
+        ],
+        &["timing.channel_mts"],
+    );
+    rejects(
+        &[
+            "synth",
+            "--requests",
+            "100",
+            "--set",
+            "timing.t_cmd_ns=1e300",
+        ],
+        &["timing.t_cmd_ns"],
+    );
+}
+
+#[test]
+fn huge_tables_are_refused_before_allocation() {
+    let cases = [
+        ("ftl.max_inflight=4294967295", "ftl.max_inflight"),
+        (
+            "ftl.map_entries_per_page=4294967295",
+            "ftl.map_entries_per_page",
+        ),
+        ("host.queue_depth=268435456", "host.queue_depth"),
+    ];
+    for (set, key) in cases {
+        rejects(&["synth", "--requests", "100", "--set", set], &[key]);
+    }
+    // Valid on its own but needs tens of GiB: the message says how much.
+    rejects(
+        &[
+            "synth",
+            "--requests",
+            "100",
+            "--set",
+            "geometry.pages_per_block=65536",
+            "--max-memory",
+            "16G",
+        ],
+        &["--max-memory", "GiB", "would take"],
+    );
+    rejects(
+        &["synth", "--requests", "100", "--max-memory", "1M"],
+        &["--max-memory", "MiB"],
+    );
+    rejects(&["synth", "--max-memory", "lots"], &["--max-memory"]);
+    rejects(
+        &["replay", "--qd", "268435456"],
+        &["--qd", "host.queue_depth"],
+    );
+    rejects(&["replay", "--qd", "0"], &["--qd", "host.queue_depth"]);
+}
+
+#[test]
+fn values_that_failed_at_run_time_are_rejected_up_front() {
+    for epp in ["1", "2", "3"] {
+        rejects(
+            &[
+                "synth",
+                "--requests",
+                "100",
+                "--set",
+                &format!("ftl.map_entries_per_page={epp}"),
+            ],
+            &["ftl.map_entries_per_page"],
+        );
+    }
+    rejects(
+        &[
+            "synth",
+            "--requests",
+            "100",
+            "--set",
+            "nand.endurance_scale=0.5",
+        ],
+        &["nand.endurance_scale", "wordline"],
+    );
+    rejects(
+        &["synth", "--requests", "100", "--set", "erase.mode=gerase"],
+        &["erase.mode", "wordline"],
+    );
+    rejects(
+        &[
+            "synth",
+            "--requests",
+            "100",
+            "--set",
+            "nand.retention_months=1e308",
+        ],
+        &["nand.retention_months"],
+    );
+    for r in ["0.99", "0.999", "0.5"] {
+        rejects(
+            &[
+                "synth",
+                "--requests",
+                "100",
+                "--set",
+                &format!("nand.factory_bad_ratio={r}"),
+            ],
+            &["nand.factory_bad_ratio"],
+        );
+    }
+    rejects(
+        &[
+            "crash",
+            "--cuts",
+            "1",
+            "--set",
+            "ftl.map_entries_per_page=2",
+        ],
+        &["ftl.map_entries_per_page"],
+    );
+}
+
+#[test]
+fn interval_and_serve_flags_are_bounded() {
+    rejects(
+        &["synth", "--requests", "100", "--interval-ms", "0.00001"],
+        &["--interval-ms"],
+    );
+    rejects(
+        &["synth", "--requests", "100", "--interval-ms", "1e300"],
+        &["--interval-ms"],
+    );
+    let serve = |extra: &[&str], flag: &str| {
+        let mut a = vec!["serve", "--nbd", "127.0.0.1:0"];
+        a.extend_from_slice(extra);
+        rejects(&a, &[flag]);
+    };
+    serve(&["--max-seconds", "1e20"], "--max-seconds");
+    serve(&["--handshake-timeout", "0"], "--handshake-timeout");
+    serve(&["--handshake-timeout", "NaN"], "--handshake-timeout");
+    serve(&["--max-connections", "0"], "--max-connections");
+    serve(&["--max-queued-bytes", "4096"], "--max-queued-bytes");
+    serve(&["--set", "timing.t_erase_us=1e308"], "timing.t_erase_us");
+}
+
+/// The checks reject only what is out of range: the same commands with
+/// sane values still run under the same memory limit.
+#[test]
+fn sane_values_still_run_under_the_limit() {
+    let out = ftl_limited(&[
+        "synth",
+        "--requests",
+        "200",
+        "--json",
+        "--quiet",
+        "--interval-ms",
+        "0.01",
+        "--set",
+        "timing.t_prog_us=9000000",
+        "--set",
+        "nand.retention_months=1200",
+        "--set",
+        "nand.factory_bad_ratio=0.05",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON report");
+    assert!(v["perf"]["iops"].as_f64().is_some_and(|x| x > 0.0), "{v}");
+    assert_eq!(v["integrity"]["mismatches"], 0, "{v}");
+}
