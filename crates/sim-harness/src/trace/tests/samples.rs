@@ -175,6 +175,23 @@ fn trace_corrupt_archives_are_clean_errors() {
     }
 }
 
+/// Found by the `trace_ftl` fuzz target: an xz header declaring a
+/// dictionary the decoder cannot have is a clean error, not an abort.
+#[test]
+fn trace_xz_with_an_absurd_dictionary_is_a_clean_error() {
+    let data = [
+        253u8, 55, 122, 88, 90, 0, 0, 4, 230, 214, 180, 70, 0, 164, 164, 164, 164, 55, 0, 32, 164,
+        164, 37, 164, 93, 91, 91, 91, 91, 91, 91, 91, 0, 27, 0, 106,
+    ];
+    let opts = TraceOptions {
+        format: Some(crate::trace::TraceFormat::Ftl),
+        ..TraceOptions::default()
+    };
+    let e = parse_bytes("x.ftl", &data, &opts, BIG).unwrap_err();
+    assert_eq!(e.file, "x.ftl");
+    assert!(e.reason.contains("xz"), "{e}");
+}
+
 #[test]
 fn trace_fiu_duplicate_content_becomes_copies() {
     let opts = TraceOptions {
