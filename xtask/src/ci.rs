@@ -6,6 +6,9 @@ use std::process::Command;
 /// The bare-metal target the core must build for.
 pub const TARGET: &str = "thumbv7em-none-eabihf";
 
+/// Seconds each fuzz target runs in CI.
+const CI_FUZZ_SECONDS: u64 = 20;
+
 /// The workspace root (the parent of `xtask/`).
 pub fn root() -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
@@ -108,6 +111,8 @@ pub fn run() -> Result<(), String> {
     // The run-output tests render a chart to PNG with it.
     crate::qemu::ensure_apt("rsvg-convert", "librsvg2-bin")?;
     run_cmd("cargo", &["test", "--workspace", "--release"])?;
+    // Every fuzz target briefly (sixteen targets: about six minutes of runs).
+    crate::fuzz::run_for(CI_FUZZ_SECONDS, &[])?;
     crate::nbd::run()?;
     crate::qemu::run()?;
     Ok(())

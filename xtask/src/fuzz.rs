@@ -124,12 +124,6 @@ fn run_target(dir: &Path, target: &str, seconds: u64) -> Result<String, String> 
         } else {
             "-seed=0"
         },
-        // A single allocation is a crash only past 4 GiB: the xz decoder
-        // reserves the dictionary an archive declares (up to 4 GiB - 1,
-        // zeroed lazily) and fails cleanly when it cannot have it, which
-        // `ftl replay` reports as a corrupt archive (exit 2). RSS stays
-        // bounded by -rss_limit_mb.
-        "-malloc_limit_mb=4096",
         "-timeout=30",
         "-print_final_stats=1",
         prefix.as_str(),

@@ -127,8 +127,7 @@ fn compressed_samples_give_the_same_report() {
         ])));
         let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
         gz.write_all(&data).unwrap();
-        let mut xz =
-            lzma_rust2::XzWriter::new(Vec::new(), lzma_rust2::XzOptions::default()).unwrap();
+        let mut xz = liblzma::write::XzEncoder::new(Vec::new(), 6);
         xz.write_all(&data).unwrap();
         for (ext, packed) in [
             ("gz", gz.finish().unwrap()),

@@ -10,6 +10,10 @@ use super::TraceError;
 /// Read buffer of a trace file (and of each decompressor's output).
 const BUF_BYTES: usize = 1 << 20;
 
+/// Most memory the xz decoder may take. `xz -9` needs 65 MiB; a header
+/// asking for more (up to 4 GiB of dictionary) is refused, not allocated.
+pub const XZ_MEMLIMIT_BYTES: u64 = 256 << 20;
+
 /// Compression of a trace file, from its magic number.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Compression {
@@ -78,7 +82,16 @@ fn wrap<'a, R: BufRead + Send + 'a>(
             zstd::stream::read::Decoder::with_buffer(raw)
                 .map_err(|e| TraceError::new(name, 0, "file", format!("zstd: {e}")))?,
         )),
-        Compression::Xz => boxed(Box::new(lzma_rust2::XzReader::new(raw, true))),
+        Compression::Xz => {
+            let stream = liblzma::stream::Stream::new_stream_decoder(
+                XZ_MEMLIMIT_BYTES,
+                liblzma::stream::CONCATENATED,
+            )
+            .map_err(|e| TraceError::new(name, 0, "file", format!("xz: {e}")))?;
+            boxed(Box::new(liblzma::bufread::XzDecoder::new_stream(
+                raw, stream,
+            )))
+        }
     })
 }
 

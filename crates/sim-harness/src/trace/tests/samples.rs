@@ -135,7 +135,7 @@ fn compressed(data: &[u8]) -> Vec<(&'static str, Vec<u8>)> {
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     gz.write_all(data).unwrap();
     let zst = zstd::encode_all(data, 3).unwrap();
-    let mut xz = lzma_rust2::XzWriter::new(Vec::new(), lzma_rust2::XzOptions::default()).unwrap();
+    let mut xz = liblzma::write::XzEncoder::new(Vec::new(), 6);
     xz.write_all(data).unwrap();
     vec![
         ("gz", gz.finish().unwrap()),
@@ -175,21 +175,53 @@ fn trace_corrupt_archives_are_clean_errors() {
     }
 }
 
-/// Found by the `trace_ftl` fuzz target: an xz header declaring a
-/// dictionary the decoder cannot have is a clean error, not an abort.
+/// Found by the `trace_ftl` fuzz target: xz headers declaring a dictionary
+/// of gigabytes are refused by the decoder's memory limit before anything
+/// that large is allocated, and the error names the file.
 #[test]
 fn trace_xz_with_an_absurd_dictionary_is_a_clean_error() {
-    let data = [
-        253u8, 55, 122, 88, 90, 0, 0, 4, 230, 214, 180, 70, 0, 164, 164, 164, 164, 55, 0, 32, 164,
-        164, 37, 164, 93, 91, 91, 91, 91, 91, 91, 91, 0, 27, 0, 106,
+    let inputs: [&[u8]; 2] = [
+        &[
+            253, 55, 122, 88, 90, 0, 0, 4, 230, 214, 180, 70, 0, 164, 164, 164, 164, 55, 0, 32,
+            164, 164, 37, 164, 93, 91, 91, 91, 91, 91, 91, 91, 0, 27, 0, 106,
+        ],
+        &[
+            253, 55, 122, 88, 90, 0, 0, 4, 230, 214, 180, 70, 0, 164, 164, 164, 164, 219, 164, 87,
+            32, 32, 32, 164, 164, 164, 164, 106,
+        ],
     ];
     let opts = TraceOptions {
         format: Some(crate::trace::TraceFormat::Ftl),
         ..TraceOptions::default()
     };
-    let e = parse_bytes("x.ftl", &data, &opts, BIG).unwrap_err();
-    assert_eq!(e.file, "x.ftl");
-    assert!(e.reason.contains("xz"), "{e}");
+    for data in inputs {
+        let e = parse_bytes("x.ftl", data, &opts, BIG).unwrap_err();
+        assert_eq!(e.file, "x.ftl");
+        assert!(e.reason.contains("xz"), "{e}");
+    }
+}
+
+/// An xz header that asks for a dictionary above the decoder's memory
+/// limit is refused with a message saying so.
+#[test]
+fn trace_xz_over_the_memory_limit_is_refused() {
+    let mut opts = liblzma::stream::LzmaOptions::new_preset(6).unwrap();
+    opts.dict_size(1 << 30);
+    let mut filters = liblzma::stream::Filters::new();
+    filters.lzma2(&opts);
+    let stream =
+        liblzma::stream::Stream::new_stream_encoder(&filters, liblzma::stream::Check::Crc64)
+            .unwrap();
+    let mut xz = liblzma::write::XzEncoder::new_stream(Vec::new(), stream);
+    xz.write_all(b"0 W 0 4096\n").unwrap();
+    let data = xz.finish().unwrap();
+    let opts = TraceOptions {
+        format: Some(crate::trace::TraceFormat::Ftl),
+        ..TraceOptions::default()
+    };
+    let e = parse_bytes("big-dict.ftl.xz", &data, &opts, BIG).unwrap_err();
+    assert_eq!(e.file, "big-dict.ftl.xz");
+    assert!(e.reason.contains("memory limit"), "{e}");
 }
 
 #[test]
