@@ -117,7 +117,7 @@ impl Hooks for Techniques<'_> {}
 impl<'a> Build<'a> for Techniques<'a> {
     type Tables = TechTables<'a>;
 
-    fn lend<L: Lend<'a>>(cfg: &Config, l: &mut L) -> Result<TechTables<'a>, Error> {
+    fn lend(cfg: &Config, l: &mut Lend<'a>) -> Result<TechTables<'a>, Error> {
         built(cfg)?;
         let _ = &l;
         Ok(TechTables {

@@ -8,11 +8,14 @@
 
 use crate::config::Config;
 use crate::error::Error;
+#[cfg(feature = "reparo")]
 use crate::ftl::die_fail::L2pEntry;
 use crate::ftl::host::{CopyProgress, HostCompletion, ReadStart, Tag};
 use crate::full::FullFtl;
-use crate::medium::addr::{DieId, Lpn};
-use crate::medium::nand::{NandCmd, NandOp, NandResult, OpId, Slot};
+#[cfg(feature = "reparo")]
+use crate::medium::addr::DieId;
+use crate::medium::addr::Lpn;
+use crate::medium::nand::{NandOp, NandResult, OpId, Slot};
 
 /// One function pointer per public entry point of the core.
 #[allow(clippy::type_complexity)]
@@ -47,12 +50,15 @@ pub struct EntryPoints {
     pub power_fail: fn(&mut FullFtl<'static>, u64) -> Result<(), Error>,
     /// [`FullFtl::shutdown`].
     pub shutdown: fn(&mut FullFtl<'static>, u64) -> Result<(), Error>,
-    /// [`FullFtl::retire_die`].
+    /// [`FullFtl::retire_die`] (Reparo's views of the core).
+    #[cfg(feature = "reparo")]
     pub retire_die: fn(&mut FullFtl<'static>, DieId) -> Result<u32, Error>,
-    /// [`FullFtl::l2p_entry`].
+    /// [`FullFtl::l2p_entry`] (Reparo's views of the core).
+    #[cfg(feature = "reparo")]
     pub l2p_entry: fn(&FullFtl<'static>, Lpn) -> Result<L2pEntry, Error>,
-    /// [`FullFtl::peek_op`].
-    pub peek_op: fn(&FullFtl<'static>, OpId) -> Option<NandCmd>,
+    /// [`FullFtl::peek_op`] (Reparo's views of the core).
+    #[cfg(feature = "reparo")]
+    pub peek_op: fn(&FullFtl<'static>, OpId) -> Option<crate::medium::nand::NandCmd>,
     /// [`FullFtl::audit`].
     pub audit: fn(&FullFtl<'static>) -> Result<(), Error>,
 }
@@ -75,8 +81,11 @@ pub static FULL_FTL: EntryPoints = EntryPoints {
     meta_for: FullFtl::meta_for,
     power_fail: FullFtl::power_fail,
     shutdown: FullFtl::shutdown,
+    #[cfg(feature = "reparo")]
     retire_die: FullFtl::retire_die,
+    #[cfg(feature = "reparo")]
     l2p_entry: FullFtl::l2p_entry,
+    #[cfg(feature = "reparo")]
     peek_op: FullFtl::peek_op,
     audit: FullFtl::audit,
 };

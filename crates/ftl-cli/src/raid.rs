@@ -55,13 +55,15 @@ pub struct RaidArgs {
     pub tables: bool,
 }
 
-/// Tables 8 and 9 and Fig. 30 from `firmware_core::tech::reparo::handler`.
+/// Tables 8 and 9 and Fig. 30 from `firmware_core::tech::reparo::handler`
+/// and `sim_harness::reparo_space`.
 fn print_tables() -> Result<(), CliError> {
     use firmware_core::tech::reparo::handler::{Cdr, Route, SsdShape};
+    use sim_harness::reparo_space::{Ratio, Utilisation};
     let per_core = [4u32, 8, 16, 32, 64, 128];
     let mut t8 = (String::new(), String::new());
     let mut t9 = (String::new(), String::new());
-    let pct = |r: Option<firmware_core::tech::reparo::handler::Ratio>| {
+    let pct = |r: Option<Ratio>| {
         r.and_then(|r| r.percent_hundredths())
             .map_or("-".to_string(), |h| format!("{}.{:02}%", h / 100, h % 100))
     };

@@ -17,6 +17,7 @@ pub mod lifetime;
 pub mod profiles;
 pub mod raid;
 pub mod reparo;
+pub mod reparo_space;
 pub mod report;
 pub mod series;
 pub mod sim;

@@ -40,8 +40,8 @@ pub trait Hooks:
 pub trait Build<'a>: Hooks {
     /// The slices the hook set keeps its state in.
     type Tables;
-    /// Carves the slices `cfg` needs (a [`crate::ftl::lend::Sizer`] only counts them).
-    fn lend<L: Lend<'a>>(cfg: &Config, l: &mut L) -> Result<Self::Tables, Error>;
+    /// Carves the slices `cfg` needs (a counting [`Lend`] only counts them).
+    fn lend(cfg: &Config, l: &mut Lend<'a>) -> Result<Self::Tables, Error>;
     /// The hook set for `cfg` over its slices.
     fn build(cfg: &Config, t: Self::Tables) -> Result<Self, Error>;
 }
@@ -380,7 +380,7 @@ impl Hooks for Baseline {}
 
 impl<'a> Build<'a> for Baseline {
     type Tables = ();
-    fn lend<L: Lend<'a>>(_cfg: &Config, _l: &mut L) -> Result<(), Error> {
+    fn lend(_cfg: &Config, _l: &mut Lend<'a>) -> Result<(), Error> {
         Ok(())
     }
     fn build(_cfg: &Config, _t: ()) -> Result<Self, Error> {

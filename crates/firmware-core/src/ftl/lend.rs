@@ -5,121 +5,103 @@
 //! ([`crate::ftl::Ftl::lend_bytes`]), provides that many (a `Vec<u8>` on a
 //! host, a `static` array or a linker-placed region on a microcontroller) and
 //! hands the region to [`crate::ftl::Ftl::new`]. The same code walks the
-//! tables twice: once with a [`Sizer`], which only counts, and once with a
-//! [`Carver`], which cuts the region into typed, initialised slices. Because
-//! both walks run the same code, the byte count can never disagree with
-//! what the carve takes. Dropping the core and building it again over the
-//! same region is a remount.
+//! tables twice with one [`Lend`]: once [`Lend::counting`], which only
+//! counts, and once [`Lend::carving`], which cuts the region into typed,
+//! initialised slices. Because both walks run the same code (compiled once,
+//! not once per mode), the byte count can never disagree with what the carve
+//! takes. Dropping the core and building it again over the same region is a
+//! remount.
 
 use crate::error::Error;
 use core::mem::{align_of, size_of};
 
-/// Something that hands out the core's tables: the [`Sizer`] or the [`Carver`].
-pub trait Lend<'a> {
-    /// A slice of `n` elements, each set to `init`; `what` names the table
-    /// in [`Error::TableTooSmall`] when the region runs out.
-    fn slice<T: Copy>(
-        &mut self,
-        n: usize,
-        init: T,
-        what: &'static str,
-    ) -> Result<&'a mut [T], Error>;
-
-    /// A slice of `n` `u16`s that keeps what the region held (state that
-    /// must survive a remount over the same memory, such as operation
-    /// generations). Every bit pattern is a valid `u16`.
-    fn slice_kept(&mut self, n: usize, what: &'static str) -> Result<&'a mut [u16], Error>;
-}
-
-/// Counts the bytes a carve takes (alignment padding included, assuming the
-/// worst alignment of the region's start). Its slices are empty.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Sizer {
-    bytes: usize,
-}
-
-impl Sizer {
-    /// Bytes counted so far.
-    pub fn bytes(&self) -> usize {
-        self.bytes
-    }
-}
-
-impl<'a> Lend<'a> for Sizer {
-    fn slice<T: Copy>(
-        &mut self,
-        n: usize,
-        _init: T,
-        _what: &'static str,
-    ) -> Result<&'a mut [T], Error> {
-        let len = n
-            .checked_mul(size_of::<T>())
-            .and_then(|b| b.checked_add(align_of::<T>().saturating_sub(1)))
-            .ok_or(Error::InvalidConfig("lent tables exceed the address space"))?;
-        self.bytes = self
-            .bytes
-            .checked_add(len)
-            .ok_or(Error::InvalidConfig("lent tables exceed the address space"))?;
-        Ok(&mut [])
-    }
-
-    fn slice_kept(&mut self, n: usize, what: &'static str) -> Result<&'a mut [u16], Error> {
-        self.slice(n, 0u16, what)
-    }
-}
-
-/// Cuts a byte region into typed slices, front to back.
+/// Hands out the core's tables: counting their bytes, or carving them out of
+/// a region.
 #[derive(Debug)]
-pub struct Carver<'a> {
-    rest: &'a mut [u8],
+pub struct Lend<'a> {
+    /// The region not carved yet; `None` when only counting.
+    rest: Option<&'a mut [u8]>,
+    /// Bytes counted so far (alignment padding included, assuming the worst
+    /// alignment of the region's start).
+    counted: usize,
 }
 
-impl<'a> Carver<'a> {
-    /// A carver over `mem`; its previous contents do not matter.
-    pub fn new(mem: &'a mut [u8]) -> Self {
-        Carver { rest: mem }
+impl<'a> Lend<'a> {
+    /// A lender that only counts: its slices are empty.
+    pub fn counting() -> Self {
+        Lend {
+            rest: None,
+            counted: 0,
+        }
     }
 
-    /// Bytes not carved yet.
+    /// A lender that carves `mem`; its previous contents do not matter.
+    pub fn carving(mem: &'a mut [u8]) -> Self {
+        Lend {
+            rest: Some(mem),
+            counted: 0,
+        }
+    }
+
+    /// Bytes counted so far: what a carve of the same tables takes at most.
+    pub fn bytes(&self) -> usize {
+        self.counted
+    }
+
+    /// Bytes not carved yet (0 when counting).
     pub fn remaining(&self) -> usize {
-        self.rest.len()
+        self.rest.as_ref().map_or(0, |r| r.len())
     }
-}
 
-impl<'a> Carver<'a> {
-    /// Takes `n` aligned `T`s' worth of bytes off the front of the region.
-    fn take<T>(&mut self, n: usize, what: &'static str) -> Result<*mut T, Error> {
-        let rest = core::mem::take(&mut self.rest);
-        let pad = rest.as_ptr().align_offset(align_of::<T>());
-        let len = n
-            .checked_mul(size_of::<T>())
-            .ok_or(Error::TableTooSmall(what))?;
+    /// Counts `len` bytes aligned to `align` and, when carving, takes them
+    /// off the front of the region: `None` when only counting.
+    fn take(
+        &mut self,
+        len: usize,
+        align: usize,
+        what: &'static str,
+    ) -> Result<Option<*mut u8>, Error> {
+        let Some(rest) = self.rest.take() else {
+            let worst = len
+                .checked_add(align.saturating_sub(1))
+                .and_then(|b| b.checked_add(self.counted))
+                .ok_or(Error::InvalidConfig("lent tables exceed the address space"))?;
+            self.counted = worst;
+            return Ok(None);
+        };
+        let pad = rest.as_ptr().align_offset(align);
         let need = pad.checked_add(len).ok_or(Error::TableTooSmall(what))?;
         if need > rest.len() {
-            self.rest = rest;
+            self.rest = Some(rest);
             return Err(Error::TableTooSmall(what));
         }
         let (head, tail) = rest.split_at_mut(need);
-        self.rest = tail;
+        self.rest = Some(tail);
         let (_, body) = head.split_at_mut(pad);
-        Ok(body.as_mut_ptr().cast::<T>())
+        Ok(Some(body.as_mut_ptr()))
     }
-}
 
-impl<'a> Lend<'a> for Carver<'a> {
-    fn slice<T: Copy>(
+    /// A slice of `n` elements, each set to `init`; `what` names the table
+    /// in [`Error::TableTooSmall`] when the region runs out.
+    pub fn slice<T: Copy>(
         &mut self,
         n: usize,
         init: T,
         what: &'static str,
     ) -> Result<&'a mut [T], Error> {
-        let ptr = self.take::<T>(n, what)?;
-        // SAFETY: `body` is `len = n * size_of::<T>()` bytes of memory
+        let len = n
+            .checked_mul(size_of::<T>())
+            .ok_or(Error::InvalidConfig("lent tables exceed the address space"))?;
+        let Some(ptr) = self.take(len, align_of::<T>(), what)? else {
+            return Ok(&mut []);
+        };
+        let ptr = ptr.cast::<T>();
+        // SAFETY: `ptr` starts `len = n * size_of::<T>()` bytes of memory
         // borrowed mutably for 'a and no longer reachable through
-        // `self.rest`; `ptr` is aligned for `T` (the `pad` bytes before it
-        // were skipped). Every element is written with `init` before the
-        // slice is formed, so no byte pattern of the region is ever read as
-        // a `T`, and `T: Copy` has no destructor to skip.
+        // `self.rest`; it is aligned for `T` (the padding before it was
+        // skipped). Every element is written with `init` before the slice is
+        // formed, so no byte pattern of the region is ever read as a `T`,
+        // and `T: Copy` has no destructor to skip.
         unsafe {
             for i in 0..n {
                 ptr.add(i).write(init);
@@ -128,13 +110,21 @@ impl<'a> Lend<'a> for Carver<'a> {
         }
     }
 
-    fn slice_kept(&mut self, n: usize, what: &'static str) -> Result<&'a mut [u16], Error> {
-        let ptr = self.take::<u16>(n, what)?;
+    /// A slice of `n` `u16`s that keeps what the region held (state that
+    /// must survive a remount over the same memory, such as operation
+    /// generations). Every bit pattern is a valid `u16`.
+    pub fn slice_kept(&mut self, n: usize, what: &'static str) -> Result<&'a mut [u16], Error> {
+        let len = n
+            .checked_mul(size_of::<u16>())
+            .ok_or(Error::InvalidConfig("lent tables exceed the address space"))?;
+        let Some(ptr) = self.take(len, align_of::<u16>(), what)? else {
+            return Ok(&mut []);
+        };
         // SAFETY: as in `slice`, the `n * 2` bytes at `ptr` are aligned,
         // initialised (they are part of a `&mut [u8]`), borrowed for 'a and
         // reachable only through the returned slice; any two bytes are a
         // valid `u16`.
-        unsafe { Ok(core::slice::from_raw_parts_mut(ptr, n)) }
+        unsafe { Ok(core::slice::from_raw_parts_mut(ptr.cast::<u16>(), n)) }
     }
 }
 
@@ -143,15 +133,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn sizer_bounds_what_the_carver_takes() {
-        let mut s = Sizer::default();
+    fn the_count_bounds_what_the_carve_takes() {
+        let mut s = Lend::counting();
         s.slice(3, 0u8, "a").unwrap();
         s.slice(5, 0u64, "b").unwrap();
         s.slice(2, 0u16, "c").unwrap();
         let mut mem = [0xAAu8; 64];
         for start in 0..8 {
             let region = &mut mem[start..start + s.bytes()];
-            let mut c = Carver::new(region);
+            let mut c = Lend::carving(region);
             let a = c.slice(3, 1u8, "a").unwrap();
             assert_eq!(a, &[1, 1, 1]);
             let b = c.slice(5, 7u64, "b").unwrap();
@@ -165,7 +155,7 @@ mod tests {
     #[test]
     fn a_short_region_is_an_error_not_a_panic() {
         let mut mem = [0u8; 10];
-        let mut c = Carver::new(&mut mem);
+        let mut c = Lend::carving(&mut mem);
         assert_eq!(c.slice(4, 0u32, "x"), Err(Error::TableTooSmall("x")));
         // The region is intact after a refusal.
         assert_eq!(c.remaining(), 10);

@@ -9,6 +9,7 @@
 mod blocks;
 mod buffer;
 mod checkpoint;
+#[cfg(feature = "reparo")]
 pub mod die_fail;
 mod gc;
 pub mod hooks;
@@ -44,7 +45,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
     where
         H: hooks::Build<'a>,
     {
-        let mut s = lend::Sizer::default();
+        let mut s = lend::Lend::counting();
         Tables::lend(cfg, &mut s)?;
         H::lend(cfg, &mut s)?;
         Ok(s.bytes())
@@ -60,7 +61,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
         H: hooks::Build<'a>,
     {
         let sizes = TableSizes::for_config(&cfg)?;
-        let mut carver = lend::Carver::new(mem);
+        let mut carver = lend::Lend::carving(mem);
         let mut t = Tables::lend(&cfg, &mut carver)?;
         let ht = H::lend(&cfg, &mut carver)?;
         let pt = core::mem::replace(&mut t.persist, crate::persist::tp::PersistTables::none());

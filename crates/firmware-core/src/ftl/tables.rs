@@ -176,7 +176,7 @@ pub struct Tables<'a> {
 
 impl<'a> Tables<'a> {
     /// Carves the tables `cfg` needs out of `l` (see [`crate::ftl::lend`]).
-    pub(crate) fn lend<L: Lend<'a>>(cfg: &Config, l: &mut L) -> Result<Self, Error> {
+    pub(crate) fn lend(cfg: &Config, l: &mut Lend<'a>) -> Result<Self, Error> {
         use crate::persist::tp::PersistTables;
         let s = TableSizes::for_config(cfg)?;
         Ok(Tables {

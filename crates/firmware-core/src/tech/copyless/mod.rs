@@ -12,7 +12,7 @@ use refcount::{CopylessMap, CopylessTables, RefCounts, ShadowEntry};
 /// Carves the copy tables `cfg` needs: reference count words, shadow OOB
 /// bucket heads (about one per record keeps the chains short) and records;
 /// none unless copies remap.
-pub fn lend<'a, L: Lend<'a>>(cfg: &Config, l: &mut L) -> Result<CopylessTables<'a>, Error> {
+pub fn lend<'a>(cfg: &Config, l: &mut Lend<'a>) -> Result<CopylessTables<'a>, Error> {
     let on = cfg.copy.remap();
     let counts = if on {
         RefCounts::words_for(cfg.geometry.total_units(), cfg.copy.refcount_bits)?

@@ -40,7 +40,7 @@ impl<'a> LidfOrder<'a> {
     /// Carves the tables `cfg` needs: an entry, a heap slot and a list head
     /// per translation page when persistence is on and the flush policy is
     /// LIDF; none otherwise.
-    pub fn lend<L: Lend<'a>>(cfg: &Config, l: &mut L) -> Result<LidfOrderTables<'a>, Error> {
+    pub fn lend(cfg: &Config, l: &mut Lend<'a>) -> Result<LidfOrderTables<'a>, Error> {
         let n = if cfg.persist.flush_policy == FlushPolicy::Lidf {
             crate::persist::tp::sizes(&cfg.persist, cfg.logical_units).0
         } else {

@@ -125,7 +125,7 @@ pub struct Guard<'a> {
 
 impl<'a> GuardTables<'a> {
     /// Carves the tables `cfg` needs (none with the guard off).
-    pub fn lend<L: Lend<'a>>(cfg: &crate::config::Config, l: &mut L) -> Result<Self, Error> {
+    pub fn lend(cfg: &crate::config::Config, l: &mut Lend<'a>) -> Result<Self, Error> {
         let s = GuardSizes::for_config(cfg);
         Ok(GuardTables {
             wl: WeakWlTables {

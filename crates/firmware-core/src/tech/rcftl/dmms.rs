@@ -188,24 +188,15 @@ impl<const K: usize> Dmms<K> {
             if b.epoch > cur || b.epoch < oldest {
                 continue;
             }
-            let (i, c) = (u128::from(b.integral), u128::from(b.covered));
+            let (mut i, mut c) = (u128::from(b.integral), u128::from(b.covered));
             if b.epoch == oldest && cur >= spans {
                 // Only the last (w - pos) ns of the oldest span are in the window.
-                let keep = u128::from(w.saturating_sub(pos));
-                integral = integral.saturating_add(
-                    i.saturating_mul(keep)
-                        .checked_div(u128::from(w))
-                        .unwrap_or(0),
-                );
-                covered = covered.saturating_add(
-                    c.saturating_mul(keep)
-                        .checked_div(u128::from(w))
-                        .unwrap_or(0),
-                );
-            } else {
-                integral = integral.saturating_add(i);
-                covered = covered.saturating_add(c);
+                let keep = w.saturating_sub(pos);
+                i = part(b.integral, keep, w);
+                c = part(b.covered, keep, w);
             }
+            integral = integral.saturating_add(i);
+            covered = covered.saturating_add(c);
         }
         match integral.checked_div(covered) {
             Some(avg) => u32::try_from(avg.min(u128::from(UTIL_ONE))).unwrap_or(UTIL_ONE),
@@ -270,6 +261,15 @@ impl<const K: usize> Dmms<K> {
             from = end;
         }
     }
+}
+
+/// `x * keep / w` exactly (a `u64` product always fits in `u128`), 0 when
+/// `w` is 0.
+fn part(x: u64, keep: u64, w: u64) -> u128 {
+    u128::from(x)
+        .wrapping_mul(u128::from(keep))
+        .checked_div(u128::from(w))
+        .unwrap_or(0)
 }
 
 #[cfg(test)]

@@ -54,7 +54,7 @@ pub struct RcTables<'a> {
 
 impl<'a> RcTables<'a> {
     /// Carves the slices `cfg` needs (none when GC copies off-chip).
-    pub fn lend<L: Lend<'a>>(cfg: &Config, l: &mut L) -> Result<Self, Error> {
+    pub fn lend(cfg: &Config, l: &mut Lend<'a>) -> Result<Self, Error> {
         let g = &cfg.geometry;
         let on = cfg.copyback.mode != CopybackMode::OffChip;
         let pages = if cfg.copyback.mode.per_page() {

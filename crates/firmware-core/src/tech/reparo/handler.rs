@@ -47,58 +47,11 @@
 //! their new home.
 //!
 //! The formulas assume one failed die and equal cores before it (the paper's
-//! footnote 4); repeated failures reuse Eq. 5.4 as an approximation.
+//! footnote 4); repeated failures reuse Eq. 5.4 as an approximation. The
+//! exact utilisations of Tables 8 and 9 are evaluation arithmetic and live on
+//! the host side (`sim_harness::reparo_space`).
 
 use crate::error::Error;
-
-/// A non-negative fraction `num / den` kept in lowest terms, so space
-/// utilisations and their growth compare exactly with the paper's numbers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Ratio {
-    /// Numerator.
-    pub num: u128,
-    /// Denominator (never zero).
-    pub den: u128,
-}
-
-fn gcd(mut a: u128, mut b: u128) -> u128 {
-    while let Some(r) = a.checked_rem(b) {
-        a = b;
-        b = r;
-    }
-    a
-}
-
-impl Ratio {
-    /// `num / den` in lowest terms; `None` when `den` is zero.
-    pub fn new(num: u128, den: u128) -> Option<Ratio> {
-        let g = gcd(num, den);
-        Some(Ratio {
-            num: num.checked_div(g)?,
-            den: den.checked_div(g).filter(|&d| d != 0)?,
-        })
-    }
-
-    /// The value as a float (for printing).
-    pub fn to_f64(self) -> f64 {
-        self.num as f64 / self.den as f64
-    }
-
-    /// The value in hundredths of a per cent, rounded half up (`1/15` gives
-    /// 667, i.e. 6.67 %): the precision of Tables 8 and 9.
-    pub fn percent_hundredths(self) -> Option<u128> {
-        let twice = self.num.checked_mul(20_000)?.checked_add(self.den)?;
-        twice.checked_div(self.den.checked_mul(2)?)
-    }
-
-    /// Relative growth `(self - before) / before`, or `None` when `self` is
-    /// smaller than `before`, `before` is zero or the products overflow.
-    pub fn growth_over(self, before: Ratio) -> Option<Ratio> {
-        let a = self.num.checked_mul(before.den)?;
-        let b = before.num.checked_mul(self.den)?;
-        Ratio::new(a.checked_sub(b)?, b)
-    }
-}
 
 /// Shape of the SSD before the die failure.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -144,8 +97,6 @@ pub struct Cdr {
     victim: u32,
     /// `|LS| / N`.
     per_core: u64,
-    /// `D_ssd / N`.
-    dies_per_core: u64,
     /// `D_ssd - 1`, LBAs of the victim per redirection unit.
     unit: u64,
     /// `floor(alpha)`: complete redirection units, LBAs each helper receives.
@@ -165,8 +116,7 @@ impl Cdr {
         if victim >= shape.cores {
             return Err(Error::InvalidConfig("reparo: victim core out of range"));
         }
-        let dies_per_core = d
-            .checked_div(n)
+        d.checked_div(n)
             .filter(|&x| x >= 2 && d.checked_rem(n) == Some(0))
             .ok_or(Error::InvalidConfig(
                 "reparo: dies must be a multiple of cores, at least two per core",
@@ -193,7 +143,6 @@ impl Cdr {
             shape,
             victim,
             per_core,
-            dies_per_core,
             unit,
             units,
         })
@@ -212,12 +161,6 @@ impl Cdr {
     /// `|LS_i|`, every core's logical space before the failure.
     pub fn logical_per_core(&self) -> u64 {
         self.per_core
-    }
-
-    /// Exact `alpha = |LS_h| / (D_ssd - 1)` of Eq. 5.4.
-    pub fn alpha(&self) -> Ratio {
-        Ratio::new(u128::from(self.per_core), u128::from(self.unit))
-            .unwrap_or(Ratio { num: 0, den: 1 })
     }
 
     /// `floor(alpha)`: LBAs each helper receives, and the number of complete
@@ -242,36 +185,6 @@ impl Cdr {
     pub fn fake_failure_count(&self) -> u64 {
         self.units
             .saturating_mul(u64::from(self.shape.cores.saturating_sub(1)))
-    }
-
-    /// `logical / (dies * die_capacity)`.
-    fn utilisation(&self, logical: u64, dies: u64) -> Ratio {
-        let phys = u128::from(dies).saturating_mul(u128::from(self.shape.die_capacity));
-        Ratio::new(u128::from(logical), phys).unwrap_or(Ratio { num: 0, den: 1 })
-    }
-
-    /// Every core's utilisation before the failure, `|LS_i| / (D_i * cap)`.
-    pub fn utilisation_before(&self) -> Ratio {
-        self.utilisation(self.per_core, self.dies_per_core)
-    }
-
-    /// The victim's utilisation under `reparo_IDR` (no adjustment): the same
-    /// logical space on one die less.
-    pub fn victim_utilisation_idr(&self) -> Ratio {
-        self.utilisation(self.per_core, self.dies_per_core.saturating_sub(1))
-    }
-
-    /// A helper's utilisation after the CDR adjustment (integer `floor(alpha)`).
-    pub fn helper_utilisation_after(&self) -> Ratio {
-        self.utilisation(self.helper_logical_after(), self.dies_per_core)
-    }
-
-    /// The victim's utilisation after the CDR adjustment (integer `floor(alpha)`).
-    pub fn victim_utilisation_after(&self) -> Ratio {
-        self.utilisation(
-            self.victim_logical_after(),
-            self.dies_per_core.saturating_sub(1),
-        )
     }
 
     /// Where host LBA `lba` goes once redirection is active; `None` beyond
@@ -364,31 +277,13 @@ mod tests {
         Cdr::new(shape, 3).unwrap()
     }
 
-    fn ratio(num: u128, den: u128) -> Ratio {
-        Ratio::new(num, den).unwrap()
-    }
-
     #[test]
     fn figure_30() {
         let c = fig30();
         assert_eq!(c.logical_per_core(), 15);
-        assert_eq!(c.alpha(), ratio(1, 1));
         assert_eq!(c.alpha_floor(), 1);
         assert_eq!(c.helper_logical_after(), 16);
         assert_eq!(c.victim_logical_after(), 12);
-        assert_eq!(c.utilisation_before(), ratio(5, 8)); // 0.625
-        assert_eq!(c.helper_utilisation_after(), ratio(2, 3)); // 0.667
-        assert_eq!(c.victim_utilisation_after(), ratio(2, 3));
-        assert_eq!(c.victim_utilisation_idr(), ratio(5, 6)); // 0.83
-        let grow = c
-            .helper_utilisation_after()
-            .growth_over(c.utilisation_before());
-        assert_eq!(grow.unwrap().percent_hundredths(), Some(667));
-        let idr = c
-            .victim_utilisation_idr()
-            .growth_over(c.utilisation_before());
-        assert_eq!(idr.unwrap().percent_hundredths(), Some(3333));
-
         for (lba, core, hidden) in [(3, 0, 60), (7, 1, 61), (11, 2, 62)] {
             let h = HiddenLba {
                 core,
@@ -406,41 +301,6 @@ mod tests {
         assert_eq!(c.fake_failures().collect::<Vec<_>>(), [3, 7, 11]);
         assert_eq!(c.fake_failure_count(), 3);
         assert!(c.is_fake_failure(7) && !c.is_fake_failure(19));
-    }
-
-    /// Tables 8 and 9 for 4 to 128 dies per core. PM1643 has four flash
-    /// cores (Sec. 5.6), which Table 9 assumes: its increase is
-    /// `1 / (4 x - 1)` for `x` dies per core.
-    #[test]
-    fn tables_8_and_9() {
-        let per_core_dies = [4u32, 8, 16, 32, 64, 128];
-        let table8_victim = [3333u128, 1429, 667, 323, 159, 79];
-        let table9 = [667u128, 323, 159, 79, 39, 20];
-        for ((x, t8), t9) in per_core_dies.into_iter().zip(table8_victim).zip(table9) {
-            let dies = 4 * x;
-            // A logical space of whole redirection units, U = 0.9 as in Sec. 5.6.
-            let logical = 4 * u64::from(dies - 1) * 9;
-            let cap = logical / u64::from(dies) * 10 / 9;
-            let shape = SsdShape {
-                cores: 4,
-                dies,
-                logical,
-                die_capacity: cap.max(1),
-            };
-            for victim in 0..4 {
-                let c = Cdr::new(shape, victim).unwrap();
-                let before = c.utilisation_before();
-                let pct = |after: Ratio| after.growth_over(before).unwrap().percent_hundredths();
-                assert_eq!(pct(c.victim_utilisation_idr()), Some(t8), "x = {x}");
-                assert_eq!(pct(before), Some(0), "IDR helper, x = {x}");
-                assert_eq!(pct(c.victim_utilisation_after()), Some(t9), "x = {x}");
-                assert_eq!(pct(c.helper_utilisation_after()), Some(t9), "x = {x}");
-                assert_eq!(
-                    c.alpha(),
-                    ratio(u128::from(logical / 4), u128::from(dies - 1))
-                );
-            }
-        }
     }
 
     #[test]
