@@ -198,7 +198,7 @@ impl<const K: usize> Dmms<K> {
             integral = integral.saturating_add(i);
             covered = covered.saturating_add(c);
         }
-        match integral.checked_div(covered) {
+        match div(integral, covered) {
             Some(avg) => u32::try_from(avg.min(u128::from(UTIL_ONE))).unwrap_or(UTIL_ONE),
             None => held,
         }
@@ -266,10 +266,14 @@ impl<const K: usize> Dmms<K> {
 /// `x * keep / w` exactly (a `u64` product always fits in `u128`), 0 when
 /// `w` is 0.
 fn part(x: u64, keep: u64, w: u64) -> u128 {
-    u128::from(x)
-        .wrapping_mul(u128::from(keep))
-        .checked_div(u128::from(w))
-        .unwrap_or(0)
+    div(u128::from(x).wrapping_mul(u128::from(keep)), u128::from(w)).unwrap_or(0)
+}
+
+/// `a / b`, `None` when `b` is 0. One out-of-line copy: a 128-bit division
+/// expands to a long instruction sequence on a 32-bit core.
+#[inline(never)]
+fn div(a: u128, b: u128) -> Option<u128> {
+    a.checked_div(b)
 }
 
 #[cfg(test)]
