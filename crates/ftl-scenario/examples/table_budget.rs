@@ -13,6 +13,10 @@ use sim_harness::config::{presets, SimConfig};
 
 const GIB: f64 = (1u64 << 30) as f64;
 
+/// Most alignment padding the count may add: under 8 B for each of fewer
+/// than 32 tables.
+const PADDING_BOUND: u64 = 256;
+
 /// Lent bytes from first principles (geometry and tunables, not `TableSizes`).
 fn formula(c: &Config) -> u64 {
     let g = &c.geometry;
@@ -29,7 +33,7 @@ fn formula(c: &Config) -> u64 {
         + size_of::<BlockMeta>() as u64 * blocks
         + planes * (4 * (units_per_block + 1) + size_of::<PlaneState>() as u64)
         + size_of::<SlotMeta>() as u64 * slots
-        + size_of::<OpEntry>() as u64 * u64::from(c.max_inflight)
+        + (size_of::<OpEntry>() as u64 + 2) * u64::from(c.max_inflight)
         + persistence(c)
 }
 
@@ -70,7 +74,7 @@ fn main() -> Result<(), String> {
         size_of::<BlockMeta>(),
         size_of::<PlaneState>(),
         size_of::<SlotMeta>(),
-        size_of::<OpEntry>()
+        size_of::<OpEntry>() + 2
     );
     println!("  L logical units, U physical units, B blocks, P planes, S buffer slots, O max in-flight ops");
     println!(
@@ -113,17 +117,21 @@ fn main() -> Result<(), String> {
         let bytes = FullFtl::lend_bytes(c).map_err(|e| e.to_string())? as u64;
         let f = formula(c);
         let gib = physical_bytes(c) / GIB;
-        all &= f == bytes;
+        // The count adds each table's worst alignment padding (below 8 B a table).
+        let ok = f <= bytes && bytes - f < PADDING_BOUND;
+        all &= ok;
         println!(
             "{name:<16} {gib:>9.3} {f:>15} {bytes:>15} {:>6} {:>13.0}",
-            if f == bytes { "yes" } else { "NO" },
+            if ok { "yes" } else { "NO" },
             bytes as f64 / gib
         );
     }
     if all {
-        println!("formula matches TableSizes::bytes() for every config");
+        println!(
+            "formula matches FullFtl::lend_bytes() for every config, up to alignment padding (< {PADDING_BOUND} B)"
+        );
         Ok(())
     } else {
-        Err("formula and TableSizes::bytes() disagree".into())
+        Err("formula and FullFtl::lend_bytes() disagree".into())
     }
 }

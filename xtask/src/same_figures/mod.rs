@@ -4,7 +4,9 @@
 //! and compares every simulated figure of their `--json` reports exactly
 //! (host-dependent keys aside: wall time, rates per wall second, RSS).
 //! Prints one line per command, `same` or `DIFFERENT` followed by each
-//! differing key with both values; fails if any command differs.
+//! differing key with both values; fails if any command differs. Keys only
+//! the current report has are listed as additions, not differences: every
+//! figure the base reported must be unchanged.
 //!
 //! With `--speed`, the mqsim-gc16 run is also timed three times with each
 //! binary, alternating, and the median requests per wall second of each
@@ -100,9 +102,12 @@ fn run_one(bin: &Path, check: &Check, work: &Path) -> Result<Outcome, String> {
     })
 }
 
-/// Compares one check's two outcomes; the lines to print after its name.
-fn compare_outcomes(base: &Outcome, current: &Outcome) -> Vec<String> {
+/// Compares one check's two outcomes: the lines to print after its name,
+/// and the keys only the current report has (additions, not differences:
+/// a report may grow keys while every figure it had stays the same).
+fn compare_outcomes(base: &Outcome, current: &Outcome) -> (Vec<String>, Vec<String>) {
     let mut lines = Vec::new();
+    let mut added = Vec::new();
     if base.status != current.status {
         lines.push(format!(
             "exit status: base {:?}, current {:?}",
@@ -111,7 +116,10 @@ fn compare_outcomes(base: &Outcome, current: &Outcome) -> Vec<String> {
     }
     match (&base.report, &current.report) {
         (Ok(b), Ok(c)) => {
-            let d = compare::differences(b, c);
+            let (new_keys, d): (Vec<_>, Vec<_>) = compare::differences(b, c)
+                .into_iter()
+                .partition(|x| x.base.is_none());
+            added = new_keys.into_iter().map(|x| x.key).collect();
             let show = |v: &Option<Value>| v.as_ref().map_or("(missing)".into(), Value::to_string);
             for x in d.iter().take(MAX_SHOWN) {
                 lines.push(format!(
@@ -133,7 +141,7 @@ fn compare_outcomes(base: &Outcome, current: &Outcome) -> Vec<String> {
             }
         }
     }
-    lines
+    (lines, added)
 }
 
 /// Median of a non-empty list.
@@ -204,7 +212,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     for check in &selected {
         let b = run_one(&base, check, &work.join(check.name).join("base"))?;
         let c = run_one(&current, check, &work.join(check.name).join("current"))?;
-        let lines = compare_outcomes(&b, &c);
+        let (lines, added) = compare_outcomes(&b, &c);
         let verdict = if lines.is_empty() {
             "same"
         } else {
@@ -219,6 +227,13 @@ pub fn run(args: &[String]) -> Result<(), String> {
         );
         for l in &lines {
             println!("          {l}");
+        }
+        if !added.is_empty() {
+            println!(
+                "          {} keys only in the current report: {}",
+                added.len(),
+                added.join(", ")
+            );
         }
         if !lines.is_empty() {
             different += 1;
