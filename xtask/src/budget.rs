@@ -204,7 +204,13 @@ fn host_target_dir() -> PathBuf {
 /// target with the workspace's `firmware` profile (opt-level "s",
 /// codegen-units 1, panic abort) but without LTO, emitted as an object file:
 /// the core's code as a library, before any cross-crate inlining.
-fn core_object_size(features: &[&str]) -> Result<(u64, u64), String> {
+///
+/// Each feature set `name` builds in its own target directory, so the
+/// object read back is the one this feature set produced (in a shared
+/// directory a cached build of one set leaves the other's newer object).
+fn core_object_size(name: &str, features: &[&str]) -> Result<(u64, u64), String> {
+    let dir = host_target_dir().join(format!("budget-{name}"));
+    let dir_s = dir.to_string_lossy().into_owned();
     let mut args = vec![
         "rustc",
         "-q",
@@ -212,6 +218,8 @@ fn core_object_size(features: &[&str]) -> Result<(u64, u64), String> {
         "firmware-core",
         "--target",
         ci::TARGET,
+        "--target-dir",
+        dir_s.as_str(),
         "--profile",
         "firmware",
         "--config",
@@ -220,7 +228,7 @@ fn core_object_size(features: &[&str]) -> Result<(u64, u64), String> {
     args.extend_from_slice(features);
     args.extend_from_slice(&["--", "--emit=obj"]);
     output_of("cargo", &args)?;
-    let deps = host_target_dir()
+    let deps = dir
         .join(ci::TARGET)
         .join("firmware")
         .join("deps");
@@ -349,8 +357,8 @@ pub fn run() -> Result<(), String> {
         .map(|s| u64::from(s.size))
         .sum::<u64>();
 
-    let (base_obj_text, base_obj_rodata) = core_object_size(&["--no-default-features"])?;
-    let (core_obj_text, core_obj_rodata) = core_object_size(&[])?;
+    let (base_obj_text, base_obj_rodata) = core_object_size("baseline", &["--no-default-features"])?;
+    let (core_obj_text, core_obj_rodata) = core_object_size("full", &[])?;
 
     // (b) and (c) from the target.
     let boot = qemu::check_clean(qemu::boot(&elf_path, "m4")?)?;
