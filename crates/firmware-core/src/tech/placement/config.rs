@@ -12,6 +12,31 @@ impl PlacementConfig {
     /// Off: one host stream, as without placement support.
     pub const OFF: PlacementConfig = PlacementConfig { handles: 0 };
 
+    /// Refuses placement beside another host placement or flush order
+    /// (superblocks, list pages, LIDF), and more than 64 handles.
+    /// `superblocks`: superblocks or list pages are on; `lidf`: the LIDF
+    /// flush order is.
+    pub fn check(&self, superblocks: bool, lidf: bool) -> Result<(), crate::error::Error> {
+        use crate::error::Error;
+        if !self.enabled() {
+            return Ok(());
+        }
+        if self.handles > 64 {
+            return Err(Error::InvalidConfig("placement handles above 64"));
+        }
+        if superblocks {
+            return Err(Error::InvalidConfig(
+                "placement handles do not combine with superblocks or list pages",
+            ));
+        }
+        if lidf {
+            return Err(Error::InvalidConfig(
+                "placement handles do not combine with buffer.flush_policy lidf",
+            ));
+        }
+        Ok(())
+    }
+
     /// Whether writes are placed by handle.
     pub fn enabled(&self) -> bool {
         self.handles > 0
