@@ -810,7 +810,12 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
     /// places writes by handle, else a plain write.
     fn place_write(&mut self, lpn: u32, handle: u8) -> Result<firmware_core::Slot, Error> {
         if self.ftl.config().placement.enabled() {
-            firmware_core::tech::placement::handles::write(&mut self.ftl, Lpn(lpn), handle, self.now)
+            firmware_core::tech::placement::handles::write(
+                &mut self.ftl,
+                Lpn(lpn),
+                handle,
+                self.now,
+            )
         } else {
             self.ftl.write(Lpn(lpn), self.now)
         }
