@@ -55,7 +55,16 @@ pub fn run() -> Result<(), String> {
         &["build", "-p", "firmware-core", "--target", TARGET],
     )?;
     // The baseline-only build and each technique alone.
-    for features in ["", "rcftl", "longftl", "dawid", "copyless", "reparo"] {
+    for features in [
+        "",
+        "rcftl",
+        "longftl",
+        "dawid",
+        "copyless",
+        "reparo",
+        "zns",
+        "placement",
+    ] {
         run_cmd(
             "cargo",
             &[

@@ -37,6 +37,8 @@ pub struct Config {
     pub copy: CopyConfig,
     /// Superblock write order and reserved list pages (off by default).
     pub superblock: crate::tech::reparo::config::SuperblockConfig,
+    /// Host-guided placement handles (off by default).
+    pub placement: crate::tech::placement::config::PlacementConfig,
 }
 
 /// How [`crate::Ftl::copy`] serves a copy command.
@@ -166,6 +168,7 @@ impl Config {
             persist: PersistConfig::OFF,
             copy: CopyConfig::PHYSICAL,
             superblock: crate::tech::reparo::config::SuperblockConfig::OFF,
+            placement: crate::tech::placement::config::PlacementConfig::OFF,
         };
         Ok(cfg)
     }
@@ -224,6 +227,10 @@ impl Config {
             }
         }
         check_superblock(self)?;
+        self.placement.check(
+            self.superblock.enabled || self.superblock.list_pages,
+            self.persist.flush_policy == FlushPolicy::Lidf,
+        )?;
         // Usable space per plane must exceed the logical share plus the GC reserve,
         // or GC cannot guarantee progress.
         let reserve_units = u64::from(self.gc_trigger_blocks.saturating_add(1))

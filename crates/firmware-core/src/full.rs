@@ -21,6 +21,8 @@ use crate::tech::copyless::{
 use crate::tech::dawid::{LidfOrder, LidfOrderTables};
 #[cfg(feature = "longftl")]
 use crate::tech::longftl::gerase::{Guard, GuardTables};
+#[cfg(feature = "placement")]
+use crate::tech::placement::handles::{Placement, PlacementTables};
 #[cfg(feature = "rcftl")]
 use crate::tech::rcftl::{self, RcFtl};
 #[cfg(feature = "reparo")]
@@ -38,10 +40,18 @@ pub struct Techniques<'a> {
     superblocks: Option<Superblocks>,
     #[cfg(feature = "dawid")]
     lidf: Option<LidfOrder<'a>>,
+    #[cfg(feature = "placement")]
+    placement: Option<Placement<'a>>,
     _lent: PhantomData<&'a mut [u8]>,
 }
 
-impl Techniques<'_> {
+impl<'a> Techniques<'a> {
+    /// Host-guided placement, when configured.
+    #[cfg(feature = "placement")]
+    pub fn placement(&self) -> Option<&Placement<'a>> {
+        self.placement.as_ref()
+    }
+
     /// The gErase modes used so far, oldest first (`[0]` when GuardedErase is off).
     pub fn gerase_mode_history(&self) -> &[u8] {
         #[cfg(feature = "longftl")]
@@ -90,6 +100,11 @@ fn built(cfg: &Config) -> Result<(), Error> {
             cfg!(feature = "reparo"),
             "superblocks and list pages need the reparo feature",
         ),
+        (
+            cfg.placement.enabled(),
+            cfg!(feature = "placement"),
+            "placement handles need the placement feature",
+        ),
     ];
     for (on, have, why) in wanted {
         if on && !have {
@@ -109,6 +124,8 @@ pub struct TechTables<'a> {
     copyless: CopylessTables<'a>,
     #[cfg(feature = "dawid")]
     lidf: LidfOrderTables<'a>,
+    #[cfg(feature = "placement")]
+    placement: PlacementTables<'a>,
     _lent: PhantomData<&'a mut [u8]>,
 }
 
@@ -129,6 +146,8 @@ impl<'a> Build<'a> for Techniques<'a> {
             copyless: copyless::lend(cfg, l)?,
             #[cfg(feature = "dawid")]
             lidf: LidfOrder::lend(cfg, l)?,
+            #[cfg(feature = "placement")]
+            placement: PlacementTables::lend(cfg, l)?,
             _lent: PhantomData,
         })
     }
@@ -147,6 +166,8 @@ impl<'a> Build<'a> for Techniques<'a> {
             superblocks: Superblocks::new(cfg),
             #[cfg(feature = "dawid")]
             lidf: LidfOrder::new(t.lidf)?,
+            #[cfg(feature = "placement")]
+            placement: Placement::new(cfg, t.placement)?,
             _lent: PhantomData,
         })
     }
@@ -325,6 +346,10 @@ mod dawid_hooks {
 
     impl FlushOrder for Techniques<'_> {
         fn queue(f: &mut Ftl<'_, Self>, s: Slot, front: bool) -> Result<(), Error> {
+            #[cfg(feature = "placement")]
+            if f.h.placement.is_some() {
+                return crate::tech::placement::handles::queue(f, s, front);
+            }
             match (f.h.lidf.is_some(), front) {
                 (true, _) => dawid::push(f, s),
                 (false, true) => f.pending.push_front(f.t.slots, s.0),
@@ -332,6 +357,10 @@ mod dawid_hooks {
             }
         }
         fn take(f: &mut Ftl<'_, Self>) -> Result<Option<u16>, Error> {
+            #[cfg(feature = "placement")]
+            if f.h.placement.is_some() {
+                return crate::tech::placement::handles::take(f);
+            }
             if f.h.lidf.is_some() {
                 dawid::pop(f)
             } else {
@@ -346,6 +375,10 @@ mod dawid_hooks {
             }
         }
         fn put_back(f: &mut Ftl<'_, Self>, s: Slot) -> Result<(), Error> {
+            #[cfg(feature = "placement")]
+            if f.h.placement.is_some() {
+                return crate::tech::placement::handles::put_back(f, s);
+            }
             if f.h.lidf.is_some() {
                 dawid::put_back(f, s)
             } else {
@@ -353,6 +386,10 @@ mod dawid_hooks {
             }
         }
         fn queued(f: &Ftl<'_, Self>) -> u32 {
+            #[cfg(feature = "placement")]
+            if f.h.placement.is_some() {
+                return crate::tech::placement::handles::queued(f);
+            }
             if f.h.lidf.is_some() {
                 dawid::queued(f)
             } else {
@@ -365,8 +402,56 @@ mod dawid_hooks {
     }
 }
 
-#[cfg(not(feature = "dawid"))]
+#[cfg(all(not(feature = "dawid"), not(feature = "placement")))]
 impl crate::ftl::hooks::FlushOrder for Techniques<'_> {}
+
+/// Placement handles behind the FlushOrder hook (a build without LIDF).
+#[cfg(all(not(feature = "dawid"), feature = "placement"))]
+impl crate::ftl::hooks::FlushOrder for Techniques<'_> {
+    fn queue(
+        f: &mut Ftl<'_, Self>,
+        s: crate::medium::nand::Slot,
+        front: bool,
+    ) -> Result<(), Error> {
+        if f.h.placement.is_some() {
+            return crate::tech::placement::handles::queue(f, s, front);
+        }
+        if front {
+            f.pending.push_front(f.t.slots, s.0)
+        } else {
+            f.pending.push_back(f.t.slots, s.0)
+        }
+    }
+    fn take(f: &mut Ftl<'_, Self>) -> Result<Option<u16>, Error> {
+        if f.h.placement.is_some() {
+            return crate::tech::placement::handles::take(f);
+        }
+        f.pending.pop(f.t.slots)
+    }
+    fn put_back(f: &mut Ftl<'_, Self>, s: crate::medium::nand::Slot) -> Result<(), Error> {
+        if f.h.placement.is_some() {
+            return crate::tech::placement::handles::put_back(f, s);
+        }
+        f.pending.push_front(f.t.slots, s.0)
+    }
+    fn queued(f: &Ftl<'_, Self>) -> u32 {
+        if f.h.placement.is_some() {
+            return crate::tech::placement::handles::queued(f);
+        }
+        u32::from(f.pending.len)
+    }
+}
+
+/// Placement handles: where a hook set keeps them.
+#[cfg(feature = "placement")]
+impl<'a> crate::tech::placement::handles::HasPlacement<'a> for Techniques<'a> {
+    fn placement(&self) -> Option<&Placement<'a>> {
+        self.placement.as_ref()
+    }
+    fn placement_mut(&mut self) -> Option<&mut Placement<'a>> {
+        self.placement.as_mut()
+    }
+}
 
 /// Copyless copy behind the Ownership hook.
 #[cfg(feature = "copyless")]
@@ -459,6 +544,10 @@ mod reparo_hooks {
             }
         }
         fn host_target(f: &mut Ftl<'_, Self>) -> Result<Option<BlockId>, Error> {
+            #[cfg(feature = "placement")]
+            if f.h.placement.is_some() {
+                return crate::tech::placement::handles::host_target(f);
+            }
             sb::host_target(f)
         }
         fn data_pages_claimed(
@@ -466,6 +555,11 @@ mod reparo_hooks {
             b: BlockId,
             stream: Stream,
         ) -> Result<bool, Error> {
+            #[cfg(feature = "placement")]
+            if f.h.placement.is_some() {
+                crate::tech::placement::handles::block_claimed(f, b)?;
+                return Ok(false);
+            }
             sb::data_pages_claimed(f, b, stream)
         }
         fn emit_due(f: &mut Ftl<'_, Self>) -> Result<(), Error> {
@@ -477,8 +571,29 @@ mod reparo_hooks {
     }
 }
 
-#[cfg(not(feature = "reparo"))]
+#[cfg(all(not(feature = "reparo"), not(feature = "placement")))]
 impl crate::ftl::hooks::Placement for Techniques<'_> {}
+
+/// Placement handles behind the Placement hook (a build without Reparo).
+#[cfg(all(not(feature = "reparo"), feature = "placement"))]
+impl crate::ftl::hooks::Placement for Techniques<'_> {
+    fn host_target(f: &mut Ftl<'_, Self>) -> Result<Option<crate::medium::addr::BlockId>, Error> {
+        if f.h.placement.is_some() {
+            return crate::tech::placement::handles::host_target(f);
+        }
+        f.round_robin_target()
+    }
+    fn data_pages_claimed(
+        f: &mut Ftl<'_, Self>,
+        b: crate::medium::addr::BlockId,
+        _stream: crate::ftl::Stream,
+    ) -> Result<bool, Error> {
+        if f.h.placement.is_some() {
+            crate::tech::placement::handles::block_claimed(f, b)?;
+        }
+        Ok(false)
+    }
+}
 
 /// The core with every compiled technique (selected by the configuration).
 pub type FullFtl<'a> = Ftl<'a, Techniques<'a>>;

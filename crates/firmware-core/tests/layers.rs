@@ -24,6 +24,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "tech::rcftl::ctt",
             "tech::longftl::config",
             "tech::reparo::config",
+            "tech::placement::config",
         ],
     ),
     ("space", &["space"]),

@@ -28,6 +28,9 @@ pub struct FlowSpec {
     pub weight: u32,
     /// Queue depth (default: `host.queue_depth`).
     pub qd: Option<u32>,
+    /// Placement handle of the flow's writes (`host.interface = fdp`;
+    /// default: the flow's index modulo `fdp.handles`).
+    pub placement: Option<u8>,
 }
 
 /// Parses `name=N,files=F[+F...],weight=W,qd=Q` (only `files` required).
@@ -53,6 +56,7 @@ fn parse_flow_keys(s: &str, workload: bool) -> Result<(FlowSpec, Vec<(String, St
         files: Vec::new(),
         weight: 1,
         qd: None,
+        placement: None,
     };
     let mut rest = Vec::new();
     for part in s.split(',') {
@@ -70,6 +74,14 @@ fn parse_flow_keys(s: &str, workload: bool) -> Result<(FlowSpec, Vec<(String, St
             "files" if !workload => f.files = v.split('+').map(PathBuf::from).collect(),
             "weight" => f.weight = num(v)?,
             "qd" => f.qd = Some(num(v)?),
+            "placement" => {
+                f.placement = Some(
+                    v.parse::<u8>()
+                        .ok()
+                        .filter(|&p| p < 64)
+                        .ok_or_else(|| bad(format!("placement: `{v}` is not an integer 0..=63")))?,
+                )
+            }
             other => rest.push((other.to_string(), v.to_string())),
         }
     }
@@ -98,6 +110,7 @@ fn specs(a: &ReplayArgs) -> Result<Vec<FlowSpec>, CliError> {
         files: vec![p.clone()],
         weight: 1,
         qd: None,
+        placement: None,
     }));
     if v.is_empty() {
         return Err(CliError::Input(
@@ -287,16 +300,19 @@ fn flow_json(
     })
 }
 
-/// Shifts a flow's requests into its address region.
+/// Shifts a flow's requests into its address region and tags its writes
+/// with the flow's placement handle.
 struct Shifted<S> {
     inner: S,
     base: u32,
+    placement: u8,
 }
 
 impl<S: RequestSource> RequestSource for Shifted<S> {
     fn next_request(&mut self) -> Option<HostRequest> {
         let mut r = self.inner.next_request()?;
         r.lpn += self.base;
+        r.placement = self.placement;
         if let HostOp::Copy { src } = r.op {
             r.op = HostOp::Copy {
                 src: src + self.base,
@@ -349,6 +365,32 @@ pub fn run_synth(a: SynthArgs) -> Result<(), CliError> {
     let (cfg, plan) = a.common.plan(a.qd)?;
     let unit = plan.core.geometry.unit_bytes();
     let region_units = region_units(specs.len(), plan.core.logical_units)?;
+    let handles = u32::from(plan.core.placement.handles);
+    let mut placements = Vec::new();
+    for (i, s) in specs.iter().enumerate() {
+        placements.push(match (s.placement, handles) {
+            (Some(_), 0) => {
+                return Err(CliError::Input(format!(
+                    "--flow {}: placement= needs --set host.interface=fdp",
+                    s.name
+                )))
+            }
+            (Some(p), h) if u32::from(p) >= h => {
+                return Err(CliError::Input(format!(
+                    "--flow {}: placement={p} is not below fdp.handles {h}",
+                    s.name
+                )))
+            }
+            (Some(p), _) => p,
+            (None, 0) => 0,
+            (None, h) => (i as u32 % h) as u8,
+        });
+    }
+    if cfg.host.interface == sim_harness::config::InterfaceKey::Zns {
+        return Err(CliError::Input(
+            "--flow under host.interface=zns: zone workloads are not flows yet".into(),
+        ));
+    }
     let mut sources = Vec::new();
     for (i, j) in jobs.iter().enumerate() {
         let spec = j
@@ -358,6 +400,7 @@ pub fn run_synth(a: SynthArgs) -> Result<(), CliError> {
         sources.push(Shifted {
             inner: Synth::new(spec),
             base: i as u32 * region_units,
+            placement: placements[i],
         });
     }
     let qd_default = plan.engine.queue_depth;
@@ -378,6 +421,7 @@ pub fn run_synth(a: SynthArgs) -> Result<(), CliError> {
                 u64::from(unit),
                 i as u32 * region_units,
             );
+            f["placement"] = json!(placements[i]);
             f["workload"] = json!({
                 "profile": job.profile,
                 "read_pct": job.params.read_pct,

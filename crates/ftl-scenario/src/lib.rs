@@ -117,6 +117,7 @@ pub const CONFIG: Config = Config {
     guard: firmware_core::tech::longftl::gerase::GuardConfig::OFF,
     copy: firmware_core::CopyConfig::PHYSICAL,
     superblock: firmware_core::tech::reparo::superblock::SuperblockConfig::OFF,
+    placement: firmware_core::tech::placement::config::PlacementConfig::OFF,
 };
 
 /// Lengths of every lent slice, as constants so bare-metal code can size

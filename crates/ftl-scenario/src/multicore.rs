@@ -102,6 +102,7 @@ pub const CONFIG: Config = Config {
         enabled: true,
         list_pages: true,
     },
+    placement: firmware_core::tech::placement::config::PlacementConfig::OFF,
 };
 
 /// Lengths of every lent slice, per core (multiply by [`CORES`] for the

@@ -66,6 +66,7 @@ fn req(op: HostOp, lpn: u32) -> HostRequest {
         lpn,
         units: 1,
         idle_ns: 0,
+        placement: 0,
     }
 }
 

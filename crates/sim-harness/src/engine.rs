@@ -352,6 +352,8 @@ struct Outstanding {
     /// Physical copy of unit `issued`: 0 not started, 1 source read in
     /// flight, 2 source data in the request's stash.
     phase: u8,
+    /// Placement handle of a write.
+    placement: u8,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -543,6 +545,7 @@ where
                 lpn: l,
                 units,
                 idle_ns: 0,
+                placement: 0,
             });
             l += units;
         }
@@ -595,6 +598,7 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
                     issued: 0,
                     pending: 0,
                     phase: 0,
+                    placement: 0,
                 };
                 qd as usize
             ],
@@ -789,6 +793,7 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
             issued: 0,
             pending: 0,
             phase: 0,
+            placement: r.placement,
         };
         if self.blocked.is_empty() {
             if !self.advance(id)? {
@@ -801,13 +806,28 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
         Ok(id)
     }
 
+    /// A host write of `lpn` with placement handle `handle` when the drive
+    /// places writes by handle, else a plain write.
+    fn place_write(&mut self, lpn: u32, handle: u8) -> Result<firmware_core::Slot, Error> {
+        if self.ftl.config().placement.enabled() {
+            firmware_core::tech::placement::handles::write(
+                &mut self.ftl,
+                Lpn(lpn),
+                handle,
+                self.now,
+            )
+        } else {
+            self.ftl.write(Lpn(lpn), self.now)
+        }
+    }
+
     /// Issues what it can of a request. Returns false if the core said Busy.
     fn advance(&mut self, id: u32) -> Result<bool, Error> {
         let mut q = self.reqs[id as usize];
         while q.issued < q.units {
             let lpn = q.lpn + q.issued;
             match q.op {
-                HostOp::Write => match self.ftl.write(Lpn(lpn), self.now) {
+                HostOp::Write => match self.place_write(lpn, q.placement) {
                     Ok(slot) => {
                         let unit = &mut self.data[usize::from(slot.0)];
                         self.host.write_unit(id, q.issued, lpn, unit);

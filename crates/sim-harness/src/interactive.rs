@@ -221,6 +221,7 @@ impl<const B: usize> Device for Drive<'_, B> {
             lpn,
             units,
             idle_ns: 0,
+            placement: 0,
         })
     }
 

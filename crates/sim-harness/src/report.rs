@@ -209,6 +209,16 @@ pub fn json_report(o: &Outcome, extra: Value) -> Value {
             "peak_rss_mib": crate::sim::peak_rss_mib(),
         },
     });
+    if o.plan.core.placement.enabled() {
+        // The FDP statistics log: bytes the host wrote and bytes written to
+        // the media for them (GC relocations and padding included).
+        let media = f.host_program_units + f.gc_program_units + f.pad_units;
+        v["fdp"] = json!({
+            "handles": o.plan.core.placement.handles,
+            "host_bytes_written": (f.host_write_units as f64 * unit) as u64,
+            "media_bytes_written": (media as f64 * unit) as u64,
+        });
+    }
     if let (Value::Object(m), Value::Object(e)) = (&mut v, extra) {
         for (k, x) in e {
             m.insert(k, x);

@@ -34,6 +34,9 @@ pub struct HostRequest {
     pub lpn: u32,
     /// Number of mapping units (at least 1).
     pub units: u32,
+    /// Placement handle of a write (FDP placement identifier, or the
+    /// zone's handle under ZNS); 0 without host-guided placement.
+    pub placement: u8,
     /// Idle time (ns) between the completion of every earlier request and
     /// the issue of this one, like fio's `thinktime`; 0 = none.
     pub idle_ns: u64,
@@ -356,6 +359,7 @@ impl RequestSource for Synth {
             lpn: (slot * u64::from(units)) as u32,
             units: units.min(s.footprint_units.max(1)),
             idle_ns,
+            placement: 0,
         })
     }
 

@@ -32,6 +32,7 @@ fn req(op: HostOp, lpn: u32, units: u32) -> HostRequest {
         lpn,
         units,
         idle_ns: 0,
+        placement: 0,
     }
 }
 
@@ -120,6 +121,7 @@ fn a_remapped_copy_programs_nothing() {
     // every source is on flash.
     v.push(HostRequest {
         idle_ns: 1,
+        placement: 0,
         ..req(HostOp::Copy { src: 0 }, 1024, 512)
     });
     let with_copy = go("remap", v);

@@ -6,5 +6,8 @@ pub mod copyless;
 #[cfg(feature = "dawid")]
 pub mod dawid;
 pub mod longftl;
+pub mod placement;
 pub mod rcftl;
 pub mod reparo;
+#[cfg(feature = "zns")]
+pub mod zns;

@@ -1,6 +1,6 @@
 //! Simulation configuration: TOML files, presets and `--set` overrides.
 //!
-//! A [`SimConfig`] has eleven sections. Every leaf is addressed by a dotted key
+//! A [`SimConfig`] has fifteen sections. Every leaf is addressed by a dotted key
 //! (`section.key`); the names are a public interface used by TOML files,
 //! `--set section.key=value` overrides, [`SimConfig::get`] and
 //! [`SimConfig::keys`]. A TOML file may give any subset of keys: the rest keep
@@ -39,6 +39,13 @@
 //! | `buffer.write_buffer_bytes` | u64 | write buffer; divided by the mapping unit, rounded down (4 MiB) |
 //! | `host.queue_depth` | u32 | default outstanding host requests for replay and synthetic workloads (32) |
 //! | `host.arbitration` | `round_robin` / `weighted` | how concurrent flows share the device's command slots (`round_robin`) |
+//! | `host.interface` | `conventional` / `zns` / `fdp` | *added key*: the namespace the drive exports (`conventional`; docs/placement.md) |
+//! | `zns.zone_bytes` | u64 | *added key*: zone size; 0 = one erase block per plane (0) |
+//! | `zns.zone_capacity_bytes` | u64 | *added key*: writable bytes per zone; 0 = the zone size (0) |
+//! | `zns.max_open` | u32 | *added key*: most zones open at once (8) |
+//! | `zns.max_active` | u32 | *added key*: most zones open or closed at once, 1..=64 (8) |
+//! | `fdp.handles` | u32 | *added key*: reclaim-unit handles (placement identifiers), 1..=64 (4) |
+//! | `fdp.reclaim_unit_bytes` | u64 | *added key*: reclaim-unit size; 0 or one erase block per plane (0) |
 //! | `nand.initial_pe` | u32 | P/E cycles every block starts with (0) |
 //! | `nand.rated_pe` | u32 | rated endurance in P/E cycles (3000) |
 //! | `nand.ecc_limit` | u16 | correctable raw bit errors per 1 KiB codeword (40) |
@@ -84,6 +91,7 @@ mod erase;
 mod gc;
 mod keys;
 pub mod limits;
+mod placement;
 mod presets;
 mod reparo;
 
@@ -91,6 +99,7 @@ pub use copy::{CopyModeSetting, CopySection};
 pub use copyback::{CopybackSection, ModeKey, SelectorKey, TableKey};
 pub use erase::{EraseModeKey, EraseSection, ScopeKey};
 pub use gc::{CopyModeKey, GcSection};
+pub use placement::{block_group_bytes, FdpSection, InterfaceKey, ZnsSection};
 pub use reparo::{ControllerSection, P2lKey, ReparoModeKey, ReparoSection};
 
 pub use presets::{presets, PresetInfo};
@@ -286,6 +295,8 @@ pub struct HostSection {
     /// How the device picks among concurrent flows (`ftl replay --flows`)
     /// with a request ready: `round_robin` or `weighted` (by flow weight).
     pub arbitration: ArbitrationKey,
+    /// The namespace the drive exports: `conventional`, `zns` or `fdp`.
+    pub interface: InterfaceKey,
 }
 
 impl Default for HostSection {
@@ -293,6 +304,7 @@ impl Default for HostSection {
         HostSection {
             queue_depth: 32,
             arbitration: ArbitrationKey::RoundRobin,
+            interface: InterfaceKey::Conventional,
         }
     }
 }
@@ -410,6 +422,10 @@ pub struct SimConfig {
     pub controller: ControllerSection,
     /// `[reparo]`: die-failure recovery (`ftl raid`).
     pub reparo: ReparoSection,
+    /// `[zns]`: the zoned namespace (`host.interface = zns`).
+    pub zns: ZnsSection,
+    /// `[fdp]`: flexible data placement (`host.interface = fdp`).
+    pub fdp: FdpSection,
     /// `[sim]`: run-level settings.
     pub sim: SimSection,
 }
@@ -712,7 +728,43 @@ impl SimConfig {
             self.geometry.pages_per_block / u32::from(self.geometry.pages_per_wordline.max(1));
         core.guard = self.erase.to_guard(wls, self.nand.ecc_limit)?;
         core.copy = self.copy.to_core()?;
+        core.placement.handles = match self.host.interface {
+            InterfaceKey::Conventional => 0,
+            InterfaceKey::Fdp => {
+                self.fdp.check(self.block_group_bytes())?;
+                self.fdp.handles as u8
+            }
+            InterfaceKey::Zns => self.zone_geometry_of(core.logical_units)?.max_active as u8,
+        };
         Ok(core)
+    }
+
+    /// Bytes of one erase block in every plane.
+    pub fn block_group_bytes(&self) -> u64 {
+        let g = &self.geometry;
+        let planes =
+            u64::from(g.channels) * u64::from(g.dies_per_channel) * u64::from(g.planes_per_die);
+        block_group_bytes(
+            planes,
+            u64::from(g.pages_per_block),
+            u64::from(g.page_bytes),
+        )
+    }
+
+    fn zone_geometry_of(
+        &self,
+        logical: u32,
+    ) -> Result<firmware_core::tech::zns::zone::ZoneGeometry, ConfigError> {
+        let unit = u64::from(self.ftl.mapping_unit_bytes.max(1));
+        self.zns.geometry(logical, unit, self.block_group_bytes())
+    }
+
+    /// The zoned namespace of this configuration (`host.interface = zns`).
+    pub fn zone_geometry(
+        &self,
+    ) -> Result<firmware_core::tech::zns::zone::ZoneGeometry, ConfigError> {
+        let core = self.build_core()?;
+        self.zone_geometry_of(core.logical_units)
     }
 
     /// A core rejection of this configuration as an input error naming the

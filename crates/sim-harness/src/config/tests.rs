@@ -49,6 +49,13 @@ const EXPECTED_KEYS: &[&str] = &[
     "geometry.planes_per_die",
     "geometry.spare_bytes",
     "host.arbitration",
+    "host.interface",
+    "zns.zone_bytes",
+    "zns.zone_capacity_bytes",
+    "zns.max_open",
+    "zns.max_active",
+    "fdp.handles",
+    "fdp.reclaim_unit_bytes",
     "host.queue_depth",
     "nand.ecc_limit",
     "nand.endurance_scale",
@@ -690,4 +697,34 @@ fn calibrated_presets_and_classifier() {
     let mut bad = SimConfig::default();
     bad.nand.model = "nope".to_string();
     assert_eq!(bad.validate().unwrap_err().key, "nand.model");
+}
+
+#[test]
+fn placement_keys_are_checked_and_reach_the_core() {
+    let mut c = SimConfig::default();
+    c.apply_set("host.interface=fdp").unwrap();
+    c.apply_set("fdp.handles=3").unwrap();
+    assert_eq!(c.to_core_config().unwrap().placement.handles, 3);
+    c.apply_set("fdp.handles=0").unwrap();
+    assert_eq!(c.validate().unwrap_err().key, "fdp.handles");
+    c.apply_set("fdp.handles=2").unwrap();
+    c.apply_set("fdp.reclaim_unit_bytes=4096").unwrap();
+    assert_eq!(c.validate().unwrap_err().key, "fdp.reclaim_unit_bytes");
+    let mut z = SimConfig::default();
+    z.apply_set("host.interface=zns").unwrap();
+    z.apply_set("zns.max_open=4").unwrap();
+    z.apply_set("zns.max_active=6").unwrap();
+    assert_eq!(z.to_core_config().unwrap().placement.handles, 6);
+    let g = z.zone_geometry().unwrap();
+    assert_eq!(u64::from(g.size) * 4096, z.block_group_bytes());
+    z.apply_set("zns.max_open=7").unwrap();
+    assert_eq!(z.validate().unwrap_err().key, "zns.max_open");
+    assert_eq!(
+        SimConfig::default()
+            .to_core_config()
+            .unwrap()
+            .placement
+            .handles,
+        0
+    );
 }

@@ -1,0 +1,104 @@
+//! Placement handles observed on the medium: every data page and every
+//! block holds the writes of one handle, and everything reads back.
+#![cfg(feature = "placement")]
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use common::{small_geometry, Store, TestNand};
+use firmware_core::tech::placement::handles;
+use firmware_core::{Config, Error, FullFtl, Lpn, PageKind, ReadValue, SyncDriver};
+
+fn config(handles: u8) -> Config {
+    let mut cfg = Config::with_op_ratio(small_geometry(2), 1.0).unwrap();
+    cfg.write_buffer_units = 16;
+    cfg.read_slots = 4;
+    cfg.max_inflight = 32;
+    cfg.placement.handles = handles;
+    cfg
+}
+
+/// Handle of `lpn` in the test: the LPN's residue.
+fn handle_of(lpn: u32, n: u8) -> u8 {
+    (lpn % u32::from(n)) as u8
+}
+
+/// Writes every LPN once through handle `lpn % n` (consecutive writes
+/// alternate handles; no overwrite, so no GC), reads everything back and
+/// returns the handles each block's data pages hold.
+fn blocks_by_handle(n: u8) -> BTreeMap<u32, BTreeSet<u8>> {
+    let cfg = config(n);
+    let g = cfg.geometry;
+    let mut store = Store::new(&cfg);
+    let mut nand = TestNand::new(g);
+    let (tables, data) = store.split();
+    let mut ftl = FullFtl::new(cfg, tables).unwrap();
+    let mut drv = SyncDriver::new(&mut nand, data);
+    drv.format(&mut ftl).unwrap();
+    let k = n.max(3);
+    let logical = cfg.logical_units;
+    for lpn in 0..logical {
+        let h = handle_of(lpn, k).min(n.saturating_sub(1));
+        loop {
+            let r = if n == 0 {
+                ftl.write(Lpn(lpn), drv.now)
+            } else {
+                handles::write(&mut ftl, Lpn(lpn), h, drv.now)
+            };
+            match r {
+                Ok(s) => {
+                    drv.data[usize::from(s.0)] = u64::from(lpn) + 1;
+                    break;
+                }
+                Err(Error::Busy) => drv.run(&mut ftl).unwrap(),
+                Err(e) => panic!("{e}"),
+            }
+        }
+        drv.run(&mut ftl).unwrap();
+    }
+    if n > 0 {
+        assert_eq!(
+            handles::write(&mut ftl, Lpn(0), n, drv.now),
+            Err(Error::BadRequest(
+                "placement handle beyond the configured handles"
+            ))
+        );
+        let p = ftl.hooks().placement().unwrap();
+        let total: u64 = (0..n).map(|h| p.host_units(h)).sum();
+        assert_eq!(total, u64::from(logical));
+    }
+    drv.flush(&mut ftl).unwrap();
+    for l in 0..logical {
+        assert_eq!(
+            drv.read(&mut ftl, Lpn(l)).unwrap(),
+            ReadValue::Data(u64::from(l) + 1)
+        );
+    }
+    let mut by_block: BTreeMap<u32, BTreeSet<u8>> = BTreeMap::new();
+    for (ppn, spare) in &drv.nand.log {
+        if spare.kind != PageKind::Data {
+            continue;
+        }
+        let b = g.block_of(*ppn).0;
+        for u in 0..g.units_per_page {
+            if spare.units.contains(u) {
+                let lpn = spare.lpns[usize::from(u)].0;
+                by_block.entry(b).or_default().insert(handle_of(lpn, k));
+            }
+        }
+    }
+    by_block
+}
+
+#[test]
+fn each_block_holds_one_handle_and_everything_reads_back() {
+    let placed = blocks_by_handle(3);
+    assert!(placed.len() > 3);
+    for (b, hs) in &placed {
+        assert_eq!(hs.len(), 1, "block {b} holds handles {hs:?}");
+    }
+    // Without placement the same writes mix in blocks (the check can fail).
+    let mixed = blocks_by_handle(0);
+    assert!(mixed.values().any(|hs| hs.len() > 1));
+}
