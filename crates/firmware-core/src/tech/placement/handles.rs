@@ -23,7 +23,7 @@ pub struct PlacementTables<'a> {
 
 impl<'a> PlacementTables<'a> {
     /// Carves the tables `cfg` needs (none when placement is off).
-    pub fn lend<L: Lend<'a>>(cfg: &Config, l: &mut L) -> Result<Self, Error> {
+    pub fn lend(cfg: &Config, l: &mut Lend<'a>) -> Result<Self, Error> {
         let h = usize::from(cfg.placement.handles);
         let on = h > 0;
         let planes = if on {
