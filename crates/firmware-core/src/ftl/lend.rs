@@ -54,13 +54,18 @@ impl<'a> Lend<'a> {
     }
 
     /// Counts `len` bytes aligned to `align` and, when carving, takes them
-    /// off the front of the region: `None` when only counting.
+    /// off the front of the region: `None` when only counting or when `len`
+    /// is 0.
     fn take(
         &mut self,
         len: usize,
         align: usize,
         what: &'static str,
     ) -> Result<Option<*mut u8>, Error> {
+        if len == 0 {
+            // An empty table needs neither bytes nor alignment.
+            return Ok(None);
+        }
         let Some(rest) = self.rest.take() else {
             let worst = len
                 .checked_add(align.saturating_sub(1))
