@@ -109,6 +109,8 @@ pub fn run() -> Result<(), String> {
     crate::qemu::ensure_apt("rsvg-convert", "librsvg2-bin")?;
     run_cmd("cargo", &["test", "--workspace", "--release"])?;
     crate::nbd::run()?;
+    // A few power cuts under ext4 (the 200-cut run is in docs/results.md).
+    crate::fs_crash::run(&["--cuts".into(), "8".into()])?;
     crate::qemu::run()?;
     Ok(())
 }
