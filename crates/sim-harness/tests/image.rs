@@ -111,7 +111,11 @@ fn a_torn_capacitor_region_loses_only_what_was_not_acknowledged() {
     .unwrap();
     // The kill tore the last batch (the one before unit 6's reply).
     let lay = Layout::new(plan.core.geometry);
-    let f = OpenOptions::new().read(true).write(true).open(&path).unwrap();
+    let f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&path)
+        .unwrap();
     let parsed = journal::parse(&f, lay.cap_off, epoch).unwrap();
     let last = lay.cap_off + parsed.end - 1;
     let mut byte = [0u8];
@@ -148,7 +152,10 @@ fn wrong_truncated_or_corrupt_images_are_refused() {
     assert!(m.contains("another configuration"), "{m}");
     // Another geometry.
     let m = invalid(open(&self::plan(96), &path, opts, |_, _| ()));
-    assert!(m.contains("truncated") || m.contains("another geometry"), "{m}");
+    assert!(
+        m.contains("truncated") || m.contains("another geometry"),
+        "{m}"
+    );
     // Both header copies corrupt.
     let f = OpenOptions::new().write(true).open(&path).unwrap();
     f.write_all_at(&[0xFF; 16], 20).unwrap();

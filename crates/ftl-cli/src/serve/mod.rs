@@ -127,7 +127,7 @@ fn image_drive(
         let r = image::open(&plan, &owned, opts, |dev, rec| {
             eprintln!(
                 "image {}: power-on {}{}; {} calls and {} results replayed ({:.1} MiB), \
-                 capacitor flush {} operations, {} in {:.2} s",
+                 capacitor flush {} operations, {}; recovery {:.2} s",
                 owned.display(),
                 rec.epoch,
                 if rec.created { " (created)" } else { "" },
@@ -187,6 +187,20 @@ pub fn run(a: ServeArgs) -> Result<(), CliError> {
     let (cfg, plan) = common.plan(None)?;
     let unit = u64::from(plan.core.geometry.unit_bytes());
     let size = u64::from(plan.core.logical_units) * unit;
+    // An image is recovered (or refused) before the port is bound.
+    let start = Instant::now();
+    let (to_drive, inbox) = mpsc::channel::<ToDrive>();
+    let pace = a.pace;
+    let drive = match &a.image {
+        None => thread::spawn(move || {
+            interactive::open(&plan, |dev| {
+                let served = drive_loop::run(dev, &inbox, pace, start);
+                let wall = start.elapsed().as_secs_f64();
+                (served, dev.outcome(wall, wall))
+            })
+        }),
+        Some(path) => image_drive(path, a.image_sync, plan, inbox, pace, start)?,
+    };
     let listener =
         TcpListener::bind(&a.nbd).map_err(|e| CliError::Input(format!("--nbd {}: {e}", a.nbd)))?;
     let addr = listener
@@ -203,19 +217,6 @@ pub fn run(a: ServeArgs) -> Result<(), CliError> {
             eprintln!("warning: no SIGINT/SIGTERM handler: {e}");
         }
     }
-    let start = Instant::now();
-    let (to_drive, inbox) = mpsc::channel::<ToDrive>();
-    let pace = a.pace;
-    let drive = match &a.image {
-        None => thread::spawn(move || {
-            interactive::open(&plan, |dev| {
-                let served = drive_loop::run(dev, &inbox, pace, start);
-                let wall = start.elapsed().as_secs_f64();
-                (served, dev.outcome(wall, wall))
-            })
-        }),
-        Some(path) => image_drive(path, a.image_sync, plan, inbox, pace, start)?,
-    };
     eprintln!("listening on {addr}");
     let counters = Arc::new(Counters::default());
     let shared = Shared {

@@ -141,8 +141,9 @@ fn crc_of(epoch: u64, seq: u32, body: &[u8]) -> u32 {
 impl Journal {
     /// A journal for power-on `epoch` whose next batch goes `pos` bytes
     /// into the region at `base`, with sequence number `seq`; `sync`:
-    /// fdatasync after every batch (survives an operating-system crash,
-    /// not only a killed process).
+    /// fdatasync before every batch (the medium writes it describes) and
+    /// after it, which survives an operating-system crash, not only a
+    /// killed process.
     pub fn new(file: File, base: u64, epoch: u64, pos: u64, seq: u32, sync: bool) -> Self {
         Journal {
             file,
@@ -219,6 +220,12 @@ impl Journal {
         out.extend_from_slice(&(self.buf.len() as u32).to_le_bytes());
         out.extend_from_slice(&crc_of(self.epoch, self.seq, &self.buf).to_le_bytes());
         out.extend_from_slice(&self.buf);
+        if self.sync {
+            // The medium writes the batch's results describe go first.
+            self.file
+                .sync_data()
+                .map_err(|e| ImageError::Io(format!("syncing the medium: {e}")))?;
+        }
         self.file
             .write_all_at(&out, self.base + self.pos)
             .map_err(|e| ImageError::Io(format!("writing the capacitor region: {e}")))?;

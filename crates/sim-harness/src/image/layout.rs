@@ -288,13 +288,19 @@ impl HeaderSlots {
     }
 
     /// Writes `state` as the next header, into the slot not holding the
-    /// current one, and makes it current.
+    /// current one, and makes it current; `sync`: fdatasync before (what
+    /// the state relies on) and after.
     pub fn write(&mut self, file: &File, state: State, sync: bool) -> Result<(), ImageError> {
         let next = Header {
             seq: self.cur.seq + 1,
             state,
             ..self.cur
         };
+        if sync {
+            // What the new state relies on is durable before it is.
+            file.sync_data()
+                .map_err(|e| ImageError::Io(format!("syncing before the header: {e}")))?;
+        }
         file.write_all_at(&next.encode(), (next.seq % 2) * SLOT)
             .map_err(|e| ImageError::Io(format!("writing the header: {e}")))?;
         if sync {

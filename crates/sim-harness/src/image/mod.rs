@@ -215,6 +215,9 @@ fn open_with<const B: usize, R>(
     } = hdr.cur.state
     {
         rec.redo_writes = apply_redo(&file, lay.cap_off, off, epoch)?;
+        if sync {
+            file.sync_data().map_err(io("syncing the applied flush"))?;
+        }
         hdr.write(
             &file,
             State::Open {
@@ -302,6 +305,9 @@ fn open_with<const B: usize, R>(
                 sync,
             )?;
             rec.redo_writes = apply_redo(&file, lay.cap_off, off, epoch)?;
+            if sync {
+                file.sync_data().map_err(io("syncing the applied flush"))?;
+            }
         }
         (nand.file, next_mount)
     };
@@ -455,6 +461,10 @@ impl<const B: usize> Device for ImageDrive<'_, B> {
         data: Vec<u8>,
         at_ns: u64,
     ) -> Result<u32, Error> {
+        if op == HostOp::Write && data.len() != units as usize * B {
+            // Refused before the engine sees it: nothing to record.
+            return self.inner.submit(op, lpn, units, data, at_ns);
+        }
         let c = Call::Submit {
             op,
             lpn,
