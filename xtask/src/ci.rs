@@ -123,6 +123,8 @@ pub fn run() -> Result<(), String> {
     // Every fuzz target briefly (sixteen targets: about six minutes of runs).
     crate::fuzz::run_for(CI_FUZZ_SECONDS, &[])?;
     crate::nbd::run()?;
+    // A few power cuts under ext4 (the 200-cut run is in docs/results.md).
+    crate::fs_crash::run(&["--cuts".into(), "8".into()])?;
     crate::qemu::run()?;
     Ok(())
 }

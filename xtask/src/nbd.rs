@@ -17,7 +17,7 @@
 //! other data than last written. The server is killed on every exit path.
 
 use std::fs::{self, File};
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
@@ -41,9 +41,11 @@ const IMAGE_OFFSET: u64 = 256 << 20;
 const QEMU_IO_BASE: u64 = 512 << 20;
 
 /// The running server; killed when dropped.
-struct Server {
-    child: Child,
-    port: u16,
+pub struct Server {
+    /// The `ftl serve` process.
+    pub child: Child,
+    /// Its port on 127.0.0.1.
+    pub port: u16,
 }
 
 impl Drop for Server {
@@ -78,8 +80,18 @@ fn start_server(ftl: &Path, dir: &Path) -> Result<Server, String> {
         "--out",
         &out_s,
     ];
-    eprintln!("+ {} {}", ftl.display(), args.join(" "));
-    let log = File::create(dir.join("server.stdout")).map_err(|e| e.to_string())?;
+    serve(ftl, &args, &dir.join("server.stdout"), true)
+}
+
+/// Runs `ftl ARGS` (a `serve --nbd 127.0.0.1:0` command line), its stdout
+/// to `stdout` and its stderr to `stdout` with extension `stderr`, and
+/// waits until it prints its port; `echo` shows the command and copies its
+/// stderr to ours.
+pub fn serve(ftl: &Path, args: &[&str], stdout: &Path, echo: bool) -> Result<Server, String> {
+    if echo {
+        eprintln!("+ {} {}", ftl.display(), args.join(" "));
+    }
+    let log = File::create(stdout).map_err(|e| e.to_string())?;
     let mut child = Command::new(ftl)
         .args(args)
         .stdin(Stdio::null())
@@ -92,9 +104,17 @@ fn start_server(ftl: &Path, dir: &Path) -> Result<Server, String> {
         return Err("no stderr from the server".into());
     };
     let (tx, rx) = mpsc::channel();
+    let mut err_log = fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(stdout.with_extension("stderr"))
+        .map_err(|e| e.to_string())?;
     thread::spawn(move || {
         for line in BufReader::new(err).lines().map_while(Result::ok) {
-            eprintln!("    serve| {line}");
+            if echo {
+                eprintln!("    serve| {line}");
+            }
+            let _ = writeln!(err_log, "{line}");
             if let Some(p) = line.strip_prefix("listening on 127.0.0.1:") {
                 let _ = tx.send(p.trim().parse::<u16>().ok());
             }

@@ -279,3 +279,26 @@ fn sane_values_still_run_under_the_limit() {
     assert!(v["perf"]["iops"].as_f64().is_some_and(|x| x > 0.0), "{v}");
     assert_eq!(v["integrity"]["mismatches"], 0, "{v}");
 }
+
+#[test]
+fn a_bad_image_is_refused_with_its_name() {
+    let dir = std::env::temp_dir().join(format!("ftl-bad-image-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // Shorter than the configuration's image.
+    let short = dir.join("short.img");
+    std::fs::write(&short, vec![0x5a; 1 << 20]).unwrap();
+    fn image(f: &std::path::Path) -> Vec<&str> {
+        let mut a = vec!["serve", "--nbd", "127.0.0.1:0", "--image"];
+        a.push(f.to_str().unwrap());
+        a.extend(["--set", "geometry.blocks_per_plane=64"]);
+        a
+    }
+    rejects(&image(&short), &["--image", "short.img", "truncated"]);
+    // Long enough, but no header.
+    let garbage = dir.join("garbage.img");
+    let f = std::fs::File::create(&garbage).unwrap();
+    f.set_len(2 << 30).unwrap();
+    std::io::Write::write_all(&mut &f, &[0xA5; 8192]).unwrap();
+    rejects(&image(&garbage), &["garbage.img", "not an ftl image"]);
+    std::fs::remove_dir_all(dir).unwrap();
+}

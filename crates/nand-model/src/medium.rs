@@ -378,7 +378,36 @@ impl<S: Storage> Medium<S> {
         geo: Geometry,
         rel: ReliabilityConfig,
         fault: FaultConfig,
-        mut store: S,
+        store: S,
+    ) -> Result<Self, Error> {
+        let mut medium = Self::resume(geo, rel, fault, store)?;
+        let m = &medium.m;
+        let factory = prob_threshold(m.fault.factory_bad_fraction);
+        let (blocks, _, _) = medium.store.split_mut();
+        for (b, rec) in (0..m.total_blocks).zip(blocks.iter_mut()) {
+            let (class, quality) = m.quality_of(b);
+            let bad = factory != 0 && hit(mix(m.fault.seed ^ SALT_FACTORY, u64::from(b)), factory);
+            *rec = BlockRec {
+                pe: 0,
+                next_page: 0,
+                quality,
+                class: class as u8,
+                flags: if bad { F_FACTORY_BAD } else { 0 },
+                ec_hdr: 0,
+            };
+        }
+        Ok(medium)
+    }
+
+    /// Builds a medium over storage that already holds a medium's records
+    /// (saved with the `to_bytes` of [`BlockRec`], [`PageRec`] and
+    /// [`UnitRec`]): every block keeps its state, wear and quality. Counters
+    /// start at zero, as after a power-on.
+    pub fn resume(
+        geo: Geometry,
+        rel: ReliabilityConfig,
+        fault: FaultConfig,
+        store: S,
     ) -> Result<Self, Error> {
         geo.validate()?;
         rel.validate()?;
@@ -419,20 +448,6 @@ impl<S: Storage> Medium<S> {
             now_ns: 0,
             die_failures: [None; MAX_DIE_FAILURES],
         };
-        let factory = prob_threshold(fault.factory_bad_fraction);
-        let (blocks, _, _) = store.split_mut();
-        for (b, rec) in (0..m.total_blocks).zip(blocks.iter_mut()) {
-            let (class, quality) = m.quality_of(b);
-            let bad = factory != 0 && hit(mix(fault.seed ^ SALT_FACTORY, u64::from(b)), factory);
-            *rec = BlockRec {
-                pe: 0,
-                next_page: 0,
-                quality,
-                class: class as u8,
-                flags: if bad { F_FACTORY_BAD } else { 0 },
-                ec_hdr: 0,
-            };
-        }
         Ok(Medium { m, store })
     }
 

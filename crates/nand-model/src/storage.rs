@@ -39,6 +39,36 @@ impl BlockRec {
     };
 }
 
+impl BlockRec {
+    /// Length of [`BlockRec::to_bytes`].
+    pub const BYTES: usize = 18;
+
+    /// The record as little-endian bytes (for a medium kept in a file).
+    pub fn to_bytes(&self) -> [u8; Self::BYTES] {
+        let mut b = [0u8; Self::BYTES];
+        b[0..4].copy_from_slice(&self.pe.to_le_bytes());
+        b[4..8].copy_from_slice(&self.next_page.to_le_bytes());
+        b[8..12].copy_from_slice(&self.quality.to_le_bytes());
+        b[12] = self.class;
+        b[13] = self.flags;
+        b[14..18].copy_from_slice(&self.ec_hdr.to_le_bytes());
+        b
+    }
+
+    /// The record [`BlockRec::to_bytes`] wrote.
+    pub fn from_bytes(b: &[u8; Self::BYTES]) -> Self {
+        let w = |i: usize| [b[i], b[i + 1], b[i + 2], b[i + 3]];
+        BlockRec {
+            pe: u32::from_le_bytes(w(0)),
+            next_page: u32::from_le_bytes(w(4)),
+            quality: f32::from_le_bytes(w(8)),
+            class: b[12],
+            flags: b[13],
+            ec_hdr: u32::from_le_bytes(w(14)),
+        }
+    }
+}
+
 impl Default for BlockRec {
     fn default() -> Self {
         BlockRec::INIT
@@ -68,6 +98,34 @@ impl PageRec {
     };
 }
 
+impl PageRec {
+    /// Length of [`PageRec::to_bytes`].
+    pub const BYTES: usize = 11;
+
+    /// The record as little-endian bytes (for a medium kept in a file).
+    pub fn to_bytes(&self) -> [u8; Self::BYTES] {
+        let mut b = [0u8; Self::BYTES];
+        let seq = self.seq;
+        b[0..8].copy_from_slice(&seq.to_le_bytes());
+        b[8] = self.meta;
+        b[9] = self.mask;
+        b[10] = self.carried;
+        b
+    }
+
+    /// The record [`PageRec::to_bytes`] wrote.
+    pub fn from_bytes(b: &[u8; Self::BYTES]) -> Self {
+        let mut seq = [0u8; 8];
+        seq.copy_from_slice(&b[0..8]);
+        PageRec {
+            seq: u64::from_le_bytes(seq),
+            meta: b[8],
+            mask: b[9],
+            carried: b[10],
+        }
+    }
+}
+
 /// One stored mapping unit: its stamp and the logical unit from the spare area,
 /// packed to 12 bytes. Opaque.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -80,6 +138,30 @@ pub struct UnitRec {
 impl UnitRec {
     /// Initial value for a lent array (any content is fine).
     pub const INIT: UnitRec = UnitRec { stamp: 0, lpn: 0 };
+}
+
+impl UnitRec {
+    /// Length of [`UnitRec::to_bytes`].
+    pub const BYTES: usize = 12;
+
+    /// The record as little-endian bytes (for a medium kept in a file).
+    pub fn to_bytes(&self) -> [u8; Self::BYTES] {
+        let mut b = [0u8; Self::BYTES];
+        let (stamp, lpn) = (self.stamp, self.lpn);
+        b[0..8].copy_from_slice(&stamp.to_le_bytes());
+        b[8..12].copy_from_slice(&lpn.to_le_bytes());
+        b
+    }
+
+    /// The record [`UnitRec::to_bytes`] wrote.
+    pub fn from_bytes(b: &[u8; Self::BYTES]) -> Self {
+        let mut stamp = [0u8; 8];
+        stamp.copy_from_slice(&b[0..8]);
+        UnitRec {
+            stamp: u64::from_le_bytes(stamp),
+            lpn: u32::from_le_bytes([b[8], b[9], b[10], b[11]]),
+        }
+    }
 }
 
 const _: () = assert!(core::mem::size_of::<PageRec>() == 11);
@@ -373,6 +455,25 @@ impl VecStorage {
             blocks: std::vec![BlockRec::INIT; s.blocks],
             pages: std::vec![PageRec::INIT; s.pages],
             units: std::vec![UnitRec::INIT; s.units],
+            meta: std::collections::HashMap::new(),
+            page_bytes: geo.page_bytes as usize,
+            entrusted: std::vec::Vec::new(),
+        }
+    }
+
+    /// Wraps arrays saved earlier (a medium kept in a file), with no
+    /// metadata pages yet ([`Storage::put_meta`] adds them). Lengths are
+    /// checked when the medium is built.
+    pub fn from_records(
+        geo: &Geometry,
+        blocks: std::vec::Vec<BlockRec>,
+        pages: std::vec::Vec<PageRec>,
+        units: std::vec::Vec<UnitRec>,
+    ) -> Self {
+        VecStorage {
+            blocks,
+            pages,
+            units,
             meta: std::collections::HashMap::new(),
             page_bytes: geo.page_bytes as usize,
             entrusted: std::vec::Vec::new(),

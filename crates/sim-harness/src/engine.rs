@@ -563,10 +563,32 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
         p: EngineParams,
         host: H,
     ) -> Result<Self, Error> {
+        let mut e = Self::unstarted(cfg, store, nand, p, host)?;
+        e.start(false, p.initial_pe)?;
+        while !e.ftl.is_ready() {
+            if !e.step_event()? {
+                return Err(Error::NotReady);
+            }
+        }
+        e.begin_phase();
+        Ok(e)
+    }
+
+    /// Builds an engine whose core has run nothing yet (not formatted, not
+    /// mounted): a caller that must reproduce every step, such as a drive
+    /// kept in an image file, starts it with [`Engine::start`] and steps it
+    /// itself until `ftl.is_ready()`.
+    pub fn unstarted(
+        cfg: Config,
+        store: &'a mut CoreStore<N::Unit>,
+        nand: N,
+        p: EngineParams,
+        host: H,
+    ) -> Result<Self, Error> {
         let (mem, data) = store.split();
         let ftl = FullFtl::new(cfg, mem)?;
         let qd = p.queue_depth.max(1);
-        let mut e = Engine {
+        let e = Engine {
             ftl,
             nand,
             data,
@@ -617,15 +639,43 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
             phase_erases: Vec::new(),
             flow: flows::FlowState::default(),
         };
-        e.ftl.format_aged(0, p.initial_pe)?;
-        e.drain()?;
-        while !e.ftl.is_ready() {
-            if !e.step_event()? {
-                return Err(Error::NotReady);
-            }
-        }
-        e.begin_phase();
         Ok(e)
+    }
+
+    /// Starts the core: mounts it from the medium (`mount`), or formats the
+    /// medium with every block at `initial_pe` cycles. Events then run the
+    /// operations; the core is ready when `ftl.is_ready()`.
+    pub fn start(&mut self, mount: bool, initial_pe: u32) -> Result<(), Error> {
+        if mount {
+            self.ftl.mount(self.now)?;
+        } else {
+            self.ftl.format_aged(self.now, initial_pe)?;
+        }
+        self.drain()
+    }
+
+    /// The supply fails now: operations in flight are abandoned (their
+    /// completions are never delivered), and the core's capacitor flush runs
+    /// on the medium, each operation at once in emission order, to its end.
+    /// Returns the operations the flush used. The engine must not be used
+    /// afterwards: the next power-on builds a new core and mounts it.
+    pub fn cut_power(&mut self) -> Result<u64, Error> {
+        self.ftl.power_fail(self.now)?;
+        let mut ops = 0u64;
+        while let Some(op) = self.ftl.poll_op() {
+            ops += 1;
+            let r = execute(&mut self.nand, self.data, self.ftl.meta_for(&op), &op);
+            self.ftl.complete(op.id, r, self.now)?;
+        }
+        if !self.ftl.cut_finished() {
+            return Err(Error::Corrupt("the power-cut flush did not finish"));
+        }
+        Ok(ops)
+    }
+
+    /// Gives the medium back (after [`Engine::cut_power`], to mount it again).
+    pub fn into_medium(self) -> N {
+        self.nand
     }
 
     /// Current simulated time, ns.

@@ -12,6 +12,7 @@ pub mod footprint;
 pub mod gc_copy;
 pub mod gc_merge;
 pub mod hist;
+pub mod image;
 pub mod interactive;
 pub mod lifetime;
 pub mod profiles;

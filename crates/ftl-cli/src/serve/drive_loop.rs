@@ -113,6 +113,8 @@ fn serve(
             }
             blocks.pump(dev, at(start))?;
         }
+        // What the replies acknowledge must survive a power cut first.
+        dev.sync()?;
         send_replies(blocks);
         if stopping && blocks.idle() && dev.next_event_ns().is_none() {
             return Ok(());

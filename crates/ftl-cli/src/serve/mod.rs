@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use serde_json::json;
-use sim_harness::interactive;
+use sim_harness::{image, interactive};
 
 use crate::common::CommonOpts;
 use crate::CliError;
@@ -59,6 +59,16 @@ pub struct ServeArgs {
     /// Seconds a client may take from connecting to the end of its handshake.
     #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
     pub handshake_timeout: f64,
+    /// Keep the drive in FILE (created if missing): the medium, and the
+    /// capacitor-protected DRAM as a journal written before every reply, so
+    /// killing the server is a power cut; the next start runs the capacitor
+    /// flush and mounts (docs/nbd.md, "Image files").
+    #[arg(long, value_name = "FILE")]
+    pub image: Option<std::path::PathBuf>,
+    /// With --image: fdatasync the capacitor region before every reply and
+    /// medium write (also survives an operating-system crash; slower).
+    #[arg(long, requires = "image")]
+    pub image_sync: bool,
     #[command(flatten)]
     pub common: CommonOpts,
 }
@@ -99,14 +109,98 @@ fn check_args(a: &ServeArgs) -> Result<(), CliError> {
     Ok(())
 }
 
+/// Starts the drive thread over the image at `path` and waits until the
+/// image is recovered and mounted (a bad image is an input error, exit 2).
+fn image_drive(
+    path: &std::path::Path,
+    sync: bool,
+    plan: sim_harness::sim::Plan,
+    inbox: mpsc::Receiver<ToDrive>,
+    pace: Pace,
+    start: Instant,
+) -> Result<thread::JoinHandle<DriveResult>, CliError> {
+    let (ready_tx, ready_rx) = mpsc::channel::<Result<(), CliError>>();
+    let owned = path.to_path_buf();
+    let name = path.display().to_string();
+    let handle = thread::spawn(move || {
+        let opts = image::ImageOptions { sync };
+        let r = image::open(&plan, &owned, opts, |dev, rec| {
+            eprintln!(
+                "image {}: power-on {}{}; {} calls and {} results replayed ({:.1} MiB), \
+                 capacitor flush {} operations, {}; recovery {:.2} s",
+                owned.display(),
+                rec.epoch,
+                if rec.created { " (created)" } else { "" },
+                rec.replayed_calls,
+                rec.replayed_results,
+                rec.journal_bytes as f64 / 1048576.0,
+                rec.flush_ops,
+                if rec.mounted { "mounted" } else { "formatted" },
+                rec.seconds
+            );
+            let _ = ready_tx.send(Ok(()));
+            let served = drive_loop::run(dev, &inbox, pace, start);
+            let wall = start.elapsed().as_secs_f64();
+            (served, dev.outcome(wall, wall))
+        });
+        r.map_err(|e| {
+            let e = match e {
+                image::ImageError::Invalid(m) => CliError::Input(format!("--image {name}: {m}")),
+                e => CliError::Run(format!("--image {name}: {e}")),
+            };
+            let _ = ready_tx.send(Err(e));
+            firmware_core::Error::NotReady
+        })
+    });
+    match ready_rx.recv() {
+        Ok(Ok(())) => Ok(handle),
+        Ok(Err(e)) => Err(e),
+        Err(_) => Err(CliError::Run(
+            "the drive thread ended during recovery".into(),
+        )),
+    }
+}
+
+/// What the drive thread gives back: the serve result and the report.
+type DriveResult = Result<
+    (
+        Result<(), firmware_core::Error>,
+        Result<sim_harness::sim::Outcome, firmware_core::Error>,
+    ),
+    firmware_core::Error,
+>;
+
 /// Runs `ftl serve`.
 pub fn run(a: ServeArgs) -> Result<(), CliError> {
     check_args(&a)?;
     let mut common = a.common.clone();
     common.set.push("nand.full_data=true".into());
+    if a.image.is_some() && common.load_unchecked()?.ftl.map_entries_per_page == 0 {
+        // A drive that survives power cuts persists its mapping.
+        let set = format!(
+            "ftl.map_entries_per_page={}",
+            crate::crash::DEFAULT_MAP_ENTRIES
+        );
+        eprintln!("note: --image turns mapping persistence on: --set {set}");
+        common.set.push(set);
+    }
     let (cfg, plan) = common.plan(None)?;
     let unit = u64::from(plan.core.geometry.unit_bytes());
     let size = u64::from(plan.core.logical_units) * unit;
+    // An image is recovered (or refused) before the port is bound.
+    let start = Instant::now();
+    let (to_drive, inbox) = mpsc::channel::<ToDrive>();
+    let pace = a.pace;
+    let drive = match &a.image {
+        None => thread::spawn(move || {
+            interactive::open(&plan, |dev| {
+                let served = drive_loop::run(dev, &inbox, pace, start);
+                let wall = start.elapsed().as_secs_f64();
+                (served, dev.outcome(wall, wall))
+            })
+        }),
+        Some(path) => image_drive(path, a.image_sync, plan, inbox, pace, start)?,
+    };
     let listener =
         TcpListener::bind(&a.nbd).map_err(|e| CliError::Input(format!("--nbd {}: {e}", a.nbd)))?;
     let addr = listener
@@ -123,16 +217,6 @@ pub fn run(a: ServeArgs) -> Result<(), CliError> {
             eprintln!("warning: no SIGINT/SIGTERM handler: {e}");
         }
     }
-    let start = Instant::now();
-    let (to_drive, inbox) = mpsc::channel::<ToDrive>();
-    let pace = a.pace;
-    let drive = thread::spawn(move || {
-        interactive::open(&plan, |dev| {
-            let served = drive_loop::run(dev, &inbox, pace, start);
-            let wall = start.elapsed().as_secs_f64();
-            (served, dev.outcome(wall, wall))
-        })
-    });
     eprintln!("listening on {addr}");
     let counters = Arc::new(Counters::default());
     let shared = Shared {

@@ -1,0 +1,508 @@
+//! A drive kept in an image file, whose process may be killed at any
+//! instant: a kill is a power cut.
+//!
+//! The file holds the medium (records and full-data pages, written through
+//! in a crash-safe order: [`file_medium`]) and the capacitor-protected DRAM
+//! as a journal of the current power-on ([`journal`]), written before every
+//! change to the medium and before every reply ([`Device::sync`]). Opening
+//! the image runs, in order:
+//!
+//! 1. a saved capacitor flush not yet applied (state `Redo`) is applied;
+//! 2. the journal of the last power-on (state `Open`) is replayed: the
+//!    engine and core are rebuilt call by call, the medium answering from
+//!    the journal ([`recorded`]), so the core's DRAM is what it was at the
+//!    kill; then the power fails on it and the core's capacitor flush runs,
+//!    its writes collected, saved as one sealed batch (state `Redo`) and
+//!    applied, so a kill during this step is harmless;
+//! 3. a new power-on starts (state `Open`, next epoch): the core mounts
+//!    (or formats again, when the last power-on was a format that never
+//!    finished), and the drive is handed to the caller.
+//!
+//! The layout is in [`layout`] and `docs/nbd.md`.
+
+pub mod file_medium;
+pub mod journal;
+pub mod layout;
+pub mod recorded;
+
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+use std::time::Instant;
+
+use firmware_core::Error;
+
+use crate::engine::{CoreStore, Engine};
+use crate::interactive::{Completion, Device, Drive, PayloadHost};
+use crate::sim::{Outcome, Plan, FULL_DATA_UNIT_ERROR};
+use crate::workload::HostOp;
+use file_medium::FileMedium;
+use journal::{Call, Journal};
+use layout::{HeaderSlots, Layout, State};
+use recorded::Recorded;
+
+/// Why an image could not be opened or used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ImageError {
+    /// The file is not a usable image for this configuration (truncated,
+    /// corrupt, another geometry or configuration): an input error.
+    Invalid(String),
+    /// Reading or writing the file failed.
+    Io(String),
+    /// The core or engine failed.
+    Core(Error),
+}
+
+impl std::fmt::Display for ImageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ImageError::Invalid(s) | ImageError::Io(s) => f.write_str(s),
+            ImageError::Core(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl From<Error> for ImageError {
+    fn from(e: Error) -> Self {
+        ImageError::Core(e)
+    }
+}
+
+/// Options of an image drive.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ImageOptions {
+    /// fdatasync the capacitor region and headers after every write (an
+    /// operating-system crash then loses nothing acknowledged either; a
+    /// killed process loses nothing without it).
+    pub sync: bool,
+}
+
+/// What opening the image did (printed by `ftl serve --image`).
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct Recovery {
+    /// Whether the file was created.
+    pub created: bool,
+    /// Power-on number now running.
+    pub epoch: u64,
+    /// Calls replayed from the last power-on's journal.
+    pub replayed_calls: u64,
+    /// Medium results replayed.
+    pub replayed_results: u64,
+    /// Bytes of journal replayed.
+    pub journal_bytes: u64,
+    /// Whether the last power-on had finished starting (a cut before that
+    /// needs no flush).
+    pub was_ready: bool,
+    /// Operations of the capacitor flush run at this power-on.
+    pub flush_ops: u64,
+    /// Writes of the saved flush applied to the file.
+    pub redo_writes: u64,
+    /// Whether this power-on mounted (else formatted).
+    pub mounted: bool,
+    /// Wall seconds of the whole recovery and start.
+    pub seconds: f64,
+}
+
+/// A 64-bit FNV-1a hash of the configuration: an image is only reopened
+/// with the configuration it was made for.
+pub fn config_hash(plan: &Plan) -> u64 {
+    let text = format!(
+        "{:?}|{:?}|{:?}|{}",
+        plan.core, plan.reliability, plan.faults, plan.initial_pe
+    );
+    text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// Opens (or creates) the image at `path` for `plan`, recovers it as the
+/// [module documentation](self) says and lends the drive to `f`.
+pub fn open<R>(
+    plan: &Plan,
+    path: &Path,
+    opts: ImageOptions,
+    f: impl FnOnce(&mut dyn Device, &Recovery) -> R,
+) -> Result<R, ImageError> {
+    match plan.core.geometry.unit_bytes() {
+        512 => open_with::<512, R>(plan, path, opts, f),
+        1024 => open_with::<1024, R>(plan, path, opts, f),
+        2048 => open_with::<2048, R>(plan, path, opts, f),
+        4096 => open_with::<4096, R>(plan, path, opts, f),
+        8192 => open_with::<8192, R>(plan, path, opts, f),
+        16384 => open_with::<16384, R>(plan, path, opts, f),
+        _ => Err(ImageError::Invalid(FULL_DATA_UNIT_ERROR.into())),
+    }
+}
+
+fn io(what: &str) -> impl Fn(std::io::Error) -> ImageError + '_ {
+    move |e| ImageError::Io(format!("{what}: {e}"))
+}
+
+/// Opens `path`, creating a sparse image when it does not exist.
+fn open_file(path: &Path, lay: Layout, hash: u64) -> Result<(File, HeaderSlots, bool), ImageError> {
+    let created = !path.exists();
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(created)
+        .truncate(false)
+        .open(path)
+        .map_err(|e| ImageError::Invalid(format!("cannot open: {e}")))?;
+    if created {
+        file.set_len(lay.cap_off).map_err(io("sizing the image"))?;
+        let mut hdr = HeaderSlots::fresh(lay, hash);
+        hdr.write(&file, State::Fresh, false)?;
+        return Ok((file, hdr, true));
+    }
+    let len = file.metadata().map_err(io("reading its size"))?.len();
+    if len < lay.cap_off {
+        return Err(ImageError::Invalid(format!(
+            "truncated: {len} bytes, the configuration's image takes at least {} bytes",
+            lay.cap_off
+        )));
+    }
+    let hdr = HeaderSlots::read(&file, lay, hash)?;
+    Ok((file, hdr, false))
+}
+
+fn clone(file: &File) -> Result<File, ImageError> {
+    file.try_clone().map_err(io("reopening the image"))
+}
+
+fn open_with<const B: usize, R>(
+    plan: &Plan,
+    path: &Path,
+    opts: ImageOptions,
+    f: impl FnOnce(&mut dyn Device, &Recovery) -> R,
+) -> Result<R, ImageError> {
+    let t0 = Instant::now();
+    let mut plan = *plan;
+    plan.full_data = true;
+    let lay = Layout::new(plan.core.geometry);
+    let (file, mut hdr, created) = open_file(path, lay, config_hash(&plan))?;
+    let mut rec = Recovery {
+        created,
+        ..Recovery::default()
+    };
+    let sync = opts.sync;
+    // 1. A fresh image: write the medium's records, then say so.
+    let mut medium = if hdr.cur.state == State::Fresh {
+        let m = FileMedium::<B>::create(
+            clone(&file)?,
+            lay,
+            plan.reliability,
+            plan.faults,
+            plan.initial_pe,
+        )?;
+        hdr.write(
+            &file,
+            State::Open {
+                epoch: 1,
+                mount: false,
+            },
+            sync,
+        )?;
+        Some(m)
+    } else {
+        None
+    };
+    // 2. A saved flush not applied yet.
+    if let State::Redo {
+        epoch,
+        mount,
+        off,
+        len: _,
+    } = hdr.cur.state
+    {
+        rec.redo_writes = apply_redo(&file, lay.cap_off, off, epoch)?;
+        if sync {
+            file.sync_data().map_err(io("syncing the applied flush"))?;
+        }
+        hdr.write(
+            &file,
+            State::Open {
+                epoch: epoch + 1,
+                mount,
+            },
+            sync,
+        )?;
+    }
+    let file_medium = match medium.take() {
+        Some(m) => m,
+        None => FileMedium::<B>::load(clone(&file)?, lay, plan.reliability, plan.faults)?,
+    };
+    let State::Open { epoch, mount } = hdr.cur.state else {
+        return Err(ImageError::Invalid("unexpected drive state".into()));
+    };
+    // 3. Replay the last power-on and run its capacitor flush.
+    let parsed = journal::parse(&file, lay.cap_off, epoch)?;
+    let (file_medium, next_mount) = if parsed.calls.is_empty() {
+        (file_medium, mount)
+    } else {
+        rec.replayed_calls = parsed.calls.len() as u64;
+        rec.replayed_results = parsed.results.len() as u64;
+        rec.journal_bytes = parsed.end;
+        let mut store = CoreStore::new(&plan.core)?;
+        let nand = Recorded::replay(file_medium, parsed.results);
+        let host = PayloadHost::<B>::reopened(plan.core.logical_units);
+        let mut eng = Engine::unstarted(plan.core, &mut store, nand, plan.engine, host)?;
+        let last = parsed.calls.len() - 1;
+        for (i, (call, before)) in parsed.calls.into_iter().enumerate() {
+            let (left, past_end, diverged) = eng.nand.replay_state();
+            if let Some(d) = diverged {
+                return Err(diverged_error(d));
+            }
+            if past_end > 0 || rec.replayed_results as usize - left != before {
+                return Err(diverged_error(&format!(
+                    "call {i} of {} does not line up with the recorded results",
+                    last + 1
+                )));
+            }
+            let ok = apply(&mut eng, call);
+            while eng.host_mut().pop_done().is_some() {}
+            if !ok {
+                // The power-on stopped on this error; so does its replay.
+                break;
+            }
+        }
+        let (left, _, diverged) = eng.nand.replay_state();
+        if let Some(d) = diverged {
+            return Err(diverged_error(d));
+        }
+        if left > 0 {
+            return Err(diverged_error(&format!(
+                "{left} recorded results were not asked for"
+            )));
+        }
+        rec.was_ready = eng.ftl.is_ready();
+        // The power fails: the capacitor flush, its writes saved first.
+        eng.nand.direct();
+        eng.nand.file.defer();
+        rec.flush_ops = eng.cut_power()?;
+        let mut nand = eng.into_medium();
+        let redo = nand.file.take_redo();
+        if let Some(e) = nand.failure() {
+            return Err(ImageError::Io(e));
+        }
+        let next_mount = mount || rec.was_ready;
+        if !redo.is_empty() {
+            let mut blob = Vec::new();
+            for (off, bytes) in &redo {
+                blob.extend_from_slice(&off.to_le_bytes());
+                blob.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+                blob.extend_from_slice(bytes);
+            }
+            let off = parsed.end;
+            let len = journal::write_blob(&file, lay.cap_off, off, epoch, &blob)?;
+            hdr.write(
+                &file,
+                State::Redo {
+                    epoch,
+                    mount: next_mount,
+                    off,
+                    len,
+                },
+                sync,
+            )?;
+            rec.redo_writes = apply_redo(&file, lay.cap_off, off, epoch)?;
+            if sync {
+                file.sync_data().map_err(io("syncing the applied flush"))?;
+            }
+        }
+        (nand.file, next_mount)
+    };
+    // 4. A new power-on.
+    let epoch = epoch + 1;
+    hdr.write(
+        &file,
+        State::Open {
+            epoch,
+            mount: next_mount,
+        },
+        sync,
+    )?;
+    rec.epoch = epoch;
+    rec.mounted = next_mount;
+    let journal = Journal::new(clone(&file)?, lay.cap_off, epoch, 0, 0, sync);
+    let nand = Recorded::live(file_medium, journal);
+    let mut store = CoreStore::new(&plan.core)?;
+    let host = PayloadHost::<B>::reopened(plan.core.logical_units);
+    let eng = Engine::unstarted(plan.core, &mut store, nand, plan.engine, host)?;
+    let mut drive = ImageDrive {
+        inner: Drive { eng, plan },
+    };
+    drive.start(next_mount, plan.initial_pe)?;
+    rec.seconds = t0.elapsed().as_secs_f64();
+    Ok(f(&mut drive, &rec))
+}
+
+fn diverged_error(d: &str) -> ImageError {
+    ImageError::Invalid(format!(
+        "the capacitor region does not replay ({d}); was the image written by another build of ftl?"
+    ))
+}
+
+/// Applies one replayed call to the engine, as the live drive made it.
+/// False when the engine failed (the live drive stopped there).
+fn apply<const B: usize>(eng: &mut Engine<'_, Recorded<B>, PayloadHost<B>>, call: Call) -> bool {
+    match call {
+        Call::Start { mount, initial_pe } => eng.start(mount, initial_pe).is_ok(),
+        Call::Step => eng.step().is_ok(),
+        Call::BeginPhase => {
+            eng.begin_phase();
+            true
+        }
+        Call::Submit {
+            op,
+            lpn,
+            units,
+            at_ns,
+            data,
+        } => {
+            // A refused request (busy, out of range) was refused live too.
+            eng.host_mut().set_incoming(data);
+            !matches!(
+                eng.submit(crate::workload::HostRequest {
+                    time_ns: at_ns,
+                    op,
+                    lpn,
+                    units,
+                    idle_ns: 0,
+                    placement: 0,
+                }),
+                Err(Error::Corrupt(_) | Error::NotReady)
+            )
+        }
+    }
+}
+
+/// Applies the saved flush at `off` of the capacitor region; returns the
+/// number of writes.
+fn apply_redo(file: &File, base: u64, off: u64, epoch: u64) -> Result<u64, ImageError> {
+    let blob = journal::read_blob(file, base, off, epoch)?;
+    let mut at = 0usize;
+    let mut n = 0u64;
+    let bad = || ImageError::Invalid("the saved capacitor flush is malformed".into());
+    while at < blob.len() {
+        let h = blob.get(at..at + 12).ok_or_else(bad)?;
+        let mut o = [0u8; 8];
+        o.copy_from_slice(&h[..8]);
+        let len = u32::from_le_bytes([h[8], h[9], h[10], h[11]]) as usize;
+        let bytes = blob.get(at + 12..at + 12 + len).ok_or_else(bad)?;
+        file.write_all_at(bytes, u64::from_le_bytes(o))
+            .map_err(io("applying the saved flush"))?;
+        at += 12 + len;
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// An image drive: the full-data drive over the journaled file medium,
+/// recording every call into the journal.
+struct ImageDrive<'a, const B: usize> {
+    inner: Drive<'a, Recorded<B>, B>,
+}
+
+impl<const B: usize> ImageDrive<'_, B> {
+    fn record(&mut self, c: &Call) {
+        if let Some(j) = &mut self.inner.eng.nand.journal {
+            j.call(c);
+        }
+    }
+
+    fn check(&self) -> Result<(), Error> {
+        match self.inner.eng.nand.failure() {
+            Some(_) => Err(Error::Corrupt("image file I/O failed")),
+            None => Ok(()),
+        }
+    }
+
+    /// Starts the core (recorded) and steps it until it is ready.
+    fn start(&mut self, mount: bool, initial_pe: u32) -> Result<(), ImageError> {
+        self.record(&Call::Start { mount, initial_pe });
+        self.inner.eng.start(mount, initial_pe)?;
+        while !self.inner.eng.ftl.is_ready() {
+            self.record(&Call::Step);
+            if !self.inner.eng.step()? {
+                return Err(ImageError::Core(Error::NotReady));
+            }
+        }
+        self.record(&Call::BeginPhase);
+        self.inner.eng.begin_phase();
+        self.inner.eng.nand.flush();
+        if let Some(e) = self.inner.eng.nand.failure() {
+            return Err(ImageError::Io(e));
+        }
+        Ok(())
+    }
+}
+
+impl<const B: usize> Device for ImageDrive<'_, B> {
+    fn unit_bytes(&self) -> usize {
+        B
+    }
+
+    fn logical_units(&self) -> u32 {
+        self.inner.logical_units()
+    }
+
+    fn now_ns(&self) -> u64 {
+        self.inner.now_ns()
+    }
+
+    fn can_submit(&self) -> bool {
+        self.inner.can_submit()
+    }
+
+    fn submit(
+        &mut self,
+        op: HostOp,
+        lpn: u32,
+        units: u32,
+        data: Vec<u8>,
+        at_ns: u64,
+    ) -> Result<u32, Error> {
+        if op == HostOp::Write && data.len() != units as usize * B {
+            // Refused before the engine sees it: nothing to record.
+            return self.inner.submit(op, lpn, units, data, at_ns);
+        }
+        let c = Call::Submit {
+            op,
+            lpn,
+            units,
+            at_ns,
+            data,
+        };
+        self.record(&c);
+        let Call::Submit { data, .. } = c else {
+            return Err(Error::Corrupt("unreachable"));
+        };
+        let r = self.inner.submit(op, lpn, units, data, at_ns);
+        self.check()?;
+        r
+    }
+
+    fn next_event_ns(&self) -> Option<u64> {
+        self.inner.next_event_ns()
+    }
+
+    fn step(&mut self) -> Result<bool, Error> {
+        self.record(&Call::Step);
+        let r = self.inner.step();
+        self.check()?;
+        r
+    }
+
+    fn poll(&mut self) -> Option<Completion> {
+        self.inner.poll()
+    }
+
+    fn outcome(&self, wall_seconds: f64, total_wall_seconds: f64) -> Result<Outcome, Error> {
+        self.inner.outcome(wall_seconds, total_wall_seconds)
+    }
+
+    fn sync(&mut self) -> Result<(), Error> {
+        self.inner.eng.nand.flush();
+        self.check()
+    }
+}
