@@ -75,6 +75,20 @@ pub struct ImageOptions {
     /// operating-system crash then loses nothing acknowledged either; a
     /// killed process loses nothing without it).
     pub sync: bool,
+    /// Once the capacitor region holds this many bytes, the drive asks for
+    /// a compaction ([`Device::compact_due`]): when the front end is idle it
+    /// returns [`Served::Compact`], the power is cut and the drive mounts
+    /// again with an empty journal. 0: never.
+    pub compact_bytes: u64,
+}
+
+/// What the caller's serving function returns for one power-on.
+#[derive(Debug)]
+pub enum Served<R> {
+    /// Stopped for good, with the caller's result.
+    Stopped(R),
+    /// Idle and asked to compact: cut the power and serve the next power-on.
+    Compact,
 }
 
 /// What opening the image did (printed by `ftl serve --image`).
@@ -101,6 +115,8 @@ pub struct Recovery {
     pub mounted: bool,
     /// Wall seconds of the whole recovery and start.
     pub seconds: f64,
+    /// Bytes of capacitor region a compaction emptied (0 at a start).
+    pub compacted_bytes: u64,
 }
 
 /// A 64-bit FNV-1a hash of the configuration: an image is only reopened
@@ -116,20 +132,21 @@ pub fn config_hash(plan: &Plan) -> u64 {
 }
 
 /// Opens (or creates) the image at `path` for `plan`, recovers it as the
-/// [module documentation](self) says and lends the drive to `f`.
+/// [module documentation](self) says and lends the drive to `f`, once per
+/// power-on: again after each compaction it asks for.
 pub fn open<R>(
     plan: &Plan,
     path: &Path,
     opts: ImageOptions,
-    f: impl FnOnce(&mut dyn Device, &Recovery) -> R,
+    mut f: impl FnMut(&mut dyn Device, &Recovery) -> Served<R>,
 ) -> Result<R, ImageError> {
     match plan.core.geometry.unit_bytes() {
-        512 => open_with::<512, R>(plan, path, opts, f),
-        1024 => open_with::<1024, R>(plan, path, opts, f),
-        2048 => open_with::<2048, R>(plan, path, opts, f),
-        4096 => open_with::<4096, R>(plan, path, opts, f),
-        8192 => open_with::<8192, R>(plan, path, opts, f),
-        16384 => open_with::<16384, R>(plan, path, opts, f),
+        512 => open_with::<512, R>(plan, path, opts, &mut f),
+        1024 => open_with::<1024, R>(plan, path, opts, &mut f),
+        2048 => open_with::<2048, R>(plan, path, opts, &mut f),
+        4096 => open_with::<4096, R>(plan, path, opts, &mut f),
+        8192 => open_with::<8192, R>(plan, path, opts, &mut f),
+        16384 => open_with::<16384, R>(plan, path, opts, &mut f),
         _ => Err(ImageError::Invalid(FULL_DATA_UNIT_ERROR.into())),
     }
 }
@@ -173,9 +190,9 @@ fn open_with<const B: usize, R>(
     plan: &Plan,
     path: &Path,
     opts: ImageOptions,
-    f: impl FnOnce(&mut dyn Device, &Recovery) -> R,
+    f: &mut dyn FnMut(&mut dyn Device, &Recovery) -> Served<R>,
 ) -> Result<R, ImageError> {
-    let t0 = Instant::now();
+    let mut t0 = Instant::now();
     let mut plan = *plan;
     plan.full_data = true;
     let lay = Layout::new(plan.core.geometry);
@@ -275,65 +292,117 @@ fn open_with<const B: usize, R>(
             )));
         }
         rec.was_ready = eng.ftl.is_ready();
-        // The power fails: the capacitor flush, its writes saved first.
-        eng.nand.direct();
-        eng.nand.file.defer();
-        rec.flush_ops = eng.cut_power()?;
-        let mut nand = eng.into_medium();
-        let redo = nand.file.take_redo();
-        if let Some(e) = nand.failure() {
-            return Err(ImageError::Io(e));
-        }
         let next_mount = mount || rec.was_ready;
-        if !redo.is_empty() {
-            let mut blob = Vec::new();
-            for (off, bytes) in &redo {
-                blob.extend_from_slice(&off.to_le_bytes());
-                blob.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
-                blob.extend_from_slice(bytes);
-            }
-            let off = parsed.end;
-            let len = journal::write_blob(&file, lay.cap_off, off, epoch, &blob)?;
-            hdr.write(
-                &file,
-                State::Redo {
-                    epoch,
-                    mount: next_mount,
-                    off,
-                    len,
-                },
-                sync,
-            )?;
-            rec.redo_writes = apply_redo(&file, lay.cap_off, off, epoch)?;
-            if sync {
-                file.sync_data().map_err(io("syncing the applied flush"))?;
-            }
+        let cut = cut_power(eng, &file, &mut hdr, epoch, parsed.end, next_mount, sync)?;
+        rec.flush_ops = cut.flush_ops;
+        rec.redo_writes = cut.redo_writes;
+        (cut.file, next_mount)
+    };
+    // 4. Power-ons, until the caller stops (each compaction is a power
+    // cut while idle, taken as in step 3, and a new power-on).
+    let (mut file_medium, mut next_mount, mut epoch) = (file_medium, next_mount, epoch);
+    loop {
+        epoch += 1;
+        hdr.write(
+            &file,
+            State::Open {
+                epoch,
+                mount: next_mount,
+            },
+            sync,
+        )?;
+        rec.epoch = epoch;
+        rec.mounted = next_mount;
+        let journal = Journal::new(clone(&file)?, lay.cap_off, epoch, 0, 0, sync);
+        let nand = Recorded::live(file_medium, journal);
+        let mut store = CoreStore::new(&plan.core)?;
+        let host = PayloadHost::<B>::reopened(plan.core.logical_units);
+        let eng = Engine::unstarted(plan.core, &mut store, nand, plan.engine, host)?;
+        let mut drive = ImageDrive {
+            inner: Drive { eng, plan },
+            compact_at: opts.compact_bytes,
+        };
+        drive.start(next_mount, plan.initial_pe)?;
+        rec.seconds = t0.elapsed().as_secs_f64();
+        if let Served::Stopped(r) = f(&mut drive, &rec) {
+            return Ok(r);
         }
-        (nand.file, next_mount)
-    };
-    // 4. A new power-on.
-    let epoch = epoch + 1;
-    hdr.write(
-        &file,
-        State::Open {
-            epoch,
-            mount: next_mount,
-        },
-        sync,
-    )?;
-    rec.epoch = epoch;
-    rec.mounted = next_mount;
-    let journal = Journal::new(clone(&file)?, lay.cap_off, epoch, 0, 0, sync);
-    let nand = Recorded::live(file_medium, journal);
-    let mut store = CoreStore::new(&plan.core)?;
-    let host = PayloadHost::<B>::reopened(plan.core.logical_units);
-    let eng = Engine::unstarted(plan.core, &mut store, nand, plan.engine, host)?;
-    let mut drive = ImageDrive {
-        inner: Drive { eng, plan },
-    };
-    drive.start(next_mount, plan.initial_pe)?;
-    rec.seconds = t0.elapsed().as_secs_f64();
-    Ok(f(&mut drive, &rec))
+        let t = Instant::now();
+        let eng = drive.inner.eng;
+        let end = eng.nand.journal.as_ref().map_or(0, Journal::end);
+        let cut = cut_power(eng, &file, &mut hdr, epoch, end, true, sync)?;
+        rec = Recovery {
+            compacted_bytes: end,
+            flush_ops: cut.flush_ops,
+            redo_writes: cut.redo_writes,
+            was_ready: true,
+            ..Recovery::default()
+        };
+        (file_medium, next_mount) = (cut.file, true);
+        t0 = t;
+    }
+}
+
+/// What a power cut of an engine left.
+struct Cut<const B: usize> {
+    file: FileMedium<B>,
+    flush_ops: u64,
+    redo_writes: u64,
+}
+
+/// The power fails on `eng` (replayed, or live and idle): the core's
+/// capacitor flush runs against the in-memory medium with its file writes
+/// held back; they are saved as one sealed batch at `end` of the capacitor
+/// region, the header says `Redo` (then `next_mount` for power-on
+/// `epoch + 1`), and they are applied. A kill at any point leaves either
+/// the old state or `Redo`.
+fn cut_power<const B: usize>(
+    mut eng: Engine<'_, Recorded<B>, PayloadHost<B>>,
+    file: &File,
+    hdr: &mut HeaderSlots,
+    epoch: u64,
+    end: u64,
+    next_mount: bool,
+    sync: bool,
+) -> Result<Cut<B>, ImageError> {
+    let base = hdr.cur.layout.cap_off;
+    eng.nand.direct();
+    eng.nand.file.defer();
+    let flush_ops = eng.cut_power()?;
+    let mut nand = eng.into_medium();
+    let redo = nand.file.take_redo();
+    if let Some(e) = nand.failure() {
+        return Err(ImageError::Io(e));
+    }
+    let mut redo_writes = 0;
+    if !redo.is_empty() {
+        let mut blob = Vec::new();
+        for (off, bytes) in &redo {
+            blob.extend_from_slice(&off.to_le_bytes());
+            blob.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+            blob.extend_from_slice(bytes);
+        }
+        let len = journal::write_blob(file, base, end, epoch, &blob)?;
+        hdr.write(
+            file,
+            State::Redo {
+                epoch,
+                mount: next_mount,
+                off: end,
+                len,
+            },
+            sync,
+        )?;
+        redo_writes = apply_redo(file, base, end, epoch)?;
+        if sync {
+            file.sync_data().map_err(io("syncing the applied flush"))?;
+        }
+    }
+    Ok(Cut {
+        file: nand.file,
+        flush_ops,
+        redo_writes,
+    })
 }
 
 fn diverged_error(d: &str) -> ImageError {
@@ -400,6 +469,8 @@ fn apply_redo(file: &File, base: u64, off: u64, epoch: u64) -> Result<u64, Image
 /// recording every call into the journal.
 struct ImageDrive<'a, const B: usize> {
     inner: Drive<'a, Recorded<B>, B>,
+    /// Capacitor-region bytes that make a compaction due (0: never).
+    compact_at: u64,
 }
 
 impl<const B: usize> ImageDrive<'_, B> {
@@ -503,5 +574,16 @@ impl<const B: usize> Device for ImageDrive<'_, B> {
     fn sync(&mut self) -> Result<(), Error> {
         self.inner.eng.nand.flush();
         self.check()
+    }
+
+    fn compact_due(&self) -> bool {
+        self.compact_at > 0
+            && self
+                .inner
+                .eng
+                .nand
+                .journal
+                .as_ref()
+                .is_some_and(|j| j.end() >= self.compact_at)
     }
 }
