@@ -16,7 +16,10 @@
 //!    applied, so a kill during this step is harmless;
 //! 3. a new power-on starts (state `Open`, next epoch): the core mounts
 //!    (or formats again, when the last power-on was a format that never
-//!    finished), and the drive is handed to the caller.
+//!    finished), and the drive is handed to the caller;
+//! 4. when the journal has grown past [`ImageOptions::compact_bytes`] and
+//!    the caller, idle, returns [`Served::Compact`], the power is cut on the
+//!    live core as in step 2 and the next power-on starts (step 3).
 //!
 //! The layout is in [`layout`] and `docs/nbd.md`.
 
