@@ -347,34 +347,10 @@ impl<const B: usize> Nand for FileMedium<B> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use firmware_core::{Geometry, Lpn};
+    use crate::image::test_files::{temp, tiny_geo as geo};
+    use firmware_core::Lpn;
 
     const B: usize = 4096;
-
-    fn geo() -> Geometry {
-        Geometry {
-            channels: 1,
-            dies_per_channel: 1,
-            planes_per_die: 1,
-            blocks_per_plane: 4,
-            pages_per_block: 4,
-            page_bytes: 8192,
-            pages_per_wordline: 1,
-            units_per_page: 2,
-        }
-    }
-
-    fn temp(name: &str) -> (std::path::PathBuf, File) {
-        let p = std::env::temp_dir().join(format!("ftl-fm-{}-{name}", std::process::id()));
-        let f = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&p)
-            .unwrap();
-        (p, f)
-    }
 
     fn load(f: &File) -> FileMedium<B> {
         let lay = Layout::new(geo());

@@ -28,6 +28,42 @@ pub mod journal;
 pub mod layout;
 pub mod recorded;
 
+/// Scratch files and a tiny geometry for the unit tests of this module.
+#[cfg(test)]
+pub(crate) mod test_files {
+    use std::fs::File;
+    use std::path::PathBuf;
+
+    use firmware_core::Geometry;
+
+    /// A fresh read-write file in the temporary directory.
+    pub fn temp(name: &str) -> (PathBuf, File) {
+        let p = std::env::temp_dir().join(format!("ftl-image-unit-{}-{name}", std::process::id()));
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&p)
+            .unwrap();
+        (p, f)
+    }
+
+    /// One plane of 4 blocks of 4 pages of two 4 KiB units.
+    pub fn tiny_geo() -> Geometry {
+        Geometry {
+            channels: 1,
+            dies_per_channel: 1,
+            planes_per_die: 1,
+            blocks_per_plane: 4,
+            pages_per_block: 4,
+            page_bytes: 8192,
+            pages_per_wordline: 1,
+            units_per_page: 2,
+        }
+    }
+}
+
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
