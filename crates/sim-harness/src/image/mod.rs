@@ -23,9 +23,11 @@
 //!
 //! The layout is in [`layout`] and `docs/nbd.md`.
 
+mod drive;
 pub mod file_medium;
 pub mod journal;
 pub mod layout;
+mod power;
 pub mod recorded;
 
 /// Scratch files and a tiny geometry for the unit tests of this module.
@@ -65,19 +67,19 @@ pub(crate) mod test_files {
 }
 
 use std::fs::{File, OpenOptions};
-use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::time::Instant;
 
 use firmware_core::Error;
 
 use crate::engine::{CoreStore, Engine};
-use crate::interactive::{Completion, Device, Drive, PayloadHost};
-use crate::sim::{Outcome, Plan, FULL_DATA_UNIT_ERROR};
-use crate::workload::HostOp;
+use crate::interactive::{Device, Drive, PayloadHost};
+use crate::sim::{Plan, FULL_DATA_UNIT_ERROR};
+use drive::ImageDrive;
 use file_medium::FileMedium;
-use journal::{Call, Journal};
+use journal::Journal;
 use layout::{HeaderSlots, Layout, State};
+use power::{apply, apply_redo, cut_power, diverged_error};
 use recorded::Recorded;
 
 /// Why an image could not be opened or used.
@@ -379,250 +381,5 @@ fn open_with<const B: usize, R>(
         };
         (file_medium, next_mount) = (cut.file, true);
         t0 = t;
-    }
-}
-
-/// What a power cut of an engine left.
-struct Cut<const B: usize> {
-    file: FileMedium<B>,
-    flush_ops: u64,
-    redo_writes: u64,
-}
-
-/// The power fails on `eng` (replayed, or live and idle): the core's
-/// capacitor flush runs against the in-memory medium with its file writes
-/// held back; they are saved as one sealed batch at `end` of the capacitor
-/// region, the header says `Redo` (then `next_mount` for power-on
-/// `epoch + 1`), and they are applied. A kill at any point leaves either
-/// the old state or `Redo`.
-fn cut_power<const B: usize>(
-    mut eng: Engine<'_, Recorded<B>, PayloadHost<B>>,
-    file: &File,
-    hdr: &mut HeaderSlots,
-    epoch: u64,
-    end: u64,
-    next_mount: bool,
-    sync: bool,
-) -> Result<Cut<B>, ImageError> {
-    let base = hdr.cur.layout.cap_off;
-    eng.nand.direct();
-    eng.nand.file.defer();
-    let flush_ops = eng.cut_power()?;
-    let mut nand = eng.into_medium();
-    let redo = nand.file.take_redo();
-    if let Some(e) = nand.failure() {
-        return Err(ImageError::Io(e));
-    }
-    let mut redo_writes = 0;
-    if !redo.is_empty() {
-        let mut blob = Vec::new();
-        for (off, bytes) in &redo {
-            blob.extend_from_slice(&off.to_le_bytes());
-            blob.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
-            blob.extend_from_slice(bytes);
-        }
-        let len = journal::write_blob(file, base, end, epoch, &blob)?;
-        hdr.write(
-            file,
-            State::Redo {
-                epoch,
-                mount: next_mount,
-                off: end,
-                len,
-            },
-            sync,
-        )?;
-        redo_writes = apply_redo(file, base, end, epoch)?;
-        if sync {
-            file.sync_data().map_err(io("syncing the applied flush"))?;
-        }
-    }
-    Ok(Cut {
-        file: nand.file,
-        flush_ops,
-        redo_writes,
-    })
-}
-
-fn diverged_error(d: &str) -> ImageError {
-    ImageError::Invalid(format!(
-        "the capacitor region does not replay ({d}); was the image written by another build of ftl?"
-    ))
-}
-
-/// Applies one replayed call to the engine, as the live drive made it.
-/// False when the engine failed (the live drive stopped there).
-fn apply<const B: usize>(eng: &mut Engine<'_, Recorded<B>, PayloadHost<B>>, call: Call) -> bool {
-    match call {
-        Call::Start { mount, initial_pe } => eng.start(mount, initial_pe).is_ok(),
-        Call::Step => eng.step().is_ok(),
-        Call::BeginPhase => {
-            eng.begin_phase();
-            true
-        }
-        Call::Submit {
-            op,
-            lpn,
-            units,
-            at_ns,
-            data,
-        } => {
-            // A refused request (busy, out of range) was refused live too.
-            eng.host_mut().set_incoming(data);
-            !matches!(
-                eng.submit(crate::workload::HostRequest {
-                    time_ns: at_ns,
-                    op,
-                    lpn,
-                    units,
-                    idle_ns: 0,
-                }),
-                Err(Error::Corrupt(_) | Error::NotReady)
-            )
-        }
-    }
-}
-
-/// Applies the saved flush at `off` of the capacitor region; returns the
-/// number of writes.
-fn apply_redo(file: &File, base: u64, off: u64, epoch: u64) -> Result<u64, ImageError> {
-    let blob = journal::read_blob(file, base, off, epoch)?;
-    let mut at = 0usize;
-    let mut n = 0u64;
-    let bad = || ImageError::Invalid("the saved capacitor flush is malformed".into());
-    while at < blob.len() {
-        let h = blob.get(at..at + 12).ok_or_else(bad)?;
-        let mut o = [0u8; 8];
-        o.copy_from_slice(&h[..8]);
-        let len = u32::from_le_bytes([h[8], h[9], h[10], h[11]]) as usize;
-        let bytes = blob.get(at + 12..at + 12 + len).ok_or_else(bad)?;
-        file.write_all_at(bytes, u64::from_le_bytes(o))
-            .map_err(io("applying the saved flush"))?;
-        at += 12 + len;
-        n += 1;
-    }
-    Ok(n)
-}
-
-/// An image drive: the full-data drive over the journaled file medium,
-/// recording every call into the journal.
-struct ImageDrive<'a, const B: usize> {
-    inner: Drive<'a, Recorded<B>, B>,
-    /// Capacitor-region bytes that make a compaction due (0: never).
-    compact_at: u64,
-}
-
-impl<const B: usize> ImageDrive<'_, B> {
-    fn record(&mut self, c: &Call) {
-        if let Some(j) = &mut self.inner.eng.nand.journal {
-            j.call(c);
-        }
-    }
-
-    fn check(&self) -> Result<(), Error> {
-        match self.inner.eng.nand.failure() {
-            Some(_) => Err(Error::Corrupt("image file I/O failed")),
-            None => Ok(()),
-        }
-    }
-
-    /// Starts the core (recorded) and steps it until it is ready.
-    fn start(&mut self, mount: bool, initial_pe: u32) -> Result<(), ImageError> {
-        self.record(&Call::Start { mount, initial_pe });
-        self.inner.eng.start(mount, initial_pe)?;
-        while !self.inner.eng.ftl.is_ready() {
-            self.record(&Call::Step);
-            if !self.inner.eng.step()? {
-                return Err(ImageError::Core(Error::NotReady));
-            }
-        }
-        self.record(&Call::BeginPhase);
-        self.inner.eng.begin_phase();
-        self.inner.eng.nand.flush();
-        if let Some(e) = self.inner.eng.nand.failure() {
-            return Err(ImageError::Io(e));
-        }
-        Ok(())
-    }
-}
-
-impl<const B: usize> Device for ImageDrive<'_, B> {
-    fn unit_bytes(&self) -> usize {
-        B
-    }
-
-    fn logical_units(&self) -> u32 {
-        self.inner.logical_units()
-    }
-
-    fn now_ns(&self) -> u64 {
-        self.inner.now_ns()
-    }
-
-    fn can_submit(&self) -> bool {
-        self.inner.can_submit()
-    }
-
-    fn submit(
-        &mut self,
-        op: HostOp,
-        lpn: u32,
-        units: u32,
-        data: Vec<u8>,
-        at_ns: u64,
-    ) -> Result<u32, Error> {
-        if op == HostOp::Write && data.len() != units as usize * B {
-            // Refused before the engine sees it: nothing to record.
-            return self.inner.submit(op, lpn, units, data, at_ns);
-        }
-        let c = Call::Submit {
-            op,
-            lpn,
-            units,
-            at_ns,
-            data,
-        };
-        self.record(&c);
-        let Call::Submit { data, .. } = c else {
-            return Err(Error::Corrupt("unreachable"));
-        };
-        let r = self.inner.submit(op, lpn, units, data, at_ns);
-        self.check()?;
-        r
-    }
-
-    fn next_event_ns(&self) -> Option<u64> {
-        self.inner.next_event_ns()
-    }
-
-    fn step(&mut self) -> Result<bool, Error> {
-        self.record(&Call::Step);
-        let r = self.inner.step();
-        self.check()?;
-        r
-    }
-
-    fn poll(&mut self) -> Option<Completion> {
-        self.inner.poll()
-    }
-
-    fn outcome(&self, wall_seconds: f64, total_wall_seconds: f64) -> Result<Outcome, Error> {
-        self.inner.outcome(wall_seconds, total_wall_seconds)
-    }
-
-    fn sync(&mut self) -> Result<(), Error> {
-        self.inner.eng.nand.flush();
-        self.check()
-    }
-
-    fn compact_due(&self) -> bool {
-        self.compact_at > 0
-            && self
-                .inner
-                .eng
-                .nand
-                .journal
-                .as_ref()
-                .is_some_and(|j| j.end() >= self.compact_at)
     }
 }
