@@ -10,7 +10,10 @@
 //!    size and content, `fsync` of the file and its directory), replacements
 //!    by write-fsync-rename-fsync, deletions; what was made durable is
 //!    recorded as it completes, what was in progress as pending;
-//! 2. after a random 0.3-2.5 s the server gets SIGKILL: a power cut;
+//! 2. after a random 0.3-2.5 s the server gets SIGKILL: a power cut (the
+//!    server also compacts its capacitor region every 16 MiB, when idle,
+//!    by a power cut of its own and a mount, so kills land around those
+//!    too);
 //! 3. the stack is torn down and the server restarted on the image (it runs
 //!    the capacitor flush from its capacitor region and mounts);
 //! 4. ext4 is mounted (journal replay) and unmounted, `fsck.ext4 -fn` must
@@ -40,6 +43,9 @@ use crate::qemu::ensure_apt;
 
 /// The drive's configuration (beside `--preset default`).
 const DRIVE_SET: &str = "geometry.blocks_per_plane=64";
+/// Capacitor-region size that makes the server cut the power and mount
+/// again when idle: small, so kills also land in and around compactions.
+const COMPACT: &str = "16M";
 /// Longest any one command may take.
 const CMD_TIMEOUT: Duration = Duration::from_secs(120);
 /// Directories the workload spreads its files over.
@@ -160,6 +166,8 @@ impl Stack {
             "default",
             "--set",
             DRIVE_SET,
+            "--image-compact",
+            COMPACT,
             "--quiet",
         ];
         let server = serve(&p.ftl, &args, &p.dir.join("server.stdout"), false)?;
@@ -498,6 +506,7 @@ fn cycle(p: &Paths, cuts: u32, seed: u64) -> Result<u32, (u32, String)> {
     sync_dir(&p.mnt).map_err(|e| fail0(e.to_string()))?;
     let mut model = Model::new();
     let mut rng = XorShift64Star(seed.wrapping_mul(GOLDEN_GAMMA) | 1);
+    let mut compacted = 0usize;
     for cut in 1..=cuts {
         let passed = cut - 1;
         let fail = |e: String| (passed, format!("cut {cut}: {e}"));
@@ -527,15 +536,16 @@ fn cycle(p: &Paths, cuts: u32, seed: u64) -> Result<u32, (u32, String)> {
         }
         stack.down(p);
         stack = Stack::up(p).map_err(fail)?;
-        let recovery = fs::read_to_string(p.dir.join("server.stderr"))
-            .ok()
-            .and_then(|t| {
-                t.lines()
-                    .rev()
-                    .find(|l| l.starts_with("image "))
-                    .map(str::to_string)
-            })
-            .unwrap_or_default();
+        let log = fs::read_to_string(p.dir.join("server.stderr")).unwrap_or_default();
+        let recovery = log
+            .lines()
+            .rev()
+            .find(|l| l.starts_with("image ") && !l.contains("after compacting"))
+            .unwrap_or_default()
+            .to_string();
+        let total = log.matches("after compacting").count();
+        let compactions = total - compacted;
+        compacted = total;
         // Journal replay, fsck, then every durable file.
         mount(&stack.loop_dev, &p.mnt).map_err(fail)?;
         umount(&p.mnt).map_err(fail)?;
@@ -545,7 +555,7 @@ fn cycle(p: &Paths, cuts: u32, seed: u64) -> Result<u32, (u32, String)> {
         let (paths, files) = check(&p.mnt, &mut model).map_err(fail)?;
         let flush = recovery.split_once("; ").map_or("", |x| x.1);
         eprintln!(
-            "cut {cut}/{cuts}: SIGKILL after {:.2} s, {steps} durable steps; restart: {flush}; \
+            "cut {cut}/{cuts}: SIGKILL after {:.2} s, {steps} durable steps, {compactions} compactions; restart: {flush}; \
              ext4 journal replayed, fsck clean, {paths} paths checked, {files} files intact",
             delay.as_secs_f64()
         );

@@ -71,6 +71,12 @@ pub trait Device {
     fn sync(&mut self) -> Result<(), Error> {
         Ok(())
     }
+    /// Whether the drive would like to be left idle and restarted (an image
+    /// drive whose capacitor region has grown large; see
+    /// [`crate::image::Served::Compact`]).
+    fn compact_due(&self) -> bool {
+        false
+    }
 }
 
 /// A full-data medium whose counters go into the run report.

@@ -8,7 +8,7 @@ use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 
 use sim_harness::config::SimConfig;
-use sim_harness::image::{journal, layout::Layout, open, ImageError, ImageOptions};
+use sim_harness::image::{journal, layout::Layout, open, ImageError, ImageOptions, Served};
 use sim_harness::interactive::Device;
 use sim_harness::sim::Plan;
 use sim_harness::workload::HostOp;
@@ -90,6 +90,7 @@ fn synced_writes_survive_every_cut_and_gc() {
                 call(d, HostOp::Write, lpn, 1, unit(lpn, version, b));
                 last[lpn as usize] = Some(version);
             }
+            Served::Stopped(())
         })
         .unwrap();
     }
@@ -106,7 +107,7 @@ fn a_torn_capacitor_region_loses_only_what_was_not_acknowledged() {
         let b = d.unit_bytes();
         call(d, HostOp::Write, 5, 1, unit(5, 1, b));
         call(d, HostOp::Write, 6, 1, unit(6, 1, b));
-        rec.epoch
+        Served::Stopped(rec.epoch)
     })
     .unwrap();
     // The kill tore the last batch (the one before unit 6's reply).
@@ -130,6 +131,7 @@ fn a_torn_capacitor_region_loses_only_what_was_not_acknowledged() {
         assert_eq!(call(d, HostOp::Read, 5, 1, Vec::new()), unit(5, 1, b));
         let six = call(d, HostOp::Read, 6, 1, Vec::new());
         assert!(six == unit(6, 1, b) || six == vec![0; b]);
+        Served::Stopped(())
     })
     .unwrap();
     std::fs::remove_file(path).unwrap();
@@ -140,7 +142,7 @@ fn wrong_truncated_or_corrupt_images_are_refused() {
     let plan = plan(64);
     let path = temp("bad");
     let opts = ImageOptions::default();
-    open(&plan, &path, opts, |_, _| ()).unwrap();
+    open(&plan, &path, opts, |_, _| Served::Stopped(())).unwrap();
     let invalid = |r: Result<(), ImageError>| match r {
         Err(ImageError::Invalid(m)) => m,
         other => panic!("expected an invalid image, got {other:?}"),
@@ -148,10 +150,12 @@ fn wrong_truncated_or_corrupt_images_are_refused() {
     // Another configuration of the same geometry.
     let mut other = plan;
     other.core.write_buffer_units /= 2;
-    let m = invalid(open(&other, &path, opts, |_, _| ()));
+    let m = invalid(open(&other, &path, opts, |_, _| Served::Stopped(())));
     assert!(m.contains("another configuration"), "{m}");
     // Another geometry.
-    let m = invalid(open(&self::plan(96), &path, opts, |_, _| ()));
+    let m = invalid(open(&self::plan(96), &path, opts, |_, _| {
+        Served::Stopped(())
+    }));
     assert!(
         m.contains("truncated") || m.contains("another geometry"),
         "{m}"
@@ -160,11 +164,63 @@ fn wrong_truncated_or_corrupt_images_are_refused() {
     let f = OpenOptions::new().write(true).open(&path).unwrap();
     f.write_all_at(&[0xFF; 16], 20).unwrap();
     f.write_all_at(&[0xFF; 16], 4096 + 20).unwrap();
-    let m = invalid(open(&plan, &path, opts, |_, _| ()));
+    let m = invalid(open(&plan, &path, opts, |_, _| Served::Stopped(())));
     assert!(m.contains("not an ftl image"), "{m}");
     // Truncated.
     f.set_len(8192).unwrap();
-    let m = invalid(open(&plan, &path, opts, |_, _| ()));
+    let m = invalid(open(&plan, &path, opts, |_, _| Served::Stopped(())));
     assert!(m.contains("truncated"), "{m}");
+    std::fs::remove_file(path).unwrap();
+}
+
+#[test]
+fn compaction_cuts_the_power_while_idle_and_keeps_every_unit() {
+    let plan = plan(64);
+    let path = temp("compact");
+    let opts = ImageOptions {
+        compact_bytes: 256 << 10,
+        ..ImageOptions::default()
+    };
+    let region = 64u32;
+    let mut last: Vec<Option<u32>> = vec![None; region as usize];
+    let (mut version, mut power_ons, mut compactions) = (0u32, 0u32, 0u32);
+    let epochs = open(&plan, &path, opts, |d, rec| {
+        power_ons += 1;
+        if rec.compacted_bytes > 0 {
+            compactions += 1;
+            assert!(rec.compacted_bytes >= 256 << 10, "{rec:?}");
+        }
+        let b = d.unit_bytes();
+        for lpn in 0..region {
+            let got = call(d, HostOp::Read, lpn, 1, Vec::new());
+            let want = last[lpn as usize].map_or(vec![0; b], |v| unit(lpn, v, b));
+            assert!(
+                got == want,
+                "power-on {}: unit {lpn} lost its data",
+                rec.epoch
+            );
+        }
+        while !d.compact_due() {
+            version += 1;
+            let lpn = version * 7 % region;
+            call(d, HostOp::Write, lpn, 1, unit(lpn, version, b));
+            last[lpn as usize] = Some(version);
+        }
+        if compactions < 3 {
+            Served::Compact
+        } else {
+            Served::Stopped(rec.epoch)
+        }
+    })
+    .unwrap();
+    assert_eq!((power_ons, compactions), (4, 3));
+    // The last power-on's journal is what the next start replays; it is
+    // bounded by the compaction size plus one request's records.
+    open(&plan, &path, opts, |_, rec| {
+        assert_eq!(rec.epoch, epochs + 1);
+        assert!(rec.journal_bytes < (256 << 10) + (64 << 10), "{rec:?}");
+        Served::Stopped(())
+    })
+    .unwrap();
     std::fs::remove_file(path).unwrap();
 }

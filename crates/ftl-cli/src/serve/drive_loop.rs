@@ -41,14 +41,16 @@ fn wall_ns(start: Instant) -> u64 {
 }
 
 /// Serves operations from `rx` on `dev` until a `Shutdown` (or every sender
-/// is gone) and the work in flight is done. A drive failure fails every
+/// is gone) and the work in flight is done: `Ok(false)`; or, when the drive
+/// asks for a compaction ([`Device::compact_due`]), until it is idle:
+/// `Ok(true)` (call again on the next power-on). A drive failure fails every
 /// operation in flight with `EIO` and is returned.
 pub fn run(
     dev: &mut dyn Device,
     rx: &Receiver<ToDrive>,
     pace: Pace,
     start: Instant,
-) -> Result<(), Error> {
+) -> Result<bool, Error> {
     let mut blocks: Blocks<(u64, Sender<Reply>)> = Blocks::new(dev.unit_bytes());
     let result = serve(dev, rx, pace, start, &mut blocks);
     if result.is_err() {
@@ -64,7 +66,7 @@ fn serve(
     pace: Pace,
     start: Instant,
     blocks: &mut Blocks<(u64, Sender<Reply>)>,
-) -> Result<(), Error> {
+) -> Result<bool, Error> {
     let mut stopping = false;
     loop {
         let due = |dev: &dyn Device| match (pace, dev.next_event_ns()) {
@@ -116,8 +118,12 @@ fn serve(
         // What the replies acknowledge must survive a power cut first.
         dev.sync()?;
         send_replies(blocks);
-        if stopping && blocks.idle() && dev.next_event_ns().is_none() {
-            return Ok(());
+        let idle = blocks.idle() && dev.next_event_ns().is_none();
+        if stopping && idle {
+            return Ok(false);
+        }
+        if idle && dev.compact_due() {
+            return Ok(true);
         }
     }
 }

@@ -69,6 +69,12 @@ pub struct ServeArgs {
     /// medium write (also survives an operating-system crash; slower).
     #[arg(long, requires = "image")]
     pub image_sync: bool,
+    /// With --image: once the capacitor region (the journal of the current
+    /// power-on) holds SIZE bytes, cut the power and mount again at the
+    /// next idle moment, so it and the next start's replay stay bounded
+    /// (bytes, or with K, M, G; 0: never).
+    #[arg(long, value_name = "SIZE", default_value = "256M", value_parser = crate::mem_limit::parse_size, requires = "image")]
+    pub image_compact: u64,
     #[command(flatten)]
     pub common: CommonOpts,
 }
@@ -113,7 +119,7 @@ fn check_args(a: &ServeArgs) -> Result<(), CliError> {
 /// image is recovered and mounted (a bad image is an input error, exit 2).
 fn image_drive(
     path: &std::path::Path,
-    sync: bool,
+    opts: image::ImageOptions,
     plan: sim_harness::sim::Plan,
     inbox: mpsc::Receiver<ToDrive>,
     pace: Pace,
@@ -123,25 +129,40 @@ fn image_drive(
     let owned = path.to_path_buf();
     let name = path.display().to_string();
     let handle = thread::spawn(move || {
-        let opts = image::ImageOptions { sync };
         let r = image::open(&plan, &owned, opts, |dev, rec| {
-            eprintln!(
-                "image {}: power-on {}{}; {} calls and {} results replayed ({:.1} MiB), \
-                 capacitor flush {} operations, {}; recovery {:.2} s",
-                owned.display(),
-                rec.epoch,
-                if rec.created { " (created)" } else { "" },
-                rec.replayed_calls,
-                rec.replayed_results,
-                rec.journal_bytes as f64 / 1048576.0,
-                rec.flush_ops,
-                if rec.mounted { "mounted" } else { "formatted" },
-                rec.seconds
-            );
+            if rec.compacted_bytes > 0 {
+                eprintln!(
+                    "image {}: power-on {} after compacting {:.1} MiB of capacitor region \
+                     (capacitor flush {} operations, mounted in {:.2} s)",
+                    owned.display(),
+                    rec.epoch,
+                    rec.compacted_bytes as f64 / 1048576.0,
+                    rec.flush_ops,
+                    rec.seconds
+                );
+            } else {
+                eprintln!(
+                    "image {}: power-on {}{}; {} calls and {} results replayed ({:.1} MiB), \
+                     capacitor flush {} operations, {}; recovery {:.2} s",
+                    owned.display(),
+                    rec.epoch,
+                    if rec.created { " (created)" } else { "" },
+                    rec.replayed_calls,
+                    rec.replayed_results,
+                    rec.journal_bytes as f64 / 1048576.0,
+                    rec.flush_ops,
+                    if rec.mounted { "mounted" } else { "formatted" },
+                    rec.seconds
+                );
+            }
             let _ = ready_tx.send(Ok(()));
-            let served = drive_loop::run(dev, &inbox, pace, start);
-            let wall = start.elapsed().as_secs_f64();
-            (served, dev.outcome(wall, wall))
+            match drive_loop::run(dev, &inbox, pace, start) {
+                Ok(true) => image::Served::Compact,
+                served => {
+                    let wall = start.elapsed().as_secs_f64();
+                    image::Served::Stopped((served.map(|_| ()), dev.outcome(wall, wall)))
+                }
+            }
         });
         r.map_err(|e| {
             let e = match e {
@@ -194,12 +215,18 @@ pub fn run(a: ServeArgs) -> Result<(), CliError> {
     let drive = match &a.image {
         None => thread::spawn(move || {
             interactive::open(&plan, |dev| {
-                let served = drive_loop::run(dev, &inbox, pace, start);
+                let served = drive_loop::run(dev, &inbox, pace, start).map(|_| ());
                 let wall = start.elapsed().as_secs_f64();
                 (served, dev.outcome(wall, wall))
             })
         }),
-        Some(path) => image_drive(path, a.image_sync, plan, inbox, pace, start)?,
+        Some(path) => {
+            let opts = image::ImageOptions {
+                sync: a.image_sync,
+                compact_bytes: a.image_compact,
+            };
+            image_drive(path, opts, plan, inbox, pace, start)?
+        }
     };
     let listener =
         TcpListener::bind(&a.nbd).map_err(|e| CliError::Input(format!("--nbd {}: {e}", a.nbd)))?;

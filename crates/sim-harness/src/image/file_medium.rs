@@ -343,3 +343,110 @@ impl<const B: usize> Nand for FileMedium<B> {
         self.inner.read_meta(page, out)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::image::test_files::{temp, tiny_geo as geo};
+    use firmware_core::Lpn;
+
+    const B: usize = 4096;
+
+    fn load(f: &File) -> FileMedium<B> {
+        let lay = Layout::new(geo());
+        FileMedium::load(
+            f.try_clone().unwrap(),
+            lay,
+            ReliabilityConfig::default(),
+            FaultConfig::default(),
+        )
+        .unwrap()
+    }
+
+    fn spare(seq: u64) -> Spare {
+        let mut s = Spare {
+            seq,
+            units: UnitMask(0b11),
+            ..Spare::default()
+        };
+        s.lpns[0] = Lpn(1);
+        s.lpns[1] = Lpn(2);
+        s
+    }
+
+    /// Applies the first `k` of `writes` to a copy of `base`.
+    fn prefix(base: &[u8], writes: &Redo, k: usize, name: &str) -> (std::path::PathBuf, File) {
+        let (p, f) = temp(name);
+        f.write_all_at(base, 0).unwrap();
+        for (off, b) in writes.iter().take(k) {
+            f.write_all_at(b, *off).unwrap();
+        }
+        (p, f)
+    }
+
+    #[test]
+    fn a_kill_between_any_two_writes_leaves_a_legal_nand_state() {
+        let lay = Layout::new(geo());
+        let (path, f) = temp("base");
+        f.set_len(lay.cap_off).unwrap();
+        let mut m = FileMedium::<B>::create(
+            f.try_clone().unwrap(),
+            lay,
+            ReliabilityConfig::default(),
+            FaultConfig::default(),
+            0,
+        )
+        .unwrap();
+        let data = [
+            FullUnit::<B>::from_bytes([7; B]),
+            FullUnit::from_bytes([9; B]),
+        ];
+        let page = Ppn(4); // block 1, page 0
+                           // A program, its writes held back.
+        let base = std::fs::read(&path).unwrap();
+        m.defer();
+        m.program(page, &data, &spare(1)).unwrap();
+        let writes = m.take_redo();
+        assert!(
+            writes.len() >= 3,
+            "bytes, records, block record: {writes:?}"
+        );
+        for k in 0..=writes.len() {
+            let (p, c) = prefix(&base, &writes, k, "prog");
+            let mut r = load(&c);
+            let mut out = [FullUnit::<B>::default(); 2];
+            if k < writes.len() {
+                // Never programmed: erased, and programmable again.
+                assert_eq!(
+                    r.read(page, UnitMask(0b11), &mut out),
+                    Err(NandError::Erased)
+                );
+                r.program(page, &data, &spare(2)).unwrap();
+            } else {
+                r.read(page, UnitMask(0b11), &mut out).unwrap();
+                assert_eq!(out, data);
+            }
+            std::fs::remove_file(p).unwrap();
+        }
+        // An erase of the programmed block: one write, erased or not.
+        for (off, b) in &writes {
+            f.write_all_at(b, *off).unwrap();
+        }
+        let mut m = load(&f);
+        let base = std::fs::read(&path).unwrap();
+        m.defer();
+        m.erase(BlockId(1)).unwrap();
+        let writes = m.take_redo();
+        assert_eq!(writes.len(), 1);
+        for k in 0..=1 {
+            let (p, c) = prefix(&base, &writes, k, "erase");
+            let mut r = load(&c);
+            let mut out = [FullUnit::<B>::default(); 2];
+            let got = r.read(page, UnitMask(0b11), &mut out);
+            assert_eq!(got.is_ok(), k == 0, "after {k} writes: {got:?}");
+            assert_eq!(r.inner().pe_count(BlockId(1)), k as u32);
+            std::fs::remove_file(p).unwrap();
+        }
+        std::fs::remove_file(path).unwrap();
+    }
+}

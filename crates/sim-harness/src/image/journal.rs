@@ -515,18 +515,7 @@ fn encode_result(b: &mut Vec<u8>, r: &NandResult) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn temp(name: &str) -> (std::path::PathBuf, File) {
-        let p = std::env::temp_dir().join(format!("ftl-journal-{}-{name}", std::process::id()));
-        let f = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&p)
-            .unwrap();
-        (p, f)
-    }
+    use crate::image::test_files::temp;
 
     fn sample_outcome() -> Outcome {
         let mut spare = Spare {

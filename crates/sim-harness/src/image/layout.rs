@@ -319,13 +319,8 @@ mod tests {
     fn layout() -> Layout {
         Layout::new(Geometry {
             channels: 2,
-            dies_per_channel: 1,
-            planes_per_die: 1,
             blocks_per_plane: 16,
-            pages_per_block: 8,
-            page_bytes: 8192,
-            pages_per_wordline: 1,
-            units_per_page: 2,
+            ..crate::image::test_files::tiny_geo()
         })
     }
 

@@ -16,29 +16,70 @@
 //!    applied, so a kill during this step is harmless;
 //! 3. a new power-on starts (state `Open`, next epoch): the core mounts
 //!    (or formats again, when the last power-on was a format that never
-//!    finished), and the drive is handed to the caller.
+//!    finished), and the drive is handed to the caller;
+//! 4. when the journal has grown past [`ImageOptions::compact_bytes`] and
+//!    the caller, idle, returns [`Served::Compact`], the power is cut on the
+//!    live core as in step 2 and the next power-on starts (step 3).
 //!
 //! The layout is in [`layout`] and `docs/nbd.md`.
 
+mod drive;
 pub mod file_medium;
 pub mod journal;
 pub mod layout;
+mod power;
 pub mod recorded;
 
+/// Scratch files and a tiny geometry for the unit tests of this module.
+#[cfg(test)]
+pub(crate) mod test_files {
+    use std::fs::File;
+    use std::path::PathBuf;
+
+    use firmware_core::Geometry;
+
+    /// A fresh read-write file in the temporary directory.
+    pub fn temp(name: &str) -> (PathBuf, File) {
+        let p = std::env::temp_dir().join(format!("ftl-image-unit-{}-{name}", std::process::id()));
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&p)
+            .unwrap();
+        (p, f)
+    }
+
+    /// One plane of 4 blocks of 4 pages of two 4 KiB units.
+    pub fn tiny_geo() -> Geometry {
+        Geometry {
+            channels: 1,
+            dies_per_channel: 1,
+            planes_per_die: 1,
+            blocks_per_plane: 4,
+            pages_per_block: 4,
+            page_bytes: 8192,
+            pages_per_wordline: 1,
+            units_per_page: 2,
+        }
+    }
+}
+
 use std::fs::{File, OpenOptions};
-use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::time::Instant;
 
 use firmware_core::Error;
 
 use crate::engine::{CoreStore, Engine};
-use crate::interactive::{Completion, Device, Drive, PayloadHost};
-use crate::sim::{Outcome, Plan, FULL_DATA_UNIT_ERROR};
-use crate::workload::HostOp;
+use crate::interactive::{Device, Drive, PayloadHost};
+use crate::sim::{Plan, FULL_DATA_UNIT_ERROR};
+use drive::ImageDrive;
 use file_medium::FileMedium;
-use journal::{Call, Journal};
+use journal::Journal;
 use layout::{HeaderSlots, Layout, State};
+use power::{apply, apply_redo, cut_power, diverged_error};
 use recorded::Recorded;
 
 /// Why an image could not be opened or used.
@@ -75,6 +116,20 @@ pub struct ImageOptions {
     /// operating-system crash then loses nothing acknowledged either; a
     /// killed process loses nothing without it).
     pub sync: bool,
+    /// Once the capacitor region holds this many bytes, the drive asks for
+    /// a compaction ([`Device::compact_due`]): when the front end is idle it
+    /// returns [`Served::Compact`], the power is cut and the drive mounts
+    /// again with an empty journal. 0: never.
+    pub compact_bytes: u64,
+}
+
+/// What the caller's serving function returns for one power-on.
+#[derive(Debug)]
+pub enum Served<R> {
+    /// Stopped for good, with the caller's result.
+    Stopped(R),
+    /// Idle and asked to compact: cut the power and serve the next power-on.
+    Compact,
 }
 
 /// What opening the image did (printed by `ftl serve --image`).
@@ -101,6 +156,8 @@ pub struct Recovery {
     pub mounted: bool,
     /// Wall seconds of the whole recovery and start.
     pub seconds: f64,
+    /// Bytes of capacitor region a compaction emptied (0 at a start).
+    pub compacted_bytes: u64,
 }
 
 /// A 64-bit FNV-1a hash of the configuration: an image is only reopened
@@ -116,20 +173,21 @@ pub fn config_hash(plan: &Plan) -> u64 {
 }
 
 /// Opens (or creates) the image at `path` for `plan`, recovers it as the
-/// [module documentation](self) says and lends the drive to `f`.
+/// [module documentation](self) says and lends the drive to `f`, once per
+/// power-on: again after each compaction it asks for.
 pub fn open<R>(
     plan: &Plan,
     path: &Path,
     opts: ImageOptions,
-    f: impl FnOnce(&mut dyn Device, &Recovery) -> R,
+    mut f: impl FnMut(&mut dyn Device, &Recovery) -> Served<R>,
 ) -> Result<R, ImageError> {
     match plan.core.geometry.unit_bytes() {
-        512 => open_with::<512, R>(plan, path, opts, f),
-        1024 => open_with::<1024, R>(plan, path, opts, f),
-        2048 => open_with::<2048, R>(plan, path, opts, f),
-        4096 => open_with::<4096, R>(plan, path, opts, f),
-        8192 => open_with::<8192, R>(plan, path, opts, f),
-        16384 => open_with::<16384, R>(plan, path, opts, f),
+        512 => open_with::<512, R>(plan, path, opts, &mut f),
+        1024 => open_with::<1024, R>(plan, path, opts, &mut f),
+        2048 => open_with::<2048, R>(plan, path, opts, &mut f),
+        4096 => open_with::<4096, R>(plan, path, opts, &mut f),
+        8192 => open_with::<8192, R>(plan, path, opts, &mut f),
+        16384 => open_with::<16384, R>(plan, path, opts, &mut f),
         _ => Err(ImageError::Invalid(FULL_DATA_UNIT_ERROR.into())),
     }
 }
@@ -173,9 +231,9 @@ fn open_with<const B: usize, R>(
     plan: &Plan,
     path: &Path,
     opts: ImageOptions,
-    f: impl FnOnce(&mut dyn Device, &Recovery) -> R,
+    f: &mut dyn FnMut(&mut dyn Device, &Recovery) -> Served<R>,
 ) -> Result<R, ImageError> {
-    let t0 = Instant::now();
+    let mut t0 = Instant::now();
     let mut plan = *plan;
     plan.full_data = true;
     let lay = Layout::new(plan.core.geometry);
@@ -275,234 +333,53 @@ fn open_with<const B: usize, R>(
             )));
         }
         rec.was_ready = eng.ftl.is_ready();
-        // The power fails: the capacitor flush, its writes saved first.
-        eng.nand.direct();
-        eng.nand.file.defer();
-        rec.flush_ops = eng.cut_power()?;
-        let mut nand = eng.into_medium();
-        let redo = nand.file.take_redo();
-        if let Some(e) = nand.failure() {
-            return Err(ImageError::Io(e));
-        }
         let next_mount = mount || rec.was_ready;
-        if !redo.is_empty() {
-            let mut blob = Vec::new();
-            for (off, bytes) in &redo {
-                blob.extend_from_slice(&off.to_le_bytes());
-                blob.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
-                blob.extend_from_slice(bytes);
-            }
-            let off = parsed.end;
-            let len = journal::write_blob(&file, lay.cap_off, off, epoch, &blob)?;
-            hdr.write(
-                &file,
-                State::Redo {
-                    epoch,
-                    mount: next_mount,
-                    off,
-                    len,
-                },
-                sync,
-            )?;
-            rec.redo_writes = apply_redo(&file, lay.cap_off, off, epoch)?;
-            if sync {
-                file.sync_data().map_err(io("syncing the applied flush"))?;
-            }
-        }
-        (nand.file, next_mount)
+        let cut = cut_power(eng, &file, &mut hdr, epoch, parsed.end, next_mount, sync)?;
+        rec.flush_ops = cut.flush_ops;
+        rec.redo_writes = cut.redo_writes;
+        (cut.file, next_mount)
     };
-    // 4. A new power-on.
-    let epoch = epoch + 1;
-    hdr.write(
-        &file,
-        State::Open {
-            epoch,
-            mount: next_mount,
-        },
-        sync,
-    )?;
-    rec.epoch = epoch;
-    rec.mounted = next_mount;
-    let journal = Journal::new(clone(&file)?, lay.cap_off, epoch, 0, 0, sync);
-    let nand = Recorded::live(file_medium, journal);
-    let mut store = CoreStore::new(&plan.core)?;
-    let host = PayloadHost::<B>::reopened(plan.core.logical_units);
-    let eng = Engine::unstarted(plan.core, &mut store, nand, plan.engine, host)?;
-    let mut drive = ImageDrive {
-        inner: Drive { eng, plan },
-    };
-    drive.start(next_mount, plan.initial_pe)?;
-    rec.seconds = t0.elapsed().as_secs_f64();
-    Ok(f(&mut drive, &rec))
-}
-
-fn diverged_error(d: &str) -> ImageError {
-    ImageError::Invalid(format!(
-        "the capacitor region does not replay ({d}); was the image written by another build of ftl?"
-    ))
-}
-
-/// Applies one replayed call to the engine, as the live drive made it.
-/// False when the engine failed (the live drive stopped there).
-fn apply<const B: usize>(eng: &mut Engine<'_, Recorded<B>, PayloadHost<B>>, call: Call) -> bool {
-    match call {
-        Call::Start { mount, initial_pe } => eng.start(mount, initial_pe).is_ok(),
-        Call::Step => eng.step().is_ok(),
-        Call::BeginPhase => {
-            eng.begin_phase();
-            true
-        }
-        Call::Submit {
-            op,
-            lpn,
-            units,
-            at_ns,
-            data,
-        } => {
-            // A refused request (busy, out of range) was refused live too.
-            eng.host_mut().set_incoming(data);
-            !matches!(
-                eng.submit(crate::workload::HostRequest {
-                    time_ns: at_ns,
-                    op,
-                    lpn,
-                    units,
-                    idle_ns: 0,
-                    placement: 0,
-                }),
-                Err(Error::Corrupt(_) | Error::NotReady)
-            )
-        }
-    }
-}
-
-/// Applies the saved flush at `off` of the capacitor region; returns the
-/// number of writes.
-fn apply_redo(file: &File, base: u64, off: u64, epoch: u64) -> Result<u64, ImageError> {
-    let blob = journal::read_blob(file, base, off, epoch)?;
-    let mut at = 0usize;
-    let mut n = 0u64;
-    let bad = || ImageError::Invalid("the saved capacitor flush is malformed".into());
-    while at < blob.len() {
-        let h = blob.get(at..at + 12).ok_or_else(bad)?;
-        let mut o = [0u8; 8];
-        o.copy_from_slice(&h[..8]);
-        let len = u32::from_le_bytes([h[8], h[9], h[10], h[11]]) as usize;
-        let bytes = blob.get(at + 12..at + 12 + len).ok_or_else(bad)?;
-        file.write_all_at(bytes, u64::from_le_bytes(o))
-            .map_err(io("applying the saved flush"))?;
-        at += 12 + len;
-        n += 1;
-    }
-    Ok(n)
-}
-
-/// An image drive: the full-data drive over the journaled file medium,
-/// recording every call into the journal.
-struct ImageDrive<'a, const B: usize> {
-    inner: Drive<'a, Recorded<B>, B>,
-}
-
-impl<const B: usize> ImageDrive<'_, B> {
-    fn record(&mut self, c: &Call) {
-        if let Some(j) = &mut self.inner.eng.nand.journal {
-            j.call(c);
-        }
-    }
-
-    fn check(&self) -> Result<(), Error> {
-        match self.inner.eng.nand.failure() {
-            Some(_) => Err(Error::Corrupt("image file I/O failed")),
-            None => Ok(()),
-        }
-    }
-
-    /// Starts the core (recorded) and steps it until it is ready.
-    fn start(&mut self, mount: bool, initial_pe: u32) -> Result<(), ImageError> {
-        self.record(&Call::Start { mount, initial_pe });
-        self.inner.eng.start(mount, initial_pe)?;
-        while !self.inner.eng.ftl.is_ready() {
-            self.record(&Call::Step);
-            if !self.inner.eng.step()? {
-                return Err(ImageError::Core(Error::NotReady));
-            }
-        }
-        self.record(&Call::BeginPhase);
-        self.inner.eng.begin_phase();
-        self.inner.eng.nand.flush();
-        if let Some(e) = self.inner.eng.nand.failure() {
-            return Err(ImageError::Io(e));
-        }
-        Ok(())
-    }
-}
-
-impl<const B: usize> Device for ImageDrive<'_, B> {
-    fn unit_bytes(&self) -> usize {
-        B
-    }
-
-    fn logical_units(&self) -> u32 {
-        self.inner.logical_units()
-    }
-
-    fn now_ns(&self) -> u64 {
-        self.inner.now_ns()
-    }
-
-    fn can_submit(&self) -> bool {
-        self.inner.can_submit()
-    }
-
-    fn submit(
-        &mut self,
-        op: HostOp,
-        lpn: u32,
-        units: u32,
-        data: Vec<u8>,
-        at_ns: u64,
-    ) -> Result<u32, Error> {
-        if op == HostOp::Write && data.len() != units as usize * B {
-            // Refused before the engine sees it: nothing to record.
-            return self.inner.submit(op, lpn, units, data, at_ns);
-        }
-        let c = Call::Submit {
-            op,
-            lpn,
-            units,
-            at_ns,
-            data,
+    // 4. Power-ons, until the caller stops (each compaction is a power
+    // cut while idle, taken as in step 3, and a new power-on).
+    let (mut file_medium, mut next_mount, mut epoch) = (file_medium, next_mount, epoch);
+    loop {
+        epoch += 1;
+        hdr.write(
+            &file,
+            State::Open {
+                epoch,
+                mount: next_mount,
+            },
+            sync,
+        )?;
+        rec.epoch = epoch;
+        rec.mounted = next_mount;
+        let journal = Journal::new(clone(&file)?, lay.cap_off, epoch, 0, 0, sync);
+        let nand = Recorded::live(file_medium, journal);
+        let mut store = CoreStore::new(&plan.core)?;
+        let host = PayloadHost::<B>::reopened(plan.core.logical_units);
+        let eng = Engine::unstarted(plan.core, &mut store, nand, plan.engine, host)?;
+        let mut drive = ImageDrive {
+            inner: Drive { eng, plan },
+            compact_at: opts.compact_bytes,
         };
-        self.record(&c);
-        let Call::Submit { data, .. } = c else {
-            return Err(Error::Corrupt("unreachable"));
+        drive.start(next_mount, plan.initial_pe)?;
+        rec.seconds = t0.elapsed().as_secs_f64();
+        if let Served::Stopped(r) = f(&mut drive, &rec) {
+            return Ok(r);
+        }
+        let t = Instant::now();
+        let eng = drive.inner.eng;
+        let end = eng.nand.journal.as_ref().map_or(0, Journal::end);
+        let cut = cut_power(eng, &file, &mut hdr, epoch, end, true, sync)?;
+        rec = Recovery {
+            compacted_bytes: end,
+            flush_ops: cut.flush_ops,
+            redo_writes: cut.redo_writes,
+            was_ready: true,
+            ..Recovery::default()
         };
-        let r = self.inner.submit(op, lpn, units, data, at_ns);
-        self.check()?;
-        r
-    }
-
-    fn next_event_ns(&self) -> Option<u64> {
-        self.inner.next_event_ns()
-    }
-
-    fn step(&mut self) -> Result<bool, Error> {
-        self.record(&Call::Step);
-        let r = self.inner.step();
-        self.check()?;
-        r
-    }
-
-    fn poll(&mut self) -> Option<Completion> {
-        self.inner.poll()
-    }
-
-    fn outcome(&self, wall_seconds: f64, total_wall_seconds: f64) -> Result<Outcome, Error> {
-        self.inner.outcome(wall_seconds, total_wall_seconds)
-    }
-
-    fn sync(&mut self) -> Result<(), Error> {
-        self.inner.eng.nand.flush();
-        self.check()
+        (file_medium, next_mount) = (cut.file, true);
+        t0 = t;
     }
 }
