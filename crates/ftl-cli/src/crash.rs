@@ -54,8 +54,8 @@ pub struct CrashArgs {
 
 /// Translation-page size `ftl crash` turns on when the configuration has
 /// mapping persistence off: as many 4-byte entries as fill a 4 KiB page
-/// after its 16-byte header.
-pub const DEFAULT_MAP_ENTRIES: u32 = 1020;
+/// after its 16-byte header (the default configuration's size).
+pub const DEFAULT_MAP_ENTRIES: u32 = sim_harness::config::DEFAULT_MAP_ENTRIES;
 
 /// Runs `ftl crash`. Exit status 1 when any acknowledged data was lost or
 /// read back wrong, a mount rebuilt a different mapping, or the power-cut
@@ -79,13 +79,35 @@ pub fn run(a: CrashArgs) -> Result<(), CliError> {
         ));
     }
     let mut cfg = a.common.load_unchecked()?;
-    if cfg.ftl.map_entries_per_page == 0 {
+    let turned_on = cfg.ftl.map_entries_per_page == 0;
+    if turned_on {
         cfg.apply_set(&format!("ftl.map_entries_per_page={DEFAULT_MAP_ENTRIES}"))
             .map_err(|e| CliError::Input(e.to_string()))?;
     }
     cfg.validate().map_err(|e| CliError::Input(e.to_string()))?;
-    let plan = Plan::from_config(&cfg).map_err(|e| CliError::Input(e.to_string()))?;
-    a.common.check_plan(&cfg, &plan, 1, 1, "this crash run")?;
+    let mut plan = Plan::from_config(&cfg).map_err(|e| CliError::Input(e.to_string()))?;
+    // The memory check comes first; only the core's layout of the metadata
+    // region can then fail, and a preset that keeps its mapping table in
+    // DRAM gets the override that makes room for it.
+    if let Err(e) = a.common.check_plan(&cfg, &plan, 1, 1, "this crash run") {
+        let short = matches!(&e, CliError::Input(m) if m.contains("metadata region"));
+        if !(turned_on && short) {
+            return Err(e);
+        }
+        let Some(o) = region_override(&cfg) else {
+            return Err(e);
+        };
+        cfg.apply_set(&o)
+            .map_err(|e| CliError::Input(e.to_string()))?;
+        eprintln!(
+            "ftl crash: preset {} keeps its mapping table in DRAM and its spare space cannot \
+             hold the metadata region of ftl.map_entries_per_page={DEFAULT_MAP_ENTRIES}: \
+             override --set {o}",
+            a.common.preset
+        );
+        plan = Plan::from_config(&cfg).map_err(|e| CliError::Input(e.to_string()))?;
+        a.common.check_plan(&cfg, &plan, 1, 1, "this crash run")?;
+    }
     let spec = CrashSpec {
         cuts: a.cuts,
         seed: a.seed,
@@ -137,6 +159,25 @@ pub fn run(a: CrashArgs) -> Result<(), CliError> {
         )));
     }
     Ok(())
+}
+
+/// The override that lets a configuration whose mapping persistence `ftl
+/// crash` turned on hold the metadata region: the highest GC trigger (not below
+/// the GC reserve) that leaves room for it, as a `--set` assignment; `None`
+/// when no trigger helps. It lays the core's tables out for each candidate:
+/// call it after the memory check.
+pub fn region_override(cfg: &sim_harness::config::SimConfig) -> Option<String> {
+    let fits = |c: &sim_harness::config::SimConfig| {
+        Plan::from_config(c).is_ok_and(|p| p.check_core(c).is_ok())
+    };
+    let mut c = cfg.clone();
+    while c.ftl.gc_trigger_blocks > c.ftl.gc_reserve_blocks {
+        c.ftl.gc_trigger_blocks -= 1;
+        if fits(&c) {
+            return Some(format!("ftl.gc_trigger_blocks={}", c.ftl.gc_trigger_blocks));
+        }
+    }
+    None
 }
 
 /// Whether a crash run found anything wrong.

@@ -57,3 +57,42 @@ fn crash_rejects_a_shutdown_probability_of_one() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--shutdown-prob"));
 }
+
+#[test]
+fn crash_makes_room_for_the_metadata_region_on_mqsim_gc16_and_says_so() {
+    // mqsim-gc16 keeps its mapping table in DRAM; with the translation
+    // pages `ftl crash` turns on, GC trigger 6 leaves no room for the
+    // metadata region, so the run lowers it and prints the override.
+    let out = ftl(&[
+        "crash",
+        "--preset",
+        "mqsim-gc16",
+        "--cuts",
+        "1",
+        "--no-fill",
+        "--ops-per-cut",
+        "50",
+        "--json",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("override --set ftl.gc_trigger_blocks=5"),
+        "{err}"
+    );
+    let v = json_of(&out);
+    assert_eq!(get(&v, "config.ftl.gc_trigger_blocks"), 5);
+    assert_eq!(get(&v, "config.ftl.map_entries_per_page"), 1020);
+    assert_eq!(get(&v, "crash.lost_acknowledged"), 0);
+    // Given explicitly, a configuration that does not fit is refused.
+    let out = ftl(&[
+        "crash",
+        "--preset",
+        "mqsim-gc16",
+        "--set",
+        "ftl.map_entries_per_page=1020",
+        "--cuts",
+        "1",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("metadata region"));
+}

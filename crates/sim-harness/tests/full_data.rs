@@ -15,6 +15,8 @@ fn config(sets: &[&str]) -> SimConfig {
         "geometry.channels=1",
         "geometry.dies_per_channel=1",
         "geometry.blocks_per_plane=32",
+        // Too small for a metadata region: the mapping stays in DRAM.
+        "ftl.map_entries_per_page=0",
     ]
     .iter()
     .chain(sets)

@@ -199,6 +199,8 @@ fn engine_waf(op: f64) -> f64 {
         "ftl.gc_trigger_blocks=2".into(),
         "ftl.wl_threshold=0".into(),
         "buffer.write_buffer_bytes=4096".into(),
+        // The model writes no translation pages: the mapping stays in DRAM.
+        "ftl.map_entries_per_page=0".into(),
         format!("ftl.op_ratio={op}"),
     ] {
         cfg.apply_set(&kv).unwrap();

@@ -302,6 +302,11 @@ impl<H: Hooks> Ftl<'_, H> {
                         self.anc.newest_kind = kind;
                         self.anc.newest_block = i;
                     }
+                    None if tagged => {
+                        // Damaged: an older checkpoint must not stand in for it.
+                        self.mnt.anchor_damaged_seq = self.mnt.anchor_damaged_seq.max(r.spare.seq);
+                        self.ps.buf_release(buf);
+                    }
                     _ => self.ps.buf_release(buf),
                 }
                 true
@@ -373,7 +378,8 @@ impl<H: Hooks> Ftl<'_, H> {
             .and_then(|d| unseal(d, MAGIC_ANCHOR))
             .map(|(_, n)| n);
         self.mnt.cursor = 0;
-        if self.anc.newest_kind == KIND_CHECKPOINT && pages == Some(self.table_pages()) {
+        let trusted = self.mnt.anchor_damaged_seq < self.anc.newest_seq;
+        if trusted && self.anc.newest_kind == KIND_CHECKPOINT && pages == Some(self.table_pages()) {
             self.mnt.step = MountStep::Table;
         } else {
             if let Some(b) = self.anc.newest_buf.take() {

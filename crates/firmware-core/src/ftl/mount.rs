@@ -36,6 +36,13 @@
 //!    meanwhile, so a cut now only writes a record naming the replayed
 //!    blocks again. Then host commands are accepted.
 //!
+//! Damaged metadata (a page that reads but fails its magic or CRC) is never
+//! taken for good data: a damaged newest anchor page or block-table page
+//! sends mount to step 1; a TP whose newest copy is damaged loses its units
+//! (they read back as media errors, not as an older copy's data); a damaged
+//! newest power-cut record (its spare area says what it was) refuses the
+//! mount with [`Error::Corrupt`], since the blocks its flush wrote are unknown.
+//!
 //! Mount costs the anchor pages and the table (or one read per block
 //! without a checkpoint), one read per region page and one per replayed
 //! page; [`crate::Stats::mount_ops`] counts them, and
@@ -49,7 +56,7 @@ use crate::ftl::{Ftl, Phase};
 use crate::map::loc::Loc;
 use crate::medium::addr::{BlockId, Lpn, PlaneId, Ppn};
 use crate::medium::nand::{MetaBuf, NandCmd, NandError, NandResult, Origin, PageKind};
-use crate::persist::cut::IF_ERASED;
+use crate::persist::cut::{CUT_TAG, IF_ERASED, TP_DAMAGED};
 use crate::persist::mount::{MountState, MountStep, PE_UNKNOWN};
 use crate::persist::tp::{get_u32, unseal, MAGIC_CUT, META_HEADER, NO_BUF, STREAM_META};
 use crate::persist::Tpn;
@@ -217,6 +224,12 @@ impl<H: Hooks> Ftl<'_, H> {
                     if self.mnt.cursor < total || self.mnt.inflight > 0 {
                         return Ok(());
                     }
+                    if self.mnt.cut_damaged_seq > self.mnt.best_cut_seq {
+                        // The blocks the last flush wrote are unknown: their
+                        // units would read back older data.
+                        return Err(Error::Corrupt("newest power-cut record damaged"));
+                    }
+                    self.damaged_tps_lost()?;
                     self.mnt.step = MountStep::Record;
                     self.mnt.cursor = 0;
                     if self.mnt.best_cut != NIL {
@@ -486,9 +499,16 @@ impl<H: Hooks> Ftl<'_, H> {
                     .tp_seq
                     .get(tp as usize)
                     .is_some_and(|s| spare.seq > *s);
-                if newer && self.tp_decode(buf)? == Some(Tpn(tp)) {
+                if newer {
+                    // The newest copy so far; if it fails its check, no
+                    // older copy may stand in for it (see `damaged_tps_lost`).
+                    let at = if self.tp_decode(buf)? == Some(Tpn(tp)) {
+                        page.0
+                    } else {
+                        TP_DAMAGED
+                    };
                     if let Some(e) = self.ps.gtd.get_mut(tp as usize) {
-                        *e = page.0;
+                        *e = at;
                     }
                     if let Some(e) = self.ps.tp_seq.get_mut(tp as usize) {
                         *e = spare.seq;
@@ -504,9 +524,35 @@ impl<H: Hooks> Ftl<'_, H> {
                 if ok && spare.seq >= self.mnt.best_cut_seq {
                     self.mnt.best_cut = page.0;
                     self.mnt.best_cut_seq = spare.seq;
+                } else if !ok && spare.lpns.first().is_some_and(|l| l.0 == CUT_TAG) {
+                    self.mnt.cut_damaged_seq = self.mnt.cut_damaged_seq.max(spare.seq);
                 }
             }
             PageKind::Data | PageKind::Pad => {}
+        }
+        Ok(())
+    }
+
+    /// Region read: every TP whose newest copy failed its check loses its
+    /// units (they read back as media errors, never as older data) and is
+    /// written again from DRAM once mounted.
+    fn damaged_tps_lost(&mut self) -> Result<(), Error> {
+        let epp = self.ps.epp;
+        for tp in 0..self.ps.n_tp {
+            let Some(e) = self.ps.gtd.get_mut(tp as usize) else {
+                break;
+            };
+            if *e != TP_DAMAGED {
+                continue;
+            }
+            *e = NIL;
+            let first = tp.saturating_mul(epp);
+            let end = first.saturating_add(epp).min(self.cfg.logical_units);
+            for l in first..end {
+                self.set_loc(Lpn(l), Loc::Lost)?;
+            }
+            let n = u64::from(end.saturating_sub(first));
+            self.stats.lost_units = self.stats.lost_units.saturating_add(n);
         }
         Ok(())
     }

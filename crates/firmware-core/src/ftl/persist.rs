@@ -472,10 +472,16 @@ impl<H: Hooks> Ftl<'_, H> {
             return Ok(());
         }
         let want = self.region_want();
-        // Settling after a mount, GC is held off and the write-backs the
-        // replay needs may take a plane down to its GC reserve.
-        let keep = if self.phase == Phase::Settling {
-            self.cfg.gc_reserve_blocks
+        // A region that cannot open a block for write-backs or cleaning
+        // above the cut reserve (or, settling, reach the reserve) starves:
+        // the budget then holds GC's programs and host writes, and nothing
+        // else frees a block (settling, GC is held off). It may then take a
+        // plane's GC reserve down to one block, GC's next destination.
+        let ppb = self.g.pages_per_block;
+        let starved = self.phase == Phase::Settling
+            || self.region_erased_pages()? < self.ps.cut_reserve_pages.saturating_add(ppb);
+        let keep = if starved {
+            1
         } else {
             self.cfg.gc_reserve_blocks.saturating_add(1)
         };

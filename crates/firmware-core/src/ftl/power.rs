@@ -38,7 +38,7 @@ use crate::ftl::{Ftl, Phase};
 use crate::map::loc::Loc;
 use crate::medium::addr::{BlockId, Lpn, PlaneId, Ppn, MAX_UNITS_PER_PAGE};
 use crate::medium::nand::{MetaBuf, NandCmd, NandResult, Origin, PageKind, Slot, Spare};
-use crate::persist::cut::{CutPhase, CutState, IF_ERASED};
+use crate::persist::cut::{CutPhase, CutState, CUT_TAG, IF_ERASED};
 use crate::persist::tp::{
     get_u32, put_u32, seal, F_MOVING, F_RESERVED, F_WRITING, MAGIC_CUT, META_HEADER,
 };
@@ -235,11 +235,14 @@ impl<H: Hooks> Ftl<'_, H> {
                         return Err(Error::Corrupt("cut record buffer"));
                     };
                     seal(b, MAGIC_CUT, n_erase | (n_free << 16), regions.len() as u32);
-                    let spare = Spare {
+                    let mut spare = Spare {
                         kind: PageKind::Meta,
                         seq: self.next_seq(),
                         ..Spare::default()
                     };
+                    if let Some(l) = spare.lpns.get_mut(0) {
+                        *l = Lpn(CUT_TAG);
+                    }
                     self.cut_emit_meta(page, buf, spare)?;
                     self.cut.phase = CutPhase::Table;
                 }

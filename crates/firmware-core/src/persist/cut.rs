@@ -8,6 +8,14 @@ use crate::medium::nand::MetaBuf;
 /// reads erased (a first-page program was in flight at the cut).
 pub(crate) const IF_ERASED: u32 = 0x8000_0000;
 
+/// Spare-area tag of power-cut records (first LPN slot), so mount knows a
+/// record whose content fails its check for one.
+pub(crate) const CUT_TAG: u32 = 0xC07C_0000;
+
+/// Translation-page directory entry, during mount, of a TP whose newest
+/// copy so far failed its check: older copies are not taken for it.
+pub(crate) const TP_DAMAGED: u32 = u32::MAX - 1;
+
 /// Most blocks one power-cut flush writes data to.
 pub(crate) const MAX_CUT_BLOCKS: usize = 32;
 

@@ -52,4 +52,9 @@ pub(crate) struct MountState {
     pub(crate) carried: heapless::Vec<u32, MAX_CUT_BLOCKS>,
     /// The seal's dirty marker is on flash.
     pub(crate) sealed: bool,
+    /// Newest anchor page whose content failed its check (0: none): an
+    /// older checkpoint is not taken over it.
+    pub(crate) anchor_damaged_seq: u64,
+    /// Newest power-cut record whose content failed its check (0: none).
+    pub(crate) cut_damaged_seq: u64,
 }

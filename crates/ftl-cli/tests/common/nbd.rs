@@ -41,6 +41,9 @@ pub fn start(extra: &[&str]) -> Server {
             "--json",
             "--set",
             "geometry.blocks_per_plane=32",
+            // Too small for a metadata region: the mapping stays in DRAM.
+            "--set",
+            "ftl.map_entries_per_page=0",
         ])
         .args(extra)
         .stdout(Stdio::piped())

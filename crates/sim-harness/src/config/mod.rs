@@ -221,7 +221,8 @@ pub struct FtlSection {
     /// Buffer slots reserved for each plane's garbage collection.
     pub gc_slots_per_plane: u32,
     /// Mapping entries per translation page; 0 keeps the mapping table in
-    /// DRAM only (no power-loss recovery).
+    /// DRAM only (no power-loss recovery). The default persists it in
+    /// pages of 1020 entries (a 4 KiB translation page).
     pub map_entries_per_page: u32,
     /// Host writes fill superblocks superpage by superpage (one block per
     /// plane, opened together) instead of round-robin planes.
@@ -230,6 +231,11 @@ pub struct FtlSection {
     /// for a Reparo controller); needs `map_entries_per_page = 0`.
     pub list_pages: bool,
 }
+
+/// Translation-page size of the default configuration (and of `ftl crash`
+/// on a preset that keeps its mapping table in DRAM): as many 4-byte
+/// entries as fill a 4 KiB page after its 16-byte header.
+pub const DEFAULT_MAP_ENTRIES: u32 = 1020;
 
 impl Default for FtlSection {
     fn default() -> Self {
@@ -243,7 +249,7 @@ impl Default for FtlSection {
             max_inflight: 4096,
             read_slots: 256,
             gc_slots_per_plane: 16,
-            map_entries_per_page: 0,
+            map_entries_per_page: DEFAULT_MAP_ENTRIES,
             superblock: false,
             list_pages: false,
         }

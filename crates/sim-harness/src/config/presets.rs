@@ -26,14 +26,17 @@ static PRESETS: [PresetInfo; 7] = [
         description:
             "Small, fast drive for the bundled trace and tests: 4 ch x 2 dies x 2 planes x \
                       256 blocks x 64 pages x 16 KiB MLC (4 GiB), tR 50 us, tPROG 600 us, \
-                      tBERS 3 ms, 400 MT/s, OP 15%, 4 MiB write buffer.",
+                      tBERS 3 ms, 400 MT/s, OP 15%, 4 MiB write buffer; power-safe: L2P persisted in \
+                      1020-entry translation pages, each full page flushed at once.",
         source: "Chosen for this project (not from a paper): typical 2D MLC timing, sized so a \
                  run takes seconds; DRAM 3200 MiB/s and host 3500 MiB/s (about PCIe 3.0 x4).",
     },
     PresetInfo {
         name: "rcftl-dac18",
         description: "rcFTL evaluation drive: 8 ch x 8 chips, 1024 blocks x 64 pages x 16 KiB \
-                      MLC (64 GiB), tPROG 640 us, 800 MT/s, 10 MiB write buffer.",
+                      MLC (64 GiB), tPROG 640 us, 800 MT/s, 10 MiB write buffer; L2P in DRAM only, as \
+                      the paper's host-level FTL (not power-safe; `ftl crash` persists it in \
+                      1020-entry pages).",
         source: "Seed 000 (Revitalizing Copybacks, DAC'18) Sec. 5.1: 8 channels x 8 chips, \
                  1024 blocks of 64 16-KB pages per chip (64 GB), average tPROG 640 us, 10 MB \
                  write buffer; MLC (Sec. 3); 800 MT/s is the I/O rate of the chip that tPROG \
@@ -47,7 +50,9 @@ static PRESETS: [PresetInfo; 7] = [
     PresetInfo {
         name: "rcftl-thesis",
         description: "rcFTL (rCPB) evaluation drive: 8 ch x 8 chips, 1024 blocks x 128 pages x \
-                      16 KiB (128 GiB), tPROG 660 us, 533 MT/s, 10 MiB write buffer.",
+                      16 KiB (128 GiB), tPROG 660 us, 533 MT/s, 10 MiB write buffer; L2P in DRAM only, as \
+                      the paper's page-level mapping FTL (not power-safe; `ftl crash` persists \
+                      it in 1020-entry pages).",
         source: "Seed 001 (dissertation) Sec. 4.4.1: 8 channels x 8 chips, 1024 blocks of 128 \
                  16-KB pages per chip (128 GB), 533 MT/s, average tPROG 660 us (ref. [47], \
                  48-layer 3D TLC), 10 MB write buffer; rated P/E 5000 and 12-month retention \
@@ -61,7 +66,9 @@ static PRESETS: [PresetInfo; 7] = [
     PresetInfo {
         name: "longftl-mqsim",
         description: "longFTL/GuardedErase MQSim drive: 4 ch x 1 chip x 2 planes x 1822 blocks x \
-                      576 pages x 8 KiB TLC (64 GiB), tPROG 700 us, tBERS 4 ms, 333 MT/s, OP 10%.",
+                      576 pages x 8 KiB TLC (64 GiB), tPROG 700 us, tBERS 4 ms, 333 MT/s, OP 10%; \
+                      L2P in DRAM only, as MQSim's ideal mapping table (not power-safe; \
+                      `ftl crash` persists it in 1020-entry pages).",
         source: "Seed 001 (dissertation) Sec. 3.4.1: four channels with one chip per channel, \
                  2 planes, 1822 blocks per plane of 576 8-KB pages, 333 MT/s, tPROG 700 us, \
                  tBERS 4000 us, over-provisioning 10% in MQSim's sense (logical = 0.9 x \
@@ -76,7 +83,9 @@ static PRESETS: [PresetInfo; 7] = [
         name: "dgcb-flashsim",
         description: "DGCB (direct data transfer) FlashSim setup: MLC, tR 75 us, tPROG 1300 us, \
                       tBERS 3 ms, 8 KiB pages + 448 B spare, 128 pages per block, 2 planes, \
-                      tRC 25 ns = 40 MT/s.",
+                      tRC 25 ns = 40 MT/s; L2P in DRAM only, as the paper's simulator, which models no \
+                      mapping persistence (not power-safe; `ftl crash` persists it in \
+                      1020-entry pages).",
         source: "Seed 002 (GC with direct data transfer) Table II: tR 75 us, tPROG 1300 us, \
                  tBERS 3 ms; Sec. VI.A: multi-level cell, tRC = tWC = tRWC = 25 ns (40 MT/s), \
                  tDL 20 ns, 8 KB page, 448 B spare, 24-bit ECC per 1 KB (ecc_limit 24); Sec. VI.B: 128 pages per block; \
@@ -89,7 +98,10 @@ static PRESETS: [PresetInfo; 7] = [
         name: "dawid-femu",
         description: "Dawid FEMU setup: FEMU black-box SSD defaults, 8 ch x 8 LUNs x 256 blocks x \
                       256 pages x 4 KiB (16 GiB, 12 GiB exposed), tR 40 us, tPROG 200 us, \
-                      tBERS 2 ms, write buffer capped at 128 MiB, queue depth 8.",
+                      tBERS 2 ms, write buffer capped at 128 MiB, queue depth 8; L2P in DRAM only, as \
+                      FEMU's DRAM map (not power-safe; `ftl crash` persists it in 1020-entry \
+                      pages); each full page flushed at once (half of this buffer is 64 blocks, \
+                      more than a power-cut record lists).",
         source: "Seed 004 (Dawid) Sec. 5: FEMU with 16 GB of DRAM for SSD emulation, 2 GB write \
                  buffer, mapping table fully in DRAM, fio with 8 threads (queue_depth 8). The \
                  16 GB is FEMU's default black-box layout (femu-scripts/run-blackbox.sh: 8 \
@@ -108,7 +120,10 @@ static PRESETS: [PresetInfo; 7] = [
         name: "mqsim-gc16",
         description: "MQSim-style 16 GiB drive: 8 ch x 4 chips x 2 dies x 2 planes x 128 blocks x \
                       256 pages x 4 KiB, tR 75 us, tPROG 750 us, tBERS 3.8 ms, 333 MT/s, 7% OP \
-                      (3,900,702 logical units of 4,194,304).",
+                      (3,900,702 logical units of 4,194,304); L2P in DRAM only, as MQSim's \
+                      ideal mapping table (not power-safe). Its spare space cannot hold a \
+                      metadata region: `ftl crash` persists the L2P in 1020-entry pages with \
+                      GC trigger 5 (printed).",
         source: "Not from a seed paper: MQSim (Tavakkol et al., FAST'18; seed 001 ref. [42]) \
                  geometry and timing as specified for this project; 4 chips x 2 dies = 8 dies \
                  per channel; MQSim's 7% over-provisioning means logical = 0.93 x physical, so \
@@ -130,6 +145,8 @@ pub(super) fn build(name: &str) -> Option<SimConfig> {
     match name {
         "default" => {}
         "rcftl-dac18" => {
+            c.ftl.map_entries_per_page = 0;
+            c.buffer.flush_start_ratio = 0.0;
             let g = &mut c.geometry;
             g.channels = 8;
             g.dies_per_channel = 8;
@@ -158,6 +175,8 @@ pub(super) fn build(name: &str) -> Option<SimConfig> {
             c.nand.model = "mlc-dac18".to_string();
         }
         "rcftl-thesis" => {
+            c.ftl.map_entries_per_page = 0;
+            c.buffer.flush_start_ratio = 0.0;
             let g = &mut c.geometry;
             g.channels = 8;
             g.dies_per_channel = 8;
@@ -182,6 +201,8 @@ pub(super) fn build(name: &str) -> Option<SimConfig> {
             c.nand.model = "tlc-thesis".to_string();
         }
         "longftl-mqsim" => {
+            c.ftl.map_entries_per_page = 0;
+            c.buffer.flush_start_ratio = 0.0;
             let g = &mut c.geometry;
             g.channels = 4;
             g.dies_per_channel = 1;
@@ -204,6 +225,8 @@ pub(super) fn build(name: &str) -> Option<SimConfig> {
             c.nand.rated_pe = 10_000;
         }
         "dgcb-flashsim" => {
+            c.ftl.map_entries_per_page = 0;
+            c.buffer.flush_start_ratio = 0.0;
             let g = &mut c.geometry;
             g.channels = 2;
             g.dies_per_channel = 4;
@@ -227,6 +250,8 @@ pub(super) fn build(name: &str) -> Option<SimConfig> {
             c.nand.rated_pe = 3000;
         }
         "dawid-femu" => {
+            c.ftl.map_entries_per_page = 0;
+            c.buffer.flush_start_ratio = 0.0;
             let g = &mut c.geometry;
             g.channels = 8;
             g.dies_per_channel = 8;
@@ -249,6 +274,8 @@ pub(super) fn build(name: &str) -> Option<SimConfig> {
             c.nand.rated_pe = 3000;
         }
         "mqsim-gc16" => {
+            c.ftl.map_entries_per_page = 0;
+            c.buffer.flush_start_ratio = 0.0;
             let g = &mut c.geometry;
             g.channels = 8;
             g.dies_per_channel = 8;

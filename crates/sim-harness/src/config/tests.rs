@@ -728,3 +728,37 @@ fn placement_keys_are_checked_and_reach_the_core() {
         0
     );
 }
+
+#[test]
+fn config_preset_descriptions_state_the_mapping_persistence_they_use() {
+    for p in presets() {
+        let c = SimConfig::preset(p.name).unwrap();
+        let d = p.description;
+        let n = c.ftl.map_entries_per_page;
+        if n > 0 {
+            assert!(
+                d.contains(&format!("L2P persisted in {n}-entry translation pages")),
+                "{}: {d}",
+                p.name
+            );
+        } else {
+            assert!(d.contains("L2P in DRAM only"), "{}: {d}", p.name);
+            assert!(d.contains("not power-safe"), "{}: {d}", p.name);
+        }
+        let start = c.buffer.flush_start_ratio;
+        if start == 0.5 {
+            assert!(d.contains("flush from half the buffer"), "{}: {d}", p.name);
+        } else {
+            assert_eq!(start, 0.0, "{}", p.name);
+            if n > 0 {
+                assert!(
+                    d.contains("each full page flushed at once"),
+                    "{}: {d}",
+                    p.name
+                );
+            }
+        }
+    }
+    // Power-safe by default.
+    assert!(SimConfig::default().ftl.map_entries_per_page > 0);
+}
