@@ -38,6 +38,7 @@ pub fn ensure_target() -> Result<(), String> {
 /// Every check, in the order a failure is cheapest to find.
 pub fn run() -> Result<(), String> {
     ensure_target()?;
+    let before = git_status();
     run_cmd("cargo", &["fmt", "--all", "--", "--check"])?;
     run_cmd(
         "cargo",
@@ -126,5 +127,31 @@ pub fn run() -> Result<(), String> {
     // A few power cuts under ext4 (the 200-cut run is in docs/results.md).
     crate::fs_crash::run(&["--cuts".into(), "8".into()])?;
     crate::qemu::run()?;
+    // The run leaves the tree as it found it: no run leftovers, no lock
+    // file rewritten.
+    if let (Some(before), Some(after)) = (before, git_status()) {
+        let new: Vec<&str> = after
+            .lines()
+            .filter(|l| !before.lines().any(|b| b == *l))
+            .collect();
+        if !new.is_empty() {
+            return Err(format!(
+                "the run changed the working tree (git status --porcelain):\n{}",
+                new.join("\n")
+            ));
+        }
+    }
     Ok(())
+}
+
+/// `git status --porcelain` of the repository, if git can tell.
+fn git_status() -> Option<String> {
+    let out = Command::new("git")
+        .args(["status", "--porcelain"])
+        .current_dir(root())
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
 }
