@@ -618,7 +618,16 @@ impl Drive {
         data: &mut [u64],
         rng: &mut Rng,
     ) -> Result<(), Error> {
-        while self.step(ftl, medium, data, rng, false)? {}
+        // Settling moves each page a bounded number of times; a core that
+        // keeps issuing operations past this has stopped making progress.
+        let limit = u64::from(self.cfg.geometry.total_pages()).saturating_mul(16);
+        let mut steps = 0u64;
+        while self.step(ftl, medium, data, rng, false)? {
+            steps += 1;
+            if steps > limit {
+                return Err(Error::Corrupt("settling did not end"));
+            }
+        }
         Ok(())
     }
 

@@ -9,6 +9,7 @@
 //! its settling forever ("mount did not finish").
 
 use sim_harness::config::SimConfig;
+use sim_harness::crash::{run_crash, CrashSpec};
 use sim_harness::sim::{run, Plan, RunSpec};
 use sim_harness::workload::{Pattern, Synth, SynthSpec};
 
@@ -52,4 +53,45 @@ fn random_writes_on_a_full_power_safe_drive_never_stall() {
     .unwrap();
     assert_eq!(o.run.mismatches, 0);
     assert_eq!(o.run.requests, 2 * u64::from(logical));
+}
+
+/// `ftl crash` on a small drive whose spare space only just holds the
+/// metadata region, the flush starting at half the buffer (so a cut finds
+/// up to half of its 256 units buffered). Two ways it stopped before the
+/// fixes: the power-cut flush took the last free block of a plane, so GC
+/// there could not finish its victim after the mount and writes stalled
+/// ("write stuck", seed 17); and a mount's settling cleaned a region that
+/// had every free block and could still not reach the cut reserve, GC held
+/// off, moving translation pages without end ("settling did not end",
+/// seed 14).
+#[test]
+fn power_cuts_with_half_the_buffer_full_never_stall_recovery() {
+    let mut cfg = SimConfig::preset("default").unwrap();
+    for s in [
+        "geometry.channels=2",
+        "geometry.dies_per_channel=1",
+        "geometry.blocks_per_plane=64",
+        "geometry.pages_per_block=32",
+        "ftl.map_entries_per_page=256",
+        "buffer.write_buffer_bytes=1048576",
+        "buffer.flush_start_ratio=0.5",
+        "ftl.op_ratio=0.2",
+    ] {
+        cfg.apply_set(s).unwrap();
+    }
+    let plan = Plan::from_config(&cfg).unwrap();
+    for seed in [14, 17] {
+        // What `ftl crash --cuts 300 --seed N` runs.
+        let spec = CrashSpec {
+            cuts: 300,
+            seed,
+            timing: Some(plan.engine.timing),
+            prefill: true,
+            ..CrashSpec::default()
+        };
+        let r = run_crash(plan.core, plan.medium().unwrap(), &spec, |_| {}).unwrap();
+        assert_eq!(r.cuts, 300, "seed {seed}");
+        assert_eq!(r.lost_acknowledged, 0, "seed {seed}");
+        assert_eq!(r.invalid_reads, 0, "seed {seed}");
+    }
 }

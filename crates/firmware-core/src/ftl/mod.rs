@@ -591,6 +591,18 @@ impl<'a, H: Hooks> Ftl<'a, H> {
         Ok(Some(p))
     }
 
+    /// One GC turn for each queued plane; planes re-queued during their
+    /// turn wait for the next pump, so this always ends.
+    fn gc_turns(&mut self) -> Result<(), Error> {
+        let mut turns = self.g.planes();
+        while turns > 0 {
+            turns = turns.saturating_sub(1);
+            let Some(p) = self.attn_pop()? else { break };
+            self.gc_step(p)?;
+        }
+        Ok(())
+    }
+
     /// Emits whatever work can start now: format erases, GC, buffer flushes.
     pub(crate) fn pump(&mut self) -> Result<(), Error> {
         if self.phase == Phase::Dying {
@@ -619,20 +631,18 @@ impl<'a, H: Hooks> Ftl<'a, H> {
             self.map_write_back()?;
             self.region_maintain()?;
             if !self.cut_reserve_ok() {
-                // GC would change the mapping the carried record describes.
+                // GC would change the mapping the carried record describes;
+                // once released, it runs, and host work still waits.
+                if self.settle_release()? {
+                    self.gc_turns()?;
+                }
                 return Ok(());
             }
             self.phase = Phase::Running;
             self.mnt.carried.clear();
+            self.mnt.released = false;
         }
-        // Each queued plane gets one turn per pump; planes re-queued during
-        // their turn wait for the next pump, so this loop always ends.
-        let mut turns = self.g.planes();
-        while turns > 0 {
-            turns = turns.saturating_sub(1);
-            let Some(p) = self.attn_pop()? else { break };
-            self.gc_step(p)?;
-        }
+        self.gc_turns()?;
         H::emit_due(self)?;
         H::host_page_done(self)?;
         self.flush_buffer()

@@ -73,7 +73,7 @@ impl<H: Hooks> Ftl<'_, H> {
             return Ok(true);
         }
         let upp = u32::from(self.g.units_per_page);
-        if self.ps.used().saturating_add(upp) <= self.ps.budget {
+        if self.ps.used().saturating_add(upp) <= self.budget_now() {
             return Ok(true);
         }
         self.ps.waiting = true;
@@ -96,7 +96,7 @@ impl<H: Hooks> Ftl<'_, H> {
             .filter(|tp| !self.ps.dirty.is_dirty(**tp) && self.ps.flag(**tp) & F_RESERVED == 0)
             .count();
         let cost = u32::try_from(cost).unwrap_or(u32::MAX);
-        if cost == 0 || self.ps.used().saturating_add(cost) <= self.ps.budget {
+        if cost == 0 || self.ps.used().saturating_add(cost) <= self.budget_now() {
             return Ok(true);
         }
         self.ps.waiting = true;
@@ -170,7 +170,7 @@ impl<H: Hooks> Ftl<'_, H> {
         if !self.ps.on || self.ps.dirty.is_dirty(self.ps.tp_of(lpn)) {
             return Ok(true);
         }
-        if self.ps.used() < self.ps.budget {
+        if self.ps.used() < self.budget_now() {
             return Ok(true);
         }
         self.ps.waiting = true;
@@ -190,7 +190,7 @@ impl<H: Hooks> Ftl<'_, H> {
         // batch as wide as the dies, so the write-backs program in parallel
         // and the next ones wait a whole batch of data pages.
         let room = u32::from(self.g.units_per_page);
-        if self.ps.used().saturating_add(room) <= self.ps.budget {
+        if self.ps.used().saturating_add(room) <= self.budget_now() {
             return Ok(());
         }
         let batch = self.g.dies().max(1);
@@ -393,18 +393,74 @@ impl<H: Hooks> Ftl<'_, H> {
 
     /// Whether a write-back or move may open an erased block now: the cut
     /// reserve must stay whole (while settling, one erased block for the
-    /// record).
+    /// record; once released, what a cut would write now).
     fn may_open_region(&self) -> Result<bool, Error> {
         let ppb = self.g.pages_per_block;
-        // Settling after a mount, a cut writes only its record.
-        let settling =
-            self.phase == Phase::Settling || (self.phase == Phase::Dying && self.cut.settling);
-        let reserve = if settling {
+        let reserve = if self.phase == Phase::Settling && self.mnt.released {
+            self.settle_cut_pages()
+        } else if self.phase == Phase::Settling || (self.phase == Phase::Dying && self.cut.settling)
+        {
+            // Settling after a mount, a cut writes only its record.
             ppb
         } else {
             self.ps.cut_reserve_pages
         };
         Ok(self.region_erased_pages()? >= reserve.saturating_add(ppb))
+    }
+
+    /// Region pages a cut needs while settling with the buffer empty: the
+    /// dirty translation pages, the record and the block table.
+    fn settle_cut_pages(&self) -> u32 {
+        self.ps
+            .used()
+            .saturating_add(1)
+            .saturating_add(self.table_pages())
+    }
+
+    /// The translation-page budget in force. Settling with the region
+    /// starved (or released), it also keeps a cut within the erased region
+    /// pages, a block to spare for write-backs and cleaning: write-backs
+    /// then bring the dirty pages down to where GC may be released.
+    pub(crate) fn budget_now(&self) -> u32 {
+        if self.phase != Phase::Settling || !(self.mnt.released || self.region_starved()) {
+            return self.ps.budget;
+        }
+        let erased = self.region_erased_pages().unwrap_or(0);
+        let room = erased
+            .saturating_sub(1)
+            .saturating_sub(self.table_pages())
+            .saturating_sub(self.g.pages_per_block);
+        room.min(self.ps.budget)
+    }
+
+    /// No plane can give the region a free block (`region_fill` leaves
+    /// each plane one, GC's next destination).
+    fn region_starved(&self) -> bool {
+        (0..self.g.planes()).all(|p| self.pl(PlaneId(p)).is_ok_and(|pl| pl.free_count <= 1))
+    }
+
+    /// Settling with the metadata region starved (no plane can give it a
+    /// free block, so cleaning alone may never reach the cut reserve):
+    /// whether GC may run. It may once the replay's translation pages are
+    /// written back far enough that a cut could write the rest as a running
+    /// core does; the replayed blocks are then no longer carried, and GC
+    /// frees blocks for the region while host commands still wait.
+    pub(crate) fn settle_release(&mut self) -> Result<bool, Error> {
+        if self.mnt.released {
+            return Ok(true);
+        }
+        if !self.region_starved() {
+            return Ok(false);
+        }
+        let need = self
+            .settle_cut_pages()
+            .saturating_add(self.g.pages_per_block);
+        if self.ps.used() > self.ps.budget || self.region_erased_pages()? < need {
+            return Ok(false);
+        }
+        self.mnt.released = true;
+        self.mnt.carried.clear();
+        Ok(true)
     }
 
     /// Next plane in the round-robin order of TP writes.

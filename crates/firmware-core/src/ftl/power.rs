@@ -81,7 +81,7 @@ impl<H: Hooks> Ftl<'_, H> {
         }
         self.abandon_ops()?;
         self.cut = CutState::default();
-        if was_settling {
+        if was_settling && !self.mnt.released {
             self.cut.settling = true;
             self.cut.regions = self.mnt.carried.clone();
         }
@@ -492,11 +492,13 @@ impl<H: Hooks> Ftl<'_, H> {
         }
         // The plane with the most room left takes the block: cut after cut,
         // the flush would otherwise fill the same planes with valid data
-        // (GC never moves data across planes).
+        // (GC never moves data across planes). A plane keeps its last free
+        // block, GC's next destination: without it, GC after the mount could
+        // not finish its victim and nothing would free a block.
         let mut best: Option<(PlaneId, u64)> = None;
         for p in 0..self.g.planes() {
             let p = PlaneId(p);
-            if self.pl(p)?.free_count == 0 {
+            if self.pl(p)?.free_count <= 1 {
                 continue;
             }
             let room = self

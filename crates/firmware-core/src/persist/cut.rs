@@ -16,8 +16,10 @@ pub(crate) const CUT_TAG: u32 = 0xC07C_0000;
 /// copy so far failed its check: older copies are not taken for it.
 pub(crate) const TP_DAMAGED: u32 = u32::MAX - 1;
 
-/// Most blocks one power-cut flush writes data to.
-pub(crate) const MAX_CUT_BLOCKS: usize = 32;
+/// Most blocks one power-cut flush writes data to: a full write buffer of
+/// 128 MiB in 4 KiB pages of 256-page blocks (128 blocks), plus the one a
+/// flush may leave partly written. Larger buffers are refused at start.
+pub(crate) const MAX_CUT_BLOCKS: usize = 130;
 
 /// Phases of the power-cut flush.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]

@@ -50,6 +50,11 @@ pub(crate) struct MountState {
     /// writes them into its record again instead of the translation pages
     /// the replay dirtied (see [`Ftl::power_fail`]).
     pub(crate) carried: heapless::Vec<u32, MAX_CUT_BLOCKS>,
+    /// Settling, the replayed blocks are no longer carried: a cut writes
+    /// its dirty translation pages as a running core's does, and GC may
+    /// run to give a starved metadata region blocks
+    /// ([`crate::Ftl::settle_release`]).
+    pub(crate) released: bool,
     /// The seal's dirty marker is on flash.
     pub(crate) sealed: bool,
     /// Newest anchor page whose content failed its check (0: none): an

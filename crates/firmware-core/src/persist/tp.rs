@@ -177,6 +177,15 @@ impl<'a> Persist<'a> {
                 .saturating_mul(2)
                 .saturating_add(g.planes().saturating_mul(ppb))
         };
+        // The power-cut flush writes the whole buffer into fresh blocks,
+        // each listed in the cut record.
+        if p.enabled()
+            && write_buffer_pages.div_ceil(ppb) >= crate::persist::cut::MAX_CUT_BLOCKS as u32
+        {
+            return Err(Error::InvalidConfig(
+                "write buffer larger than a power-cut flush can list",
+            ));
+        }
         if p.enabled() {
             // The region at its largest: written pages at the cleaning limit,
             // the erased pages it keeps, and an open block per plane.

@@ -100,8 +100,7 @@ static PRESETS: [PresetInfo; 7] = [
                       256 pages x 4 KiB (16 GiB, 12 GiB exposed), tR 40 us, tPROG 200 us, \
                       tBERS 2 ms, write buffer capped at 128 MiB, queue depth 8; L2P in DRAM only, as \
                       FEMU's DRAM map (not power-safe; `ftl crash` persists it in 1020-entry \
-                      pages); each full page flushed at once (half of this buffer is 64 blocks, \
-                      more than a power-cut record lists).",
+                      pages); with it persisted, flush from half the buffer (Dawid's start).",
         source: "Seed 004 (Dawid) Sec. 5: FEMU with 16 GB of DRAM for SSD emulation, 2 GB write \
                  buffer, mapping table fully in DRAM, fio with 8 threads (queue_depth 8). The \
                  16 GB is FEMU's default black-box layout (femu-scripts/run-blackbox.sh: 8 \
@@ -251,7 +250,7 @@ pub(super) fn build(name: &str) -> Option<SimConfig> {
         }
         "dawid-femu" => {
             c.ftl.map_entries_per_page = 0;
-            c.buffer.flush_start_ratio = 0.0;
+            c.buffer.flush_start_ratio = 0.5;
             let g = &mut c.geometry;
             g.channels = 8;
             g.dies_per_channel = 8;
