@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 mod nand;
+#[allow(unused_imports)]
 pub use nand::{small_geometry, with_core, TestNand};
 
 /// Owned memory for a configuration (the caller-lends-memory pattern in a test).
