@@ -25,3 +25,4 @@ pub mod sim;
 pub mod timing;
 pub mod trace;
 pub mod workload;
+pub mod zns_host;
