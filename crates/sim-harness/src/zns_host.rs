@@ -55,6 +55,10 @@ pub struct ZoneLog<'z, S> {
     /// Empty zones kept for compaction.
     reserve: u32,
     out: VecDeque<HostRequest>,
+    /// Application requests taken so far.
+    seen: u64,
+    /// The statistics restart after this many application requests.
+    restart_at: u64,
     /// What the host did.
     pub stats: ZoneHostStats,
 }
@@ -90,6 +94,8 @@ impl<'z, S: RequestSource> ZoneLog<'z, S> {
             open: vec![None; streams as usize + 1],
             reserve,
             out: VecDeque::new(),
+            seen: 0,
+            restart_at: u64::MAX,
             stats: ZoneHostStats::default(),
         })
     }
@@ -99,6 +105,12 @@ impl<'z, S: RequestSource> ZoneLog<'z, S> {
     pub fn app_units_for(geo: ZoneGeometry, streams: u32) -> u32 {
         let streams = streams.clamp(1, geo.max_open.saturating_sub(1).max(1));
         geo.zones.saturating_sub(streams + 2) * geo.cap
+    }
+
+    /// Restarts [`Self::stats`] once `requests` application requests were
+    /// taken (the end of a warm-up that is not measured).
+    pub fn restart_stats_after(&mut self, requests: u64) {
+        self.restart_at = requests;
     }
 
     /// The zones now.
@@ -306,7 +318,11 @@ impl<S: RequestSource> RequestSource for ZoneLog<'_, S> {
             if let Some(r) = self.out.pop_front() {
                 return Some(r);
             }
+            if self.seen == self.restart_at {
+                self.stats = ZoneHostStats::default();
+            }
             let r = self.inner.next_request()?;
+            self.seen += 1;
             self.translate(r);
         }
     }
