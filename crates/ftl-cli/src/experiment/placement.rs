@@ -206,22 +206,7 @@ pub fn evaluate(cfg: &SimConfig, c: &Cell) -> Result<Value, String> {
         }
     };
     let mut v = sim_harness::report::json_report(&out, json!({ "workload": w.name }));
-    let programs = (out.ftl.host_program_units + out.ftl.gc_program_units) as f64;
-    let device_writes = out.ftl.host_write_units.max(1) as f64;
-    let app_writes = match &zstats {
-        Some(s) => s.app_write_units as f64,
-        None => device_writes,
-    };
-    v["waf_end_to_end"] = json!(programs / app_writes.max(1.0));
-    if let Some(s) = zstats {
-        v["zns"] = json!({
-            "app_write_units": s.app_write_units,
-            "compaction_units": s.compaction_units,
-            "resets": s.resets,
-            "appends": s.appends,
-            "refused": s.refused.values().sum::<u64>(),
-        });
-    }
+    crate::synth::add_end_to_end(&mut v, &out, zstats.as_ref());
     Ok(v)
 }
 
