@@ -230,6 +230,7 @@ impl Config {
         self.placement.check(
             self.superblock.enabled || self.superblock.list_pages,
             self.persist.flush_policy == FlushPolicy::Lidf,
+            self.copyback.mode != crate::tech::rcftl::policy::CopybackMode::OffChip,
         )?;
         // Usable space per plane must exceed the logical share plus the GC reserve,
         // or GC cannot guarantee progress.

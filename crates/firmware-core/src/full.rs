@@ -215,24 +215,52 @@ mod rcftl_hooks {
             rc::copyback_done(f, cmd, tag, result)
         }
         fn offchip_target(f: &mut Ftl<'_, Self>, p: PlaneId) -> Result<Option<BlockId>, Error> {
+            #[cfg(feature = "placement")]
+            if f.h.placement.is_some() {
+                return crate::tech::placement::gc::offchip_target(f, p);
+            }
             rc::offchip_target(f, p)
         }
         fn reclaim_open(f: &mut Ftl<'_, Self>, p: PlaneId) -> Result<Option<BlockId>, Error> {
+            #[cfg(feature = "placement")]
+            if f.h.placement.is_some() {
+                return crate::tech::placement::gc::reclaim_open(f, p);
+            }
             rc::reclaim_open(f, p)
         }
         fn held_blocks(f: &Ftl<'_, Self>, p: PlaneId) -> Result<u32, Error> {
+            #[cfg(feature = "placement")]
+            if f.h.placement.is_some() {
+                return crate::tech::placement::gc::held_blocks(f, p);
+            }
             rc::held_blocks(f, p)
         }
         fn held_erased_pages(f: &Ftl<'_, Self>, p: PlaneId) -> Result<u32, Error> {
+            #[cfg(feature = "placement")]
+            if f.h.placement.is_some() {
+                return crate::tech::placement::gc::held_erased_pages(f, p);
+            }
             rc::held_erased_pages(f, p)
         }
         fn holds(f: &Ftl<'_, Self>, p: PlaneId, b: BlockId) -> Result<bool, Error> {
+            #[cfg(feature = "placement")]
+            if f.h.placement.is_some() {
+                return crate::tech::placement::gc::holds(f, p, b);
+            }
             rc::holds(f, p, b)
         }
         fn gc_block_closed(f: &mut Ftl<'_, Self>, p: PlaneId, b: BlockId) -> Result<(), Error> {
+            #[cfg(feature = "placement")]
+            if f.h.placement.is_some() {
+                return crate::tech::placement::gc::gc_block_closed(f, p, b);
+            }
             rc::gc_block_closed(f, p, b)
         }
         fn plane_retired(f: &mut Ftl<'_, Self>, p: PlaneId) -> Result<(), Error> {
+            #[cfg(feature = "placement")]
+            if f.h.placement.is_some() {
+                return crate::tech::placement::gc::plane_retired(f, p);
+            }
             rc::plane_retired(f, p)
         }
         fn block_opened(f: &mut Ftl<'_, Self>, b: BlockId) -> Result<(), Error> {
@@ -257,8 +285,43 @@ mod rcftl_hooks {
     }
 }
 
-#[cfg(not(feature = "rcftl"))]
+#[cfg(all(not(feature = "rcftl"), not(feature = "placement")))]
 impl crate::ftl::hooks::Migration for Techniques<'_> {}
+
+/// GC by placement handle behind the Migration hook (a build without rcFTL).
+#[cfg(all(not(feature = "rcftl"), feature = "placement"))]
+mod placement_gc_hooks {
+    use super::Techniques;
+    use crate::error::Error;
+    use crate::ftl::hooks::Migration;
+    use crate::ftl::Ftl;
+    use crate::medium::addr::{BlockId, PlaneId};
+    use crate::tech::placement::gc as pg;
+
+    impl Migration for Techniques<'_> {
+        fn offchip_target(f: &mut Ftl<'_, Self>, p: PlaneId) -> Result<Option<BlockId>, Error> {
+            pg::offchip_target(f, p)
+        }
+        fn reclaim_open(f: &mut Ftl<'_, Self>, p: PlaneId) -> Result<Option<BlockId>, Error> {
+            pg::reclaim_open(f, p)
+        }
+        fn held_blocks(f: &Ftl<'_, Self>, p: PlaneId) -> Result<u32, Error> {
+            pg::held_blocks(f, p)
+        }
+        fn held_erased_pages(f: &Ftl<'_, Self>, p: PlaneId) -> Result<u32, Error> {
+            pg::held_erased_pages(f, p)
+        }
+        fn holds(f: &Ftl<'_, Self>, p: PlaneId, b: BlockId) -> Result<bool, Error> {
+            pg::holds(f, p, b)
+        }
+        fn gc_block_closed(f: &mut Ftl<'_, Self>, p: PlaneId, b: BlockId) -> Result<(), Error> {
+            pg::gc_block_closed(f, p, b)
+        }
+        fn plane_retired(f: &mut Ftl<'_, Self>, p: PlaneId) -> Result<(), Error> {
+            pg::plane_retired(f, p)
+        }
+    }
+}
 
 /// GuardedErase and BPM behind the EraseStrategy and OpObserver hooks.
 #[cfg(feature = "longftl")]

@@ -98,6 +98,21 @@ impl CommonOpts {
     /// everything validated and the worst-case memory checked against
     /// `--max-memory` before anything is allocated.
     pub fn plan(&self, qd: Option<u32>) -> Result<(SimConfig, Plan), CliError> {
+        let (cfg, plan) = self.plan_any_interface(qd)?;
+        if cfg.host.interface == sim_harness::config::InterfaceKey::Zns {
+            // Only commands that run a zone host take a zoned namespace.
+            return Err(CliError::Input(
+                "config: key host.interface: zns runs need a zone workload: ftl synth \
+                 (without --flow, --precondition, copies or lifetime), ftl crash or ftl \
+                 experiment placement (docs/placement.md)"
+                    .into(),
+            ));
+        }
+        Ok((cfg, plan))
+    }
+
+    /// [`Self::plan`] for commands that also run a zoned namespace.
+    pub fn plan_any_interface(&self, qd: Option<u32>) -> Result<(SimConfig, Plan), CliError> {
         let (lo, hi) = INTERVAL_MS_RANGE;
         if let Some(ms) = self.interval_ms {
             if !(lo..=hi).contains(&ms) {
@@ -115,15 +130,6 @@ impl CommonOpts {
             Some(_) if e.key == "host.queue_depth" => CliError::Input(format!("--qd: {e}")),
             _ => CliError::Input(e.to_string()),
         })?;
-        if cfg.host.interface == sim_harness::config::InterfaceKey::Zns {
-            // The zone state machine and its placement are in the core;
-            // the simulator has no zone command set yet.
-            return Err(CliError::Input(
-                "config: key host.interface: zns runs are not supported by the simulated \
-                 host yet (the zone state machine is tested on its own; docs/placement.md)"
-                    .into(),
-            ));
-        }
         let mut plan = Plan::from_config(&cfg).map_err(|e| CliError::Input(e.to_string()))?;
         if let Some(ms) = self.interval_ms {
             plan.engine.sample_step_ns = ((ms * 1e6).round() as u64).max(1);

@@ -120,6 +120,13 @@ pub fn run(a: CrashArgs) -> Result<(), CliError> {
         prefill: !a.no_fill,
         copy_share: a.copy_share,
         shutdown_prob: a.shutdown_prob,
+        zones: match cfg.host.interface {
+            sim_harness::config::InterfaceKey::Zns => Some(
+                cfg.zone_geometry()
+                    .map_err(|e| CliError::Input(e.to_string()))?,
+            ),
+            _ => None,
+        },
     };
     let medium = plan.medium().map_err(|e| CliError::Input(e.to_string()))?;
     let mut progress = Progress::new(Some(u64::from(a.cuts)), a.common.quiet);
@@ -205,6 +212,14 @@ pub fn report_json(r: &CrashReport) -> Value {
             "max_pe": r.max_pe,
             "pe_drift_max": r.pe_drift_max,
             "shutdowns": r.shutdowns,
+            "zone_wp_mismatches": r.zone_wp_mismatches,
+        },
+        "zns": {
+            "zone_writes": r.zone_writes,
+            "appends": r.zone_appends,
+            "resets": r.zone_resets,
+            "finishes": r.zone_finishes,
+            "refused": r.zone_refusals,
         },
         "recovery": {
             "mounts": r.mounts,
@@ -230,6 +245,7 @@ fn summary(preset: &str, r: &CrashReport) -> String {
          lost acknowledged      {}\n\
          invalid reads          {}\n\
          mapping mismatches     {}\n\
+         zone pointer mismatches {} ({} zone writes and appends, {} resets, {} finishes, {} refused)\n\
          capacitor overruns     {} (flush used at most {} of {} programs)\n\
          units checked          {}\n\
          host commands          {}\n\
@@ -245,6 +261,11 @@ fn summary(preset: &str, r: &CrashReport) -> String {
         r.lost_acknowledged,
         r.invalid_reads,
         r.mapping_mismatches,
+        r.zone_wp_mismatches,
+        r.zone_writes,
+        r.zone_resets,
+        r.zone_finishes,
+        r.zone_refusals,
         r.capacitor_overruns,
         r.cut_programs_max,
         r.cut_capacity,

@@ -7,6 +7,7 @@ use sim_harness::copy_load::CopyLoad;
 use sim_harness::profiles::{copy_profiles, profile, profiles, WorkloadParams};
 use sim_harness::sim::Outcome;
 use sim_harness::workload::{IdleModel, Pattern, Synth, SynthSpec};
+use sim_harness::zns_host::{ZoneHostStats, ZoneLog};
 
 use crate::common::{CommonOpts, PresetsArgs};
 use crate::CliError;
@@ -199,16 +200,36 @@ pub fn execute_outcome(
     common: &CommonOpts,
     job: &SynthJob,
 ) -> Result<(Value, String, Outcome), CliError> {
-    let (cfg, plan) = common.plan(job.qd)?;
+    let zoned = !job.lifetime && job.params.copy.is_none() && !job.precondition;
+    let (cfg, plan) = if zoned {
+        common.plan_any_interface(job.qd)?
+    } else {
+        common.plan(job.qd)?
+    };
+    let zones = match cfg.host.interface {
+        sim_harness::config::InterfaceKey::Zns => Some(
+            cfg.zone_geometry()
+                .map_err(|e| CliError::Input(e.to_string()))?,
+        ),
+        _ => None,
+    };
+    // Under ZNS the workload addresses the zone host's application blocks.
+    let space = zones.map_or(plan.core.logical_units, |g| {
+        ZoneLog::<Synth>::app_units_for(g, 1)
+    });
     let spec = job
         .params
-        .resolve(
-            plan.core.geometry.unit_bytes(),
-            plan.core.logical_units,
-            cfg.sim.seed,
-        )
+        .resolve(plan.core.geometry.unit_bytes(), space, cfg.sim.seed)
         .map_err(CliError::Input)?;
-    let (out, life) = if job.lifetime {
+    let mut zstats = None;
+    let (out, life) = if let Some(g) = zones {
+        let mut table = vec![Default::default(); g.zones as usize];
+        let mut zl =
+            ZoneLog::new(Synth::new(spec), g, &mut table, 1, space).map_err(CliError::Input)?;
+        let out = common.simulate(&plan, &mut zl, None, job.verify)?;
+        zstats = Some(zl.stats);
+        (out, None)
+    } else if job.lifetime {
         let mut src = Synth::new(SynthSpec {
             requests: u64::MAX,
             ..spec
@@ -284,6 +305,9 @@ pub fn execute_outcome(
         "seed": spec.seed,
     });
     let mut v = common.report(&cfg, &out, "workload", input);
+    if zstats.is_some() {
+        add_end_to_end(&mut v, &out, zstats.as_ref());
+    }
     if let (Some(life), Some(obj)) = (life, v.as_object_mut()) {
         obj.insert("life".into(), life);
     }
@@ -339,4 +363,22 @@ pub fn list_profiles(a: &PresetsArgs) -> Result<(), CliError> {
         println!("{:<20} source: {}", "", p.source);
     }
     Ok(())
+}
+
+/// Adds `waf_end_to_end` (NAND programs over the application's writes:
+/// the zone host's, with its compaction, or the device's) and, with a
+/// zone host, its `zns.*` counts to report `v`.
+pub fn add_end_to_end(v: &mut Value, out: &Outcome, z: Option<&ZoneHostStats>) {
+    let programs = (out.ftl.host_program_units + out.ftl.gc_program_units) as f64;
+    let app = z.map_or(out.ftl.host_write_units, |z| z.app_write_units);
+    v["waf_end_to_end"] = json!(programs / (app.max(1) as f64));
+    if let Some(z) = z {
+        v["zns"] = json!({
+            "app_write_units": z.app_write_units,
+            "compaction_units": z.compaction_units,
+            "appends": z.appends,
+            "resets": z.resets,
+            "refused": z.refused.values().sum::<u64>(),
+        });
+    }
 }

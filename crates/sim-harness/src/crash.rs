@@ -33,6 +33,8 @@ use test_kit::rng::{XorShift64Star as Rng, GOLDEN_GAMMA};
 use crate::engine::CoreStore;
 use crate::timing::{Timing, TimingParams};
 
+mod zones;
+
 /// What a crash run does.
 #[derive(Clone, Copy, Debug)]
 pub struct CrashSpec {
@@ -66,6 +68,10 @@ pub struct CrashSpec {
     /// Probability that an epoch ends in a clean shutdown
     /// ([`firmware_core::FullFtl::shutdown`]) instead of a power cut.
     pub shutdown_prob: f64,
+    /// A zoned namespace of this shape (`host.interface = zns`): the
+    /// workload is zone commands (see `crash/zones.rs`) and every zone's
+    /// state and write pointer is checked after each mount; no prefill.
+    pub zones: Option<firmware_core::tech::zns::zone::ZoneGeometry>,
 }
 
 impl Default for CrashSpec {
@@ -82,6 +88,7 @@ impl Default for CrashSpec {
             prefill: false,
             copy_share: 0.0,
             shutdown_prob: 0.0,
+            zones: None,
         }
     }
 }
@@ -154,6 +161,20 @@ pub struct CrashReport {
     pub pe_drift_max: u32,
     /// Copy units the core served by remapping.
     pub copy_remapped_units: u64,
+    /// Zones whose state or write pointer after a mount differed from
+    /// what the acknowledged zone commands left (zoned namespace only).
+    pub zone_wp_mismatches: u64,
+    /// Acknowledged zone writes and appends.
+    pub zone_writes: u64,
+    /// Of them, zone appends (each checked to land at the write pointer).
+    pub zone_appends: u64,
+    /// Zones reset.
+    pub zone_resets: u64,
+    /// Zones finished.
+    pub zone_finishes: u64,
+    /// Zone commands refused with a specification status (off the
+    /// pointer, full zones, resource limits, invalid transitions).
+    pub zone_refusals: u64,
 }
 
 /// The driver: a core, its tables, the medium and the operations in flight.
@@ -229,12 +250,12 @@ pub fn run_crash(
         ftl.format(0)?;
         d.settle_with(&mut ftl, &mut medium, data, &mut rng)?;
         rep.cut_capacity = u64::from(ftl.cut_capacity());
-        if spec.prefill {
+        if spec.prefill && spec.zones.is_none() {
             // Every unit of the span once, in order, so GC starts at once;
             // then the power goes (a full capacitor flush) before the first mount.
             for lpn in 0..span {
                 let slot = loop {
-                    match ftl.write(Lpn(lpn), d.now) {
+                    match zones::place(&mut ftl, lpn, span, d.now) {
                         Ok(s) => break s,
                         Err(Error::Busy) => {
                             if !d.step(&mut ftl, &mut medium, data, &mut rng, true)? {
@@ -260,6 +281,7 @@ pub fn run_crash(
             d.now += 1_000_000;
         }
     }
+    let mut zone_work = spec.zones.map(zones::ZoneWork::new);
     let mut cut_no = 0u32;
     while cut_no < spec.cuts {
         // Mount (the first epoch after format mounts too: the format's state
@@ -352,12 +374,25 @@ pub fn run_crash(
             touched.clear();
             // Workload until the next cut.
             let n_ops = 1 + rng.below(u64::from(spec.ops_per_cut) * 2);
-            for i in 0..n_ops {
+            if let Some(zw) = zone_work.as_mut() {
+                let e = zones::Epoch {
+                    ftl: &mut ftl,
+                    medium: &mut medium,
+                    data,
+                    rng: &mut rng,
+                    acked: &mut acked,
+                    next_version: &mut next_version,
+                    touched: &mut touched,
+                };
+                zw.epoch(&mut d, e, n_ops, &mut rep)?;
+            }
+            let plain_ops = if zone_work.is_some() { 0 } else { n_ops };
+            for i in 0..plain_ops {
                 // Some cuts come in the middle of a burst of writes.
                 if i + 1 == n_ops && rng.chance(0.5) {
                     for _ in 0..rng.below(u64::from(ftl.config().geometry.units_per_page) * 8) {
                         let lpn = rng.below(u64::from(span)) as u32;
-                        match ftl.write(Lpn(lpn), d.now) {
+                        match zones::place(&mut ftl, lpn, span, d.now) {
                             Ok(slot) => {
                                 let v = next_version[lpn as usize] + 1;
                                 next_version[lpn as usize] = v;
@@ -401,7 +436,7 @@ pub fn run_crash(
                     let v = next_version[lpn as usize] + 1;
                     next_version[lpn as usize] = v;
                     let slot = loop {
-                        match ftl.write(Lpn(lpn), d.now) {
+                        match zones::place(&mut ftl, lpn, span, d.now) {
                             Ok(s) => break s,
                             Err(Error::Busy) => {
                                 if !d.step(&mut ftl, &mut medium, data, &mut rng, true)? {

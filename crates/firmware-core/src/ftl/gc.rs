@@ -24,6 +24,9 @@ use crate::ftl::{Ftl, Stream};
 use crate::medium::addr::{BlockId, Lpn, PlaneId, Pun, UnitMask, MAX_UNITS_PER_PAGE};
 use crate::medium::nand::{NandCmd, NandResult, Origin, PageKind, Slot, Spare};
 
+/// Victim erases in flight over all planes at most (a share per plane).
+const ERASES_IN_FLIGHT: u32 = 512;
+
 impl<H: Hooks> Ftl<'_, H> {
     /// Does whatever GC work plane `p` can start now.
     pub(crate) fn gc_step(&mut self, p: PlaneId) -> Result<(), Error> {
@@ -260,9 +263,18 @@ impl<H: Hooks> Ftl<'_, H> {
             self.blk_mut(victim)?.state = BlockState::Bad;
             self.stats.bad_blocks = self.stats.bad_blocks.saturating_add(1);
         } else {
-            if self.ops_available() == 0 {
+            // Victims without valid data (a zone reset, a large trim)
+            // would otherwise be erased all at once, beyond what a cut
+            // record lists (`power_fail`).
+            let cap = ERASES_IN_FLIGHT
+                .checked_div(self.g.planes())
+                .unwrap_or(1)
+                .max(1);
+            if self.ops_available() == 0 || u32::from(self.pl(p)?.erasing) >= cap {
                 return Ok(false);
             }
+            let pl = self.pl_mut(p)?;
+            pl.erasing = pl.erasing.saturating_add(1);
             let cmd = H::victim_erase(self, p, victim)?;
             self.emit(OpKind::Erase, cmd, origin, 0, 0)?;
             match origin {
@@ -372,6 +384,8 @@ impl<H: Hooks> Ftl<'_, H> {
             return Err(Error::Corrupt("erase op is not an erase"));
         };
         let p = self.g.plane_of(*block);
+        let pl = self.pl_mut(p)?;
+        pl.erasing = pl.erasing.saturating_sub(1);
         if result.is_ok() {
             H::erased(self, cmd)?;
             {

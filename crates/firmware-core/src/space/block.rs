@@ -68,6 +68,8 @@ pub struct PlaneState {
     pub victim_cursor: u32,
     /// GC reads in flight for the victim.
     pub gc_reads: u16,
+    /// Victim erases in flight (bounded: a cut record lists them all).
+    pub erasing: u16,
     /// GC slots holding relocated data, oldest first.
     pub hold: Fifo,
     /// Head of this plane's free GC slot stack.
@@ -109,6 +111,7 @@ impl Default for PlaneState {
             victim_origin: Origin::Gc,
             victim_cursor: 0,
             gc_reads: 0,
+            erasing: 0,
             hold: Fifo::EMPTY,
             gc_free_head: NIL16,
             erases_since_wl: 0,

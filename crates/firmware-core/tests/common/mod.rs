@@ -2,7 +2,8 @@
 #![allow(dead_code)]
 
 mod nand;
-pub use nand::{small_geometry, TestNand};
+#[allow(unused_imports)]
+pub use nand::{small_geometry, with_core, TestNand};
 
 /// Owned memory for a configuration (the caller-lends-memory pattern in a test).
 pub struct Store {

@@ -9,6 +9,7 @@ pub mod cc;
 pub mod dawid;
 pub mod dgcb;
 pub mod output;
+pub mod placement;
 pub mod registry;
 pub mod reparo;
 
@@ -170,7 +171,12 @@ fn cell_opts(
         c.job.params.requests = Some(r.min(QUICK_REQUESTS));
     }
     opts.set.extend(a.set.iter().cloned());
-    opts.plan(c.job.qd).map_err(located)?;
+    if model {
+        // Model experiments build their own run (zoned namespaces too).
+        opts.load_config().map_err(located)?;
+    } else {
+        opts.plan(c.job.qd).map_err(located)?;
+    }
     Ok(opts)
 }
 

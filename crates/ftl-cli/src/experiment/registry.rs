@@ -130,7 +130,7 @@ pub fn experiment(name: &str) -> Result<&'static Experiment, String> {
     })
 }
 
-static EXPERIMENTS: [Experiment; 7] = [
+static EXPERIMENTS: [Experiment; 8] = [
     Experiment {
         name: "profiles",
         description: "Baseline (off-chip copy, greedy GC) WAF and IOPS of every workload profile \
@@ -513,6 +513,56 @@ static EXPERIMENTS: [Experiment; 7] = [
         evaluate: None,
         summary: Some(super::dawid::summary),
         quick_sets: super::dawid::QUICK_SETS,
+    },
+    Experiment {
+        name: "placement",
+        description: "Conventional vs FDP vs ZNS: device and end-to-end WAF, IOPS and p99 \
+                      latency of two-tenant mixes (random beside a sequential log; two random \
+                      tenants at 10x different rates) and a hot/cold log-structured \
+                      application, 80 % fill",
+        keys: super::placement::KEYS,
+        normalise: &[Normalise {
+            key: "waf",
+            baseline_series: "conventional",
+        }],
+        charts: &[
+            ChartDef {
+                file: "waf.svg",
+                kind: ChartKind::Bars,
+                title: "Device WAF per host interface",
+                x: "workload",
+                y: "write amplification (NAND programs / device writes)",
+                columns: &[("waf", "")],
+            },
+            ChartDef {
+                file: "waf_end_to_end.svg",
+                kind: ChartKind::Bars,
+                title: "End-to-end WAF (host compaction included)",
+                x: "workload",
+                y: "NAND programs / application writes",
+                columns: &[("waf_end_to_end", "")],
+            },
+            ChartDef {
+                file: "iops.svg",
+                kind: ChartKind::Bars,
+                title: "IOPS per host interface",
+                x: "workload",
+                y: "IOPS (requests/s, simulated)",
+                columns: &[("perf.iops", "")],
+            },
+            ChartDef {
+                file: "p99.svg",
+                kind: ChartKind::Bars,
+                title: "p99 request latency per host interface",
+                x: "workload",
+                y: "p99 latency (us)",
+                columns: &[("perf.latency_us.p99", "")],
+            },
+        ],
+        cells: super::placement::cells,
+        evaluate: Some(super::placement::evaluate),
+        summary: None,
+        quick_sets: &[],
     },
 ];
 

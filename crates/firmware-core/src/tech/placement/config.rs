@@ -13,10 +13,16 @@ impl PlacementConfig {
     pub const OFF: PlacementConfig = PlacementConfig { handles: 0 };
 
     /// Refuses placement beside another host placement or flush order
-    /// (superblocks, list pages, LIDF), and more than 64 handles.
+    /// (superblocks, list pages, LIDF), beside copyback (both hold GC
+    /// blocks of their own), and more than 64 handles.
     /// `superblocks`: superblocks or list pages are on; `lidf`: the LIDF
-    /// flush order is.
-    pub fn check(&self, superblocks: bool, lidf: bool) -> Result<(), crate::error::Error> {
+    /// flush order is; `copyback`: a copyback mode is.
+    pub fn check(
+        &self,
+        superblocks: bool,
+        lidf: bool,
+        copyback: bool,
+    ) -> Result<(), crate::error::Error> {
         use crate::error::Error;
         if !self.enabled() {
             return Ok(());
@@ -32,6 +38,11 @@ impl PlacementConfig {
         if lidf {
             return Err(Error::InvalidConfig(
                 "placement handles do not combine with buffer.flush_policy lidf",
+            ));
+        }
+        if copyback {
+            return Err(Error::InvalidConfig(
+                "placement handles do not combine with copyback modes",
             ));
         }
         Ok(())

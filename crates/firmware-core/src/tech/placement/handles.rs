@@ -15,10 +15,14 @@ pub const MAX_HANDLES: u8 = 64;
 /// The slices placement keeps its state in.
 pub struct PlacementTables<'a> {
     queues: &'a mut [Fifo],
-    active: &'a mut [u32],
+    pub(super) active: &'a mut [u32],
     cursor: &'a mut [u32],
     slot_handle: &'a mut [u8],
     host_units: &'a mut [u64],
+    /// The handle whose data each block holds (GC keeps it with it).
+    pub(super) block_handle: &'a mut [u8],
+    /// GC blocks of handles 1.. per plane (handle 0's is the core's).
+    pub(super) gc_open: &'a mut [u32],
 }
 
 impl<'a> PlacementTables<'a> {
@@ -36,20 +40,31 @@ impl<'a> PlacementTables<'a> {
         } else {
             0
         };
+        let blocks = if on {
+            cfg.geometry.total_blocks() as usize
+        } else {
+            0
+        };
         Ok(PlacementTables {
             queues: l.slice(h, Fifo::EMPTY, "placement queues")?,
             active: l.slice(h.saturating_mul(planes), NIL, "placement blocks")?,
             cursor: l.slice(h, 0u32, "placement cursors")?,
             slot_handle: l.slice(slots, 0u8, "placement slots")?,
             host_units: l.slice(h, 0u64, "placement units")?,
+            block_handle: l.slice(blocks, 0u8, "placement block handles")?,
+            gc_open: l.slice(
+                h.saturating_sub(1).saturating_mul(planes),
+                NIL,
+                "placement gc blocks",
+            )?,
         })
     }
 }
 
 /// Placement state: per-handle queues, open blocks and counters.
 pub struct Placement<'a> {
-    t: PlacementTables<'a>,
-    handles: u8,
+    pub(super) t: PlacementTables<'a>,
+    pub(super) handles: u8,
     /// Handle of the next write taken by the core.
     next: u8,
     /// Handle of the page being formed.
@@ -99,7 +114,9 @@ pub trait HasPlacement<'a> {
     fn placement_mut(&mut self) -> Option<&mut Placement<'a>>;
 }
 
-fn st<'a, 'b, H: HasPlacement<'a>>(f: &'b mut Ftl<'_, H>) -> Result<&'b mut Placement<'a>, Error> {
+pub(super) fn st<'a, 'b, H: HasPlacement<'a>>(
+    f: &'b mut Ftl<'_, H>,
+) -> Result<&'b mut Placement<'a>, Error> {
     f.h.placement_mut()
         .ok_or(Error::Corrupt("placement hook without placement"))
 }
@@ -276,6 +293,7 @@ pub fn host_target<'a, H: Hooks + HasPlacement<'a>>(
                 })
             })
             .count() as u64;
+        let open = open.saturating_add(u64::from(super::gc::held_blocks(f, plane)?));
         // The core's margin covers its host block and one more.
         let spare = u64::from(f.data_units_per_block()).saturating_mul(open.saturating_sub(1));
         let valid = u64::from(f.pl(plane)?.valid_units);
@@ -283,8 +301,12 @@ pub fn host_target<'a, H: Hooks + HasPlacement<'a>>(
             continue;
         }
         if let Some(b) = f.open_block(plane, Stream::Host)? {
-            if let Some(e) = st(f)?.t.active.get_mut(at) {
+            let p = st(f)?;
+            if let Some(e) = p.t.active.get_mut(at) {
                 *e = b.0;
+            }
+            if let Some(e) = p.t.block_handle.get_mut(b.0 as usize) {
+                *e = h;
             }
             return Ok(Some(b));
         }

@@ -9,10 +9,15 @@
 //! one handle: data the host groups by lifetime dies together, and GC
 //! finds whole blocks dead (a zone reset frees its blocks without a copy).
 //!
+//! GC keeps the separation ([`gc`]): a victim's valid units go to a GC
+//! block of the handle the victim holds.
+//!
 //! Statistics per handle are the host's: units written through each
 //! handle ([`Placement::host_units`]); media units come from the core's
 //! counters (the FDP statistics log's host and media bytes written).
 
 pub mod config;
+#[cfg(feature = "placement")]
+pub mod gc;
 #[cfg(feature = "placement")]
 pub mod handles;
