@@ -347,6 +347,9 @@ pub struct RunStats {
     pub start_ns: u64,
     /// Simulated time of the last completion.
     pub end_ns: u64,
+    /// Events the engine processed (NAND completions, host completions,
+    /// cache-register releases).
+    pub events: u64,
 }
 
 impl RunStats {
@@ -1144,6 +1147,7 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
         let Some(Reverse((t, kind, id))) = self.heap.pop() else {
             return Ok(false);
         };
+        self.stats.events += 1;
         if let Some(Reverse((_, EV_NAND, next))) = self.heap.peek() {
             self.ftl.prefetch_completion(firmware_core::OpId(*next));
         }

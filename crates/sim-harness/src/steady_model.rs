@@ -196,16 +196,70 @@ pub fn run_plane(load: &PlaneLoad) -> Result<Vec<BlockEnd>, &'static str> {
     }
     let mut rng = XorShift64Star(load.seed | 1);
     for _ in 0..load.overwrites {
-        if p.hot_live == 0 {
+        if !p.overwrite(&mut rng)? {
             break;
         }
-        let blk = p.tree.find(rng.below(p.hot_live));
-        p.b[blk].hot -= 1;
-        p.tree.add(blk, -1);
-        p.hot_live -= 1;
-        p.append(false, true)?;
     }
+    p.close_streams(&mut rng)?;
     Ok(p.b)
+}
+
+impl Plane {
+    /// One random overwrite of a live footprint unit; false if none is live.
+    fn overwrite(&mut self, rng: &mut XorShift64Star) -> Result<bool, &'static str> {
+        if self.hot_live == 0 {
+            return Ok(false);
+        }
+        let blk = self.tree.find(rng.below(self.hot_live));
+        self.b[blk].hot -= 1;
+        self.tree.add(blk, -1);
+        self.hot_live -= 1;
+        self.append(false, true)?;
+        Ok(true)
+    }
+
+    /// Ends with no partly written block, as a drive's state is laid out
+    /// whole blocks at a time (a mounted core takes a written block as
+    /// full): overwrites until the host block is full, then GC moves units
+    /// of the emptiest blocks into the GC block until it is full.
+    fn close_streams(&mut self, rng: &mut XorShift64Star) -> Result<(), &'static str> {
+        while let Some(h) = self.host {
+            if self.b[h as usize].written >= self.upb || !self.overwrite(rng)? {
+                break;
+            }
+        }
+        while let Some(g) = self.gc {
+            if self.b[g as usize].written >= self.upb {
+                break;
+            }
+            let victim = (0..self.b.len())
+                .filter(|&i| self.full[i] && self.b[i].hot + self.b[i].cold > 0)
+                .min_by_key(|&i| self.b[i].hot + self.b[i].cold);
+            let Some(v) = victim else { break };
+            let room = self.upb - self.b[g as usize].written;
+            let e = self.b[v];
+            let hot = e.hot.min(room);
+            let cold = e.cold.min(room - hot);
+            self.b[v].hot -= hot;
+            self.b[v].cold -= cold;
+            self.tree.add(v, -i64::from(hot));
+            self.hot_live -= u64::from(hot);
+            for _ in 0..hot {
+                self.append(true, true)?;
+            }
+            for _ in 0..cold {
+                self.append(true, false)?;
+            }
+            if self.b[v].hot + self.b[v].cold == 0 {
+                let e = &mut self.b[v];
+                e.written = 0;
+                e.erases += 1;
+                self.full[v] = false;
+                self.free.push_back(v as u32);
+            }
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -233,6 +287,7 @@ mod tests {
         let cold: u32 = end.iter().map(|e| e.cold).sum();
         assert_eq!((hot, cold), (l.hot, 0));
         assert!(end.iter().all(|e| e.hot + e.cold <= e.written));
+        assert!(end.iter().all(|e| e.written == 0 || e.written == 256));
         let free = end.iter().filter(|e| e.written == 0).count() as u32;
         assert!(free > l.gc_trigger && free <= l.gc_trigger + 2, "{free}");
         // GC ran, and greedy left partly valid blocks, not full ones only.
