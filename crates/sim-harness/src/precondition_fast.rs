@@ -271,52 +271,63 @@ mod tests {
 }
 
 #[cfg(test)]
-mod probe {
+mod against_full {
     use crate::config::SimConfig;
     use crate::engine::CoreStore;
     use crate::sim::{preconditioned_engine, Plan, Precondition};
     use firmware_core::ftl::tables::BlockState;
     use firmware_core::BlockId;
 
-    #[test]
-    #[ignore]
-    fn probe_distribution() {
-        let preset = std::env::var("PRESET").unwrap_or("default".into());
-        let cfg = SimConfig::preset(&preset).unwrap();
-        let plan = Plan::from_config(&cfg).unwrap();
-        for fast in [false, true] {
-            let mut store = CoreStore::<u64>::new(&plan.core).unwrap();
-            let how = Precondition {
-                fast,
-                units: 1,
-                footprint: 0,
-            };
-            let eng = preconditioned_engine(
-                &plan,
-                &mut store,
-                plan.medium().unwrap(),
-                Some(how),
-                &mut |_, _| {},
-            )
-            .unwrap();
-            let g = plan.core.geometry;
-            let upb = g.units_per_block() as usize;
-            let mut hist = vec![0u32; 11];
-            let (mut free, mut meta, mut full) = (0, 0, 0);
-            let mut vsum = 0u64;
-            for b in 0..g.total_blocks() {
-                let (_, st, v) = eng.ftl.block_info(BlockId(b)).unwrap();
-                match st {
-                    BlockState::Free => free += 1,
-                    BlockState::Meta => meta += 1,
-                    _ => {
-                        full += 1;
-                        vsum += v as u64;
-                        hist[(v as usize * 10) / upb] += 1;
-                    }
+    /// Blocks holding data, in the region, and live units after
+    /// preconditioning `plan` fully or fast; fast is also read back whole.
+    fn state(plan: &Plan, fast: bool) -> (u32, u32, u64) {
+        let mut store = CoreStore::<u64>::new(&plan.core).unwrap();
+        let how = Precondition {
+            fast,
+            units: 1,
+            footprint: 0,
+        };
+        let medium = plan.medium().unwrap();
+        let mut eng =
+            preconditioned_engine(plan, &mut store, medium, Some(how), &mut |_, _| {}).unwrap();
+        let (mut used, mut meta, mut live) = (0, 0, 0u64);
+        for b in 0..plan.core.geometry.total_blocks() {
+            let (_, st, v) = eng.ftl.block_info(BlockId(b)).unwrap();
+            match st {
+                BlockState::Meta => meta += 1,
+                BlockState::Full | BlockState::Open | BlockState::Victim => {
+                    used += 1;
+                    live += u64::from(v);
                 }
+                _ => {}
             }
-            println!("fast={fast} free={free} meta={meta} used={full} valid={vsum} hist={hist:?}");
+        }
+        if fast {
+            eng.ftl.audit().unwrap();
+            eng.verify_all().unwrap();
+            assert_eq!(eng.stats.mismatches, 0);
+            assert_eq!(eng.stats.read_checks, u64::from(plan.core.logical_units));
+        }
+        (used, meta, live)
+    }
+
+    /// Fast preconditioning leaves the core with every logical unit live
+    /// on the medium (read back and checked) in about as many data blocks
+    /// as full preconditioning, with and without mapping persistence.
+    #[test]
+    fn fast_state_matches_full_preconditioning() {
+        for epp in ["1020", "0"] {
+            let mut cfg = SimConfig::default();
+            cfg.apply_set("geometry.blocks_per_plane=64").unwrap();
+            cfg.apply_set(&format!("ftl.map_entries_per_page={epp}")).unwrap();
+            let plan = Plan::from_config(&cfg).unwrap();
+            let (full_used, _, full_live) = state(&plan, false);
+            let (fast_used, _, fast_live) = state(&plan, true);
+            let logical = u64::from(plan.core.logical_units);
+            assert!(full_live.abs_diff(logical) < logical / 100, "{full_live}");
+            assert_eq!(fast_live, logical);
+            let diff = f64::from(fast_used.abs_diff(full_used)) / f64::from(full_used);
+            assert!(diff < 0.02, "epp {epp}: {fast_used} data blocks, full {full_used}");
         }
     }
 }
