@@ -13,6 +13,51 @@ use sim_harness::workload::RequestSource;
 use crate::progress::Progress;
 use crate::CliError;
 
+/// `--precondition[=full|fast]`: how a drive reaches steady state before
+/// the measured phase.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum PreconditionMode {
+    /// Simulate every write: fill the drive, overwrite it twice at random.
+    Full,
+    /// Build the state full preconditioning reaches directly (fill and
+    /// greedy GC's valid-count spread, written onto the medium).
+    Fast,
+}
+
+impl PreconditionMode {
+    /// The mode's name in reports (`workload.precondition_mode`).
+    pub fn name(mode: Option<PreconditionMode>) -> Option<&'static str> {
+        mode.map(|m| match m {
+            PreconditionMode::Full => "full",
+            PreconditionMode::Fast => "fast",
+        })
+    }
+}
+
+/// How a run preconditions its drive: overwrite request size and footprint
+/// in mapping units (0 = the whole drive), and whether fast.
+#[derive(Clone, Copy, Debug)]
+pub struct Preconditioning {
+    /// Units per overwrite request.
+    pub units: u32,
+    /// Units the overwrites cover (0 = all).
+    pub footprint: u32,
+    /// `--precondition=fast`.
+    pub fast: bool,
+}
+
+impl Preconditioning {
+    /// `mode` over the whole drive in single-unit overwrites (trace
+    /// replays and flows), or none.
+    pub fn whole_drive(mode: Option<PreconditionMode>) -> Option<Preconditioning> {
+        mode.map(|m| Preconditioning {
+            units: 1,
+            footprint: 0,
+            fast: m == PreconditionMode::Fast,
+        })
+    }
+}
+
 /// Requests between two end-of-life checks of a lifetime run.
 const LIFE_CHUNK_REQUESTS: u64 = 50_000;
 
@@ -163,22 +208,38 @@ impl CommonOpts {
             .map_err(|e| CliError::Input(e.to_string()))
     }
 
-    /// Runs `source` on a fresh drive with a progress bar; `precondition` is
-    /// (overwrite request units, overwritten footprint units, 0 = all).
+    /// Refuses `--precondition=fast` on a drive it cannot build (an input
+    /// error, before anything runs).
+    pub fn check_fast(plan: &Plan, precondition: Option<Preconditioning>) -> Result<(), CliError> {
+        match precondition {
+            Some(Preconditioning { fast: true, .. }) => {
+                match sim_harness::precondition_fast::fast_unsupported(plan) {
+                    Some(why) => Err(CliError::Input(format!("--precondition=fast: {why}"))),
+                    None => Ok(()),
+                }
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Runs `source` on a fresh drive with a progress bar, preconditioned
+    /// first as `precondition` says.
     pub fn simulate(
         &self,
         plan: &Plan,
         source: &mut dyn RequestSource,
-        precondition: Option<(u32, u32)>,
+        precondition: Option<Preconditioning>,
         verify: bool,
     ) -> Result<Outcome, CliError> {
+        Self::check_fast(plan, precondition)?;
         let mut progress = Progress::new(source.len_hint(), self.quiet);
         let out = sim::run(
             plan,
             RunSpec {
                 precondition: precondition.is_some(),
-                precondition_units: precondition.map_or(1, |p| p.0),
-                precondition_footprint: precondition.map_or(0, |p| p.1),
+                precondition_units: precondition.map_or(1, |p| p.units),
+                precondition_footprint: precondition.map_or(0, |p| p.footprint),
+                precondition_fast: precondition.is_some_and(|p| p.fast),
                 verify,
                 source,
                 progress: &mut |d, ph| progress.update(d, ph),
@@ -189,21 +250,23 @@ impl CommonOpts {
     }
 
     /// Runs `source` on a fresh preconditioned drive until its end of life
-    /// (see `sim_harness::lifetime`), at most `max_requests` requests;
-    /// `precondition` is (overwrite request units, footprint units).
+    /// (see `sim_harness::lifetime`), at most `max_requests` requests,
+    /// preconditioned first as `precondition` says.
     pub fn lifetime(
         &self,
         plan: &Plan,
         source: &mut dyn RequestSource,
-        precondition: (u32, u32),
+        precondition: Preconditioning,
         max_requests: u64,
     ) -> Result<LifetimeOutcome, CliError> {
+        Self::check_fast(plan, Some(precondition))?;
         let mut progress = Progress::new(None, self.quiet);
         let out = run_lifetime(
             plan,
             LifetimeSpec {
-                precondition_units: precondition.0,
-                precondition_footprint: precondition.1,
+                precondition_units: precondition.units,
+                precondition_footprint: precondition.footprint,
+                precondition_fast: precondition.fast,
                 source,
                 chunk_requests: LIFE_CHUNK_REQUESTS,
                 max_requests,

@@ -12,6 +12,7 @@ use sim_harness::engine::{Flow, FlowSet, FlowStats};
 use sim_harness::trace::{self, TraceInput};
 use sim_harness::workload::{HostOp, HostRequest, RequestSource, Synth};
 
+use crate::common::{PreconditionMode, Preconditioning};
 use crate::replay::{trace_json, trace_options, warnings, ReplayArgs};
 use crate::replay_feed::StreamSource;
 use crate::synth::SynthArgs;
@@ -155,7 +156,7 @@ pub fn run(a: ReplayArgs) -> Result<(), CliError> {
         .collect();
     let qd_default = plan.engine.queue_depth;
     let mut set = flow_set(&mut sources, &specs, qd_default, &cfg);
-    let precondition = a.precondition.then_some((1, 0));
+    let precondition = Preconditioning::whole_drive(a.precondition);
     let out = a.common.simulate(&plan, &mut set, precondition, a.verify);
     let flow_stats = std::mem::take(&mut set.stats);
     drop(set);
@@ -186,7 +187,8 @@ pub fn run(a: ReplayArgs) -> Result<(), CliError> {
         "requests": trace_stats.iter().map(|t| t.requests).sum::<u64>(),
         "wrapped": trace_stats.iter().map(|t| t.wrapped).sum::<u64>(),
         "split": trace_stats.iter().map(|t| t.split).sum::<u64>(),
-        "preconditioned": a.precondition,
+        "preconditioned": a.precondition.is_some(),
+        "precondition_mode": PreconditionMode::name(a.precondition),
     });
     let mut v = a.common.report(&cfg, &out, "trace", total);
     v["flows"] = Value::Array(flows);
@@ -405,7 +407,7 @@ pub fn run_synth(a: SynthArgs) -> Result<(), CliError> {
     }
     let qd_default = plan.engine.queue_depth;
     let mut set = flow_set(&mut sources, &specs, qd_default, &cfg);
-    let precondition = a.precondition.then_some((1, 0));
+    let precondition = Preconditioning::whole_drive(a.precondition);
     let out = a.common.simulate(&plan, &mut set, precondition, a.verify)?;
     let region_bytes = u64::from(region_units) * u64::from(unit);
     let flows: Vec<Value> = specs
@@ -430,7 +432,8 @@ pub fn run_synth(a: SynthArgs) -> Result<(), CliError> {
             f
         })
         .collect();
-    let input = json!({ "flows": specs.len(), "precondition": a.precondition });
+    let input = json!({ "flows": specs.len(), "precondition": a.precondition.is_some(),
+        "precondition_mode": PreconditionMode::name(a.precondition) });
     let mut v = a.common.report(&cfg, &out, "workload", input);
     v["flows"] = Value::Array(flows);
     let header = flows_header(&specs, &set.stats, qd_default, &a.common.preset, &cfg);

@@ -22,6 +22,7 @@ pub fn run(a: SynthArgs) -> Result<(), CliError> {
         return Err(CliError::Input(format!("ftl lifetime: {e}")));
     }
     job.lifetime = true;
+    // Always preconditioned: fully unless `--precondition=fast`.
     job.precondition = true;
     let (v, header, out) = execute_outcome(&a.common, &job)?;
     let life = v.get("life").cloned().unwrap_or(Value::Null);

@@ -10,7 +10,7 @@ use sim_harness::trace::{
     TraceStats,
 };
 
-use crate::common::CommonOpts;
+use crate::common::{CommonOpts, PreconditionMode, Preconditioning};
 use crate::replay_feed::StreamSource;
 use crate::CliError;
 
@@ -83,8 +83,10 @@ pub struct ReplayArgs {
     pub parse_only: bool,
     /// Bring the drive to steady state first: fill it, overwrite it twice
     /// at random in 4 KiB units, then measure the trace alone.
-    #[arg(long)]
-    pub precondition: bool,
+    /// `--precondition=fast` builds that state directly instead.
+    #[arg(long, value_enum, value_name = "MODE", num_args = 0..=1,
+          default_missing_value = "full", require_equals = true)]
+    pub precondition: Option<PreconditionMode>,
     /// FIU traces: a write repeating content still stored elsewhere becomes a copy.
     #[arg(long)]
     pub dedup_copies: bool,
@@ -241,12 +243,13 @@ pub fn run(a: ReplayArgs) -> Result<(), CliError> {
             }
         }
         let mut src = StreamSource::spawn(p, unit, 0);
-        let precondition = a.precondition.then_some((1, 0));
+        let precondition = Preconditioning::whole_drive(a.precondition);
         let out = a.common.simulate(&plan, &mut src, precondition, a.verify);
         let stats = src.finish().map_err(CliError::Input)?;
         let out = out?;
         let mut input = trace_json(&names, &stats, &a, capacity);
-        input["preconditioned"] = json!(a.precondition);
+        input["preconditioned"] = json!(a.precondition.is_some());
+        input["precondition_mode"] = json!(PreconditionMode::name(a.precondition));
         let v = a.common.report(&cfg, &out, "trace", input);
         let header = header(&names.join(" + "), &stats, &a, &v);
         reports.push((v, header, out));
@@ -284,7 +287,7 @@ fn header(name: &str, s: &TraceStats, a: &ReplayArgs, v: &Value) -> String {
             .unwrap_or(0.0)
     };
     let cap_gib = g("trace.capacity_bytes") / f64::from(1u32 << 30);
-    let state = if a.precondition {
+    let state = if a.precondition.is_some() {
         "preconditioned to steady state (filled, then overwritten twice at random)"
     } else {
         "fresh (empty: no garbage collection until it fills)"

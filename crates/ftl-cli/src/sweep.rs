@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use sim_harness::config::SimConfig;
 use sim_harness::profiles::profile;
 
-use crate::common::CommonOpts;
+use crate::common::{CommonOpts, PreconditionMode};
 use crate::experiment::output::{csv, lookup, text, Table};
 use crate::experiment::registry::Cell;
 use crate::experiment::run_cells;
@@ -44,10 +44,12 @@ pub struct SweepArgs {
     /// Requests per cell.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_REQUESTS)]
     pub requests: u64,
-    /// Fill the logical space sequentially, overwrite the footprint randomly
-    /// twice, then reset counters, in every cell (as `ftl synth --precondition`).
-    #[arg(long)]
-    pub precondition: bool,
+    /// Precondition every cell as `ftl synth --precondition[=full|fast]`
+    /// does: bare, fill the logical space sequentially, overwrite the
+    /// footprint randomly twice, then reset counters.
+    #[arg(long, value_enum, value_name = "MODE", num_args = 0..=1,
+          default_missing_value = "full", require_equals = true)]
+    pub precondition: Option<PreconditionMode>,
     /// Cells run at once (default: the available cores).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub jobs: Option<u32>,
@@ -190,7 +192,8 @@ fn cells(a: &SweepArgs) -> Result<Sweep, CliError> {
             profile: Some(w.clone()),
             params,
             qd: None,
-            precondition: a.precondition,
+            precondition: a.precondition.is_some(),
+            precondition_fast: a.precondition == Some(PreconditionMode::Fast),
             verify: false,
             lifetime: false,
         });
@@ -362,8 +365,8 @@ fn emit_jobs(a: &SweepArgs, dir: &Path, n: usize) -> Result<(), CliError> {
         common.extend(["--seeds".to_string(), seeds.join(",")]);
     }
     common.extend(["--requests".to_string(), a.requests.to_string()]);
-    if a.precondition {
-        common.push("--precondition".to_string());
+    if let Some(mode) = PreconditionMode::name(a.precondition) {
+        common.push(format!("--precondition={mode}"));
     }
     for i in 0..n {
         let out = dir.join(cell_file(i, n)).display().to_string();

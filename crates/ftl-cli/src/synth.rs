@@ -9,7 +9,7 @@ use sim_harness::sim::Outcome;
 use sim_harness::workload::{IdleModel, Pattern, Synth, SynthSpec};
 use sim_harness::zns_host::{ZoneHostStats, ZoneLog};
 
-use crate::common::{CommonOpts, PresetsArgs};
+use crate::common::{CommonOpts, PreconditionMode, Preconditioning, PresetsArgs};
 use crate::CliError;
 
 /// Access pattern.
@@ -58,9 +58,13 @@ pub struct SynthArgs {
     /// Workload seed (default: sim.seed).
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Fill the logical space sequentially, overwrite the footprint randomly twice, then reset counters.
-    #[arg(long)]
-    pub precondition: bool,
+    /// Bring the drive to steady state first, then reset counters: `full`
+    /// (bare `--precondition`) fills the logical space sequentially and
+    /// overwrites the footprint randomly twice; `fast` builds the state that
+    /// reaches directly (docs/architecture.md, "Fast preconditioning").
+    #[arg(long, value_enum, value_name = "MODE", num_args = 0..=1,
+          default_missing_value = "full", require_equals = true)]
+    pub precondition: Option<PreconditionMode>,
     /// Hot-cold: percentage of requests aimed at the hot region [default: 80, or the profile's].
     #[arg(long)]
     pub hot_access_pct: Option<u32>,
@@ -98,6 +102,8 @@ pub struct SynthJob {
     pub qd: Option<u32>,
     /// Precondition the drive first.
     pub precondition: bool,
+    /// Precondition fast (`--precondition=fast`) rather than by simulation.
+    pub precondition_fast: bool,
     /// Read everything back at the end.
     pub verify: bool,
     /// Run until the drive's end of life instead (`ftl lifetime`): the
@@ -114,6 +120,7 @@ impl SynthJob {
             params,
             qd: None,
             precondition: false,
+            precondition_fast: false,
             verify: false,
             lifetime: false,
         }
@@ -171,7 +178,8 @@ impl SynthArgs {
             profile: self.profile.clone(),
             params,
             qd: self.qd,
-            precondition: self.precondition,
+            precondition: self.precondition.is_some(),
+            precondition_fast: self.precondition == Some(PreconditionMode::Fast),
             verify: self.verify,
             lifetime: false,
         })
@@ -221,6 +229,11 @@ pub fn execute_outcome(
         .params
         .resolve(plan.core.geometry.unit_bytes(), space, cfg.sim.seed)
         .map_err(CliError::Input)?;
+    let precondition = Preconditioning {
+        units: spec.units,
+        footprint: spec.footprint_units,
+        fast: job.precondition_fast,
+    };
     let mut zstats = None;
     let (out, life) = if let Some(g) = zones {
         let mut table = vec![Default::default(); g.zones as usize];
@@ -235,7 +248,7 @@ pub fn execute_outcome(
             ..spec
         });
         let cap = job.params.requests.unwrap_or(u64::MAX);
-        let lo = common.lifetime(&plan, &mut src, (spec.units, spec.footprint_units), cap)?;
+        let lo = common.lifetime(&plan, &mut src, precondition, cap)?;
         let life = crate::lifetime::life_json(&lo);
         (lo.outcome, Some(life))
     } else if let Some(load) = job.params.copy {
@@ -245,8 +258,7 @@ pub fn execute_outcome(
         let out = common.simulate(
             &plan,
             src.as_mut(),
-            job.precondition
-                .then_some((spec.units, spec.footprint_units)),
+            job.precondition.then_some(precondition),
             job.verify,
         )?;
         (out, None)
@@ -255,8 +267,7 @@ pub fn execute_outcome(
         let out = common.simulate(
             &plan,
             &mut src,
-            job.precondition
-                .then_some((spec.units, spec.footprint_units)),
+            job.precondition.then_some(precondition),
             job.verify,
         )?;
         (out, None)
@@ -302,6 +313,7 @@ pub fn execute_outcome(
         "footprint_units": spec.footprint_units,
         "queue_depth": plan.engine.queue_depth,
         "precondition": job.precondition,
+        "precondition_mode": job.precondition.then_some(if job.precondition_fast { "fast" } else { "full" }),
         "seed": spec.seed,
     });
     let mut v = common.report(&cfg, &out, "workload", input);

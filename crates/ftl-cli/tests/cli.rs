@@ -32,6 +32,9 @@ const KEYS: &[&str] = &[
     "run.wall_seconds",
     "run.host_requests_per_wall_second",
     "run.peak_rss_mib",
+    "run.bytes_per_simulated_gib",
+    "run.events_per_wall_second",
+    "run.programmed_units_per_wall_second",
 ];
 
 #[test]
@@ -43,6 +46,96 @@ fn default_replay_reports_every_key_and_no_mismatch() {
     assert_eq!(get(&v, "host.requests").as_u64(), Some(5000));
     assert_eq!(get(&v, "integrity.mismatches").as_u64(), Some(0));
     assert!(get(&v, "integrity.read_checks").as_u64().unwrap() > 1000);
+}
+
+#[test]
+fn run_rates_follow_the_counters() {
+    let v = json_of(&ftl(&["synth", "--json", "--quiet", "--requests", "20000"]));
+    let wall = get(&v, "run.wall_seconds").as_f64().unwrap();
+    let units = [
+        "ftl.host_program_units",
+        "ftl.gc_program_units",
+        "ftl.pad_units",
+    ]
+    .iter()
+    .map(|k| get(&v, k).as_f64().unwrap())
+    .sum::<f64>();
+    let rate = get(&v, "run.programmed_units_per_wall_second")
+        .as_f64()
+        .unwrap();
+    assert!(
+        units > 0.0 && (rate * wall - units).abs() <= 1e-6 * units,
+        "{rate} {wall} {units}"
+    );
+    // At least one NAND completion per programmed page.
+    let events = get(&v, "run.events_per_wall_second").as_f64().unwrap() * wall;
+    assert!(
+        events >= get(&v, "nand.programs").as_f64().unwrap(),
+        "{events}"
+    );
+    // The default drive is 4 GiB of flash.
+    let rss = get(&v, "run.peak_rss_mib").as_f64().unwrap() * 1_048_576.0;
+    let per_gib = get(&v, "run.bytes_per_simulated_gib").as_f64().unwrap();
+    assert!((per_gib * 4.0 - rss).abs() <= 1e-6 * rss, "{per_gib} {rss}");
+}
+
+#[test]
+fn precondition_takes_no_value_full_or_fast() {
+    let run = |flag: Option<&str>| {
+        let mut args = vec![
+            "synth",
+            "--json",
+            "--quiet",
+            "--requests",
+            "5000",
+            "--verify",
+        ];
+        args.extend(flag);
+        json_of(&ftl(&args))
+    };
+    let none = run(None);
+    assert_eq!(get(&none, "workload.precondition").as_bool(), Some(false));
+    assert!(get(&none, "workload.precondition_mode").is_null());
+    for (flag, mode) in [
+        ("--precondition", "full"),
+        ("--precondition=full", "full"),
+        ("--precondition=fast", "fast"),
+    ] {
+        let v = run(Some(flag));
+        assert_eq!(
+            get(&v, "workload.precondition").as_bool(),
+            Some(true),
+            "{flag}"
+        );
+        assert_eq!(
+            get(&v, "workload.precondition_mode").as_str(),
+            Some(mode),
+            "{flag}"
+        );
+        assert_eq!(get(&v, "integrity.mismatches").as_u64(), Some(0), "{flag}");
+        // Every logical unit was written before the run: the verify pass reads them all.
+        assert_eq!(
+            get(&v, "integrity.read_checks").as_u64(),
+            get(&v, "ftl.logical_units").as_u64(),
+            "{flag}"
+        );
+        // Steady state: GC runs from the first writes.
+        assert!(get(&v, "ftl.gc_victims").as_u64().unwrap() > 0, "{flag}");
+    }
+    // The value needs `=`: a separate word is not taken as the mode.
+    let out = ftl(&["synth", "--quiet", "--precondition", "fast"]);
+    assert_eq!(out.status.code(), Some(2));
+    let bad = ftl(&["synth", "--quiet", "--precondition=quick"]);
+    assert_eq!(bad.status.code(), Some(2));
+    let refused = ftl(&[
+        "synth",
+        "--quiet",
+        "--precondition=fast",
+        "--set",
+        "erase.mode=gerase",
+    ]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--precondition=fast"));
 }
 
 fn shared(name: &str) -> Option<PathBuf> {

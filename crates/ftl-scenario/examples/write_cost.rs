@@ -4,7 +4,10 @@
 //! `write_cost K` formats the drive of `crates/sim-harness/benches/core_write.rs`
 //! (2 channels x 2 dies x 256 blocks x 64 pages of 4 KiB, 7 % over-provisioning), fills it,
 //! overwrites it twice at random so GC is in steady state, then performs `K`
-//! more random 4 KiB writes. Running it with `K` and `2K` and subtracting the
+//! more random 4 KiB writes (the harsh shape). `write_cost K sequential` is
+//! the sequential shape: the same drive with 16 KiB pages of four 4 KiB
+//! mapping units, filled and overwritten twice in order, then `K` more
+//! sequential 4 KiB writes. Running it with `K` and `2K` and subtracting the
 //! instruction totals leaves the cost of `K` steady-state writes, GC included;
 //! set-up, preconditioning and process start cancel out.
 //!
@@ -50,15 +53,21 @@ fn main() -> Result<(), String> {
         .ok_or("usage: write_cost K")?
         .parse()
         .map_err(|e| format!("K: {e}"))?;
+    let sequential = match std::env::args().nth(2).as_deref() {
+        None | Some("random") => false,
+        Some("sequential") => true,
+        Some(other) => return Err(format!("shape `{other}`: random or sequential")),
+    };
+    let upp: u8 = if sequential { 4 } else { 1 };
     let geometry = Geometry {
         channels: 2,
         dies_per_channel: 2,
         planes_per_die: 1,
         blocks_per_plane: 256,
         pages_per_block: 64,
-        page_bytes: 4096,
+        page_bytes: 4096 * u32::from(upp),
         pages_per_wordline: 1,
-        units_per_page: 1,
+        units_per_page: upp,
     };
     let cfg = Config::with_op_ratio(geometry, 0.07).map_err(|e| e.to_string())?;
     let mut store = CoreStore::<u64>::new(&cfg).map_err(|e| e.to_string())?;
@@ -73,12 +82,13 @@ fn main() -> Result<(), String> {
         drv.write(&mut ftl, Lpn(l), u64::from(l))
             .map_err(|e| e.to_string())?;
     }
+    let mut next = Next { sequential, at: 0 };
     for _ in 0..2 * n {
-        let l = rng.below_u32(n);
+        let l = next.lpn(&mut rng, n);
         drv.write(&mut ftl, Lpn(l), 1).map_err(|e| e.to_string())?;
     }
     let before = *ftl.stats();
-    measure(&mut drv, &mut ftl, &mut rng, k)?;
+    measure(&mut drv, &mut ftl, &mut rng, &mut next, k)?;
     let after = ftl.stats();
     println!(
         "{k} steady-state writes: {} gc units, {} gc victims",
@@ -88,17 +98,38 @@ fn main() -> Result<(), String> {
     Ok(())
 }
 
-/// The measured loop: `k` random single-unit writes.
+/// The next logical unit a shape writes: uniform random, or in order,
+/// wrapping at the end of the drive.
+struct Next {
+    sequential: bool,
+    at: u32,
+}
+
+impl Next {
+    #[inline]
+    fn lpn(&mut self, rng: &mut Rng, n: u32) -> u32 {
+        if self.sequential {
+            let l = self.at;
+            self.at = if l + 1 >= n { 0 } else { l + 1 };
+            l
+        } else {
+            rng.below_u32(n)
+        }
+    }
+}
+
+/// The measured loop: `k` single-unit writes of the shape.
 #[inline(never)]
 fn measure(
     drv: &mut SyncDriver<'_, NullNand>,
     ftl: &mut FullFtl<'_>,
     rng: &mut Rng,
+    next: &mut Next,
     k: u64,
 ) -> Result<(), String> {
     let n = ftl.logical_units();
     for i in 0..k {
-        drv.write(ftl, Lpn(rng.below_u32(n)), i)
+        drv.write(ftl, Lpn(next.lpn(rng, n)), i)
             .map_err(|e| e.to_string())?;
     }
     Ok(())

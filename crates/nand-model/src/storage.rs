@@ -76,7 +76,7 @@ impl Default for BlockRec {
 }
 
 /// The stored spare area of one page, packed to 11 bytes. Opaque.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, bytemuck::Zeroable)]
 #[repr(C, packed)]
 pub struct PageRec {
     pub(crate) seq: u64,
@@ -128,7 +128,7 @@ impl PageRec {
 
 /// One stored mapping unit: its stamp and the logical unit from the spare area,
 /// packed to 12 bytes. Opaque.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, bytemuck::Zeroable)]
 #[repr(C, packed)]
 pub struct UnitRec {
     pub(crate) stamp: u64,
@@ -448,13 +448,19 @@ pub struct VecStorage {
 
 #[cfg(feature = "std")]
 impl VecStorage {
-    /// Allocates the arrays `geo` needs.
+    /// Allocates the arrays `geo` needs. The page and unit records (all
+    /// but a few bytes per block) come zeroed from the allocator, so the
+    /// operating system backs them with memory only where a page is
+    /// written: a short run on a large drive pays for what it touches.
     pub fn new(geo: &Geometry) -> Self {
         let s = StorageSizes::for_geometry(geo);
+        const _: () = assert!(PageRec::INIT.seq == 0 && PageRec::INIT.meta == 0);
+        const _: () = assert!(PageRec::INIT.mask == 0 && PageRec::INIT.carried == 0);
+        const _: () = assert!(UnitRec::INIT.stamp == 0 && UnitRec::INIT.lpn == 0);
         VecStorage {
             blocks: std::vec![BlockRec::INIT; s.blocks],
-            pages: std::vec![PageRec::INIT; s.pages],
-            units: std::vec![UnitRec::INIT; s.units],
+            pages: bytemuck::zeroed_vec(s.pages),
+            units: bytemuck::zeroed_vec(s.units),
             meta: std::collections::HashMap::new(),
             page_bytes: geo.page_bytes as usize,
             entrusted: std::vec::Vec::new(),

@@ -221,6 +221,21 @@ impl StampOracle {
     }
 }
 
+impl StampOracle {
+    /// Records that `lpn` holds its first version (stamp `lpn << 32 | 1`):
+    /// data a caller placed on the medium directly, as fast
+    /// preconditioning does. Later writes take newer versions.
+    pub fn adopt_first_version(&mut self, lpn: u32) {
+        self.versions[lpn as usize] = 1;
+        self.write_seq = self.write_seq.max(1);
+    }
+
+    /// The stamp [`StampOracle::adopt_first_version`] expects `lpn` to hold.
+    pub fn first_stamp(lpn: u32) -> u64 {
+        stamp(lpn, 1)
+    }
+}
+
 impl<U: StampUnit> HostSide<U> for StampOracle {
     #[inline]
     fn begin(&mut self, _req: u32, _r: &HostRequest) {}
@@ -332,6 +347,9 @@ pub struct RunStats {
     pub start_ns: u64,
     /// Simulated time of the last completion.
     pub end_ns: u64,
+    /// Events the engine processed (NAND completions, host completions,
+    /// cache-register releases).
+    pub events: u64,
 }
 
 impl RunStats {
@@ -652,6 +670,21 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
             self.ftl.format_aged(self.now, initial_pe)?;
         }
         self.drain()
+    }
+
+    /// Starts a core that has adopted a medium the caller wrote directly
+    /// (`FullFtl::adopt`) and steps events until it takes host commands;
+    /// then a new measured phase begins.
+    pub fn start_adopted(&mut self) -> Result<(), Error> {
+        self.ftl.adopt(self.now)?;
+        self.drain()?;
+        while !self.ftl.is_ready() {
+            if !self.step_event()? {
+                return Err(Error::NotReady);
+            }
+        }
+        self.begin_phase();
+        Ok(())
     }
 
     /// The supply fails now: operations in flight are abandoned (their
@@ -1114,6 +1147,7 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
         let Some(Reverse((t, kind, id))) = self.heap.pop() else {
             return Ok(false);
         };
+        self.stats.events += 1;
         if let Some(Reverse((_, EV_NAND, next))) = self.heap.peek() {
             self.ftl.prefetch_completion(firmware_core::OpId(*next));
         }

@@ -16,7 +16,9 @@ use firmware_core::{BlockId, Nand};
 use nand_model::{GuardedMedium, WlMedium};
 
 use crate::engine::{CoreStore, Engine, StampUnit};
-use crate::sim::{outcome, precondition, Outcome, Plan, FULL_DATA_UNIT_ERROR};
+use crate::sim::{
+    outcome, preconditioned_engine, Outcome, Plan, Precondition, FULL_DATA_UNIT_ERROR,
+};
 use crate::workload::{HostRequest, RequestSource};
 
 /// Bad blocks (percent of all blocks) that end a drive's life.
@@ -50,6 +52,9 @@ pub struct LifetimeSpec<'s> {
     pub precondition_units: u32,
     /// Units the preconditioning overwrites cover (0 = all).
     pub precondition_footprint: u32,
+    /// Build the preconditioned steady state directly
+    /// ([`crate::precondition_fast`]) instead of simulating it.
+    pub precondition_fast: bool,
     /// The workload; it should not end before the drive does.
     pub source: &'s mut dyn RequestSource,
     /// Requests between two end-of-life checks.
@@ -149,15 +154,13 @@ where
 {
     let t_start = Instant::now();
     let mut store = CoreStore::<M::Unit>::new(&plan.core)?;
-    let mut eng = Engine::new(plan.core, &mut store, medium, plan.engine)?;
     let progress = spec.progress;
-    precondition(
-        &mut eng,
-        plan,
-        spec.precondition_units,
-        spec.precondition_footprint,
-        progress,
-    )?;
+    let how = Precondition {
+        fast: spec.precondition_fast,
+        units: spec.precondition_units,
+        footprint: spec.precondition_footprint,
+    };
+    let mut eng = preconditioned_engine(plan, &mut store, medium, Some(how), progress)?;
     let total = plan.core.geometry.total_blocks();
     let limit = (f64::from(total) * END_BAD_BLOCK_PCT / 100.0).floor() as u32;
     let t_measure = Instant::now();

@@ -101,6 +101,18 @@ pub fn json_report(o: &Outcome, extra: Value) -> Value {
             .collect()
     };
     let g = &o.plan.core.geometry;
+    let per_wall = |x: f64| {
+        if o.wall_seconds > 0.0 {
+            x / o.wall_seconds
+        } else {
+            0.0
+        }
+    };
+    let programmed = f.host_program_units + f.gc_program_units + f.pad_units;
+    // Peak RSS over the simulated flash: what each GiB of drive costs.
+    let rss_bytes = crate::sim::peak_rss_mib() * 1_048_576.0;
+    let flash_gib =
+        (f64::from(g.total_units()) * unit / f64::from(1u32 << 30)).max(f64::MIN_POSITIVE);
     let mut v = json!({
         "host": {
             "requests": r.requests,
@@ -207,6 +219,10 @@ pub fn json_report(o: &Outcome, extra: Value) -> Value {
             "total_wall_seconds": o.total_wall_seconds,
             "host_requests_per_wall_second": if o.wall_seconds > 0.0 { r.requests as f64 / o.wall_seconds } else { 0.0 },
             "peak_rss_mib": crate::sim::peak_rss_mib(),
+            "precondition_wall_seconds": o.precondition_wall_seconds,
+            "bytes_per_simulated_gib": rss_bytes / flash_gib,
+            "events_per_wall_second": per_wall(r.events as f64),
+            "programmed_units_per_wall_second": per_wall(programmed as f64),
         },
     });
     if o.plan.core.placement.enabled() {

@@ -8,7 +8,7 @@ use nand_model::{
 };
 
 use crate::config::{ConfigError, SimConfig};
-use crate::engine::{CoreStore, Engine, EngineParams, HostSide, RunStats, StampUnit};
+use crate::engine::{CoreStore, Engine, EngineParams, HostSide, RunStats, StampOracle, StampUnit};
 use crate::timing::TimingParams;
 use crate::workload::{Pattern, RequestSource, Synth, SynthSpec};
 
@@ -178,6 +178,8 @@ pub struct Outcome {
     pub wall_seconds: f64,
     /// Wall-clock seconds of the whole run, including format and preconditioning.
     pub total_wall_seconds: f64,
+    /// Wall-clock seconds of format and preconditioning.
+    pub precondition_wall_seconds: f64,
     /// Bytes of memory lent to the core.
     pub core_table_bytes: usize,
     /// gErase modes the core used, oldest first (`[0]` without GuardedErase).
@@ -197,6 +199,10 @@ pub struct RunSpec<'s> {
     /// footprint, so the data outside it stays as the fill wrote it: cold,
     /// in fully valid blocks, as on a drive whose files were written once.
     pub precondition_footprint: u32,
+    /// With `precondition`: build the steady state directly instead of
+    /// simulating the writes (`--precondition=fast`; see
+    /// [`crate::precondition_fast`]).
+    pub precondition_fast: bool,
     /// Read everything back at the end and check it (counted in integrity figures).
     pub verify: bool,
     /// The measured workload.
@@ -271,18 +277,15 @@ where
     N::Unit: StampUnit,
 {
     let mut store = CoreStore::<N::Unit>::new(&plan.core)?;
-    let medium = medium()?;
-    let mut eng = Engine::new(plan.core, &mut store, medium, plan.engine)?;
     let progress = spec.progress;
-    if spec.precondition {
-        precondition(
-            &mut eng,
-            plan,
-            spec.precondition_units,
-            spec.precondition_footprint,
-            progress,
-        )?;
-    }
+    let how = spec.precondition.then_some(Precondition {
+        fast: spec.precondition_fast,
+        units: spec.precondition_units,
+        footprint: spec.precondition_footprint,
+    });
+    let t_pre = Instant::now();
+    let mut eng = preconditioned_engine(plan, &mut store, medium()?, how, progress)?;
+    let precondition_seconds = t_pre.elapsed().as_secs_f64();
     let t_measure = Instant::now();
     eng.run(spec.source, &mut |n| progress(n, "run"))?;
     let wall_seconds = t_measure.elapsed().as_secs_f64();
@@ -295,7 +298,52 @@ where
         out.nand = nand_stats(&eng.nand);
     }
     out.total_wall_seconds = t_start.elapsed().as_secs_f64();
+    out.precondition_wall_seconds = precondition_seconds;
     Ok(out)
+}
+
+/// How a drive is preconditioned before its measured phase.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Precondition {
+    /// Build the steady state directly ([`crate::precondition_fast`])
+    /// instead of simulating every write.
+    pub(crate) fast: bool,
+    /// Request size (units) of the simulated overwrites.
+    pub(crate) units: u32,
+    /// Units the overwrites cover (0 = all).
+    pub(crate) footprint: u32,
+}
+
+/// An engine over `medium` and `store`, formatted, or preconditioned as
+/// `how` says, at the start of a new phase.
+pub(crate) fn preconditioned_engine<'a, N: Nand>(
+    plan: &Plan,
+    store: &'a mut CoreStore<N::Unit>,
+    medium: N,
+    how: Option<Precondition>,
+    progress: &mut dyn FnMut(u64, &str),
+) -> Result<Engine<'a, N>, firmware_core::Error>
+where
+    N::Unit: StampUnit,
+{
+    match how {
+        Some(Precondition {
+            fast: true,
+            footprint,
+            ..
+        }) => {
+            let host = StampOracle::new(plan.core.logical_units);
+            let mut eng = Engine::unstarted(plan.core, store, medium, plan.engine, host)?;
+            crate::precondition_fast::precondition_fast(&mut eng, plan, footprint, progress)?;
+            Ok(eng)
+        }
+        Some(p) => {
+            let mut eng = Engine::new(plan.core, store, medium, plan.engine)?;
+            precondition(&mut eng, plan, p.units, p.footprint, progress)?;
+            Ok(eng)
+        }
+        None => Engine::new(plan.core, store, medium, plan.engine),
+    }
 }
 
 /// Fills the logical space sequentially, overwrites `footprint` units (0 =
@@ -367,6 +415,7 @@ pub fn outcome<N: Nand, H: HostSide<N::Unit>>(
         write_buffer_units: eng.write_buffer_units(),
         wall_seconds,
         total_wall_seconds,
+        precondition_wall_seconds: 0.0,
         core_table_bytes: firmware_core::FullFtl::lend_bytes(&plan.core)?,
         gerase_modes: eng.ftl.hooks().gerase_mode_history().to_vec(),
         plan: *plan,

@@ -40,6 +40,7 @@ fn writes(
             precondition,
             precondition_units: 2,
             precondition_footprint: 0,
+            precondition_fast: false,
             verify: true,
             source: &mut src,
             progress: &mut |_, _| {},

@@ -72,6 +72,7 @@ fn go(mode: &str, reqs: Vec<HostRequest>) -> Outcome {
             precondition: false,
             precondition_units: 1,
             precondition_footprint: 0,
+            precondition_fast: false,
             verify: true,
             source: &mut src,
             progress: &mut |_, _| {},

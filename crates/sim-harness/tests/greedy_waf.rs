@@ -223,6 +223,7 @@ fn engine_waf(op: f64) -> f64 {
             precondition: true,
             precondition_units: 1,
             precondition_footprint: 0,
+            precondition_fast: false,
             verify: false,
             source: &mut src,
             progress: &mut |_, _| {},

@@ -34,6 +34,7 @@ fn writes(idle: IdleModel, sets: &[&str]) -> Outcome {
             precondition: false,
             precondition_units: 1,
             precondition_footprint: 0,
+            precondition_fast: false,
             verify: false,
             source: &mut src,
             progress: &mut |_, _| {},

@@ -50,6 +50,7 @@ fn life(plan: &Plan, read_pct: u32, hot: u32, seed: u64) -> LifetimeOutcome {
         LifetimeSpec {
             precondition_units: 2,
             precondition_footprint: 0,
+            precondition_fast: false,
             source: &mut src,
             chunk_requests: 5_000,
             max_requests: 3_000_000,

@@ -30,6 +30,7 @@ fn writes(requests: u64, precondition: bool) -> Outcome {
             precondition,
             precondition_units: 1,
             precondition_footprint: 0,
+            precondition_fast: false,
             verify: false,
             source: &mut src,
             progress: &mut |_, _| {},

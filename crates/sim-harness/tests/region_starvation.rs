@@ -45,6 +45,7 @@ fn random_writes_on_a_full_power_safe_drive_never_stall() {
             precondition: true,
             precondition_units: 1,
             precondition_footprint: 0,
+            precondition_fast: false,
             verify: true,
             source: &mut src,
             progress: &mut |_, _| {},

@@ -6,6 +6,7 @@
 //! over planes (channel first, for parallelism); the program's completion
 //! points the L2P entry at flash, unless the unit was overwritten meanwhile.
 
+mod adopt;
 mod blocks;
 mod buffer;
 mod checkpoint;

@@ -69,6 +69,11 @@ impl<H: Hooks> Ftl<'_, H> {
         if !self.ps.on {
             return Err(Error::InvalidConfig("mount needs mapping persistence"));
         }
+        self.mount_from(now)
+    }
+
+    /// [`Ftl::mount`] without its persistence check (also [`Ftl::adopt`]).
+    pub(crate) fn mount_from(&mut self, now: u64) -> Result<(), Error> {
         self.last_now = now;
         self.phase = Phase::Mounting;
         self.format_cursor = self.g.total_blocks();
@@ -201,7 +206,12 @@ impl<H: Hooks> Ftl<'_, H> {
                     if self.mnt.cursor < total || self.mnt.inflight > 0 {
                         return Ok(());
                     }
-                    self.mnt.step = MountStep::Region;
+                    // Without persistence (an adopted medium) there is no region.
+                    self.mnt.step = if self.ps.on {
+                        MountStep::Region
+                    } else {
+                        MountStep::Record
+                    };
                     self.mnt.cursor = 0;
                 }
                 MountStep::Region => {

@@ -64,6 +64,7 @@ fn job(name: &str, copy: CopyLoad, precondition: bool) -> Result<SynthJob, Strin
         params,
         qd: None,
         precondition,
+        precondition_fast: false,
         verify: true,
         lifetime: false,
     })

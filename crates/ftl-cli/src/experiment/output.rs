@@ -306,6 +306,7 @@ mod tests {
                 params: Default::default(),
                 qd: None,
                 precondition: false,
+                precondition_fast: false,
                 verify: false,
                 lifetime: false,
             },

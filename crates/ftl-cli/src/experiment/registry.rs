@@ -692,6 +692,7 @@ fn profile_job(p: &Profile, requests: Option<u64>) -> SynthJob {
         params,
         qd: None,
         precondition: true,
+        precondition_fast: false,
         verify: false,
         lifetime: false,
     }

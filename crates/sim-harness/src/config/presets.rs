@@ -20,7 +20,7 @@ pub struct PresetInfo {
 const KIB: u32 = 1024;
 const MIB: u64 = 1024 * 1024;
 
-static PRESETS: [PresetInfo; 7] = [
+static PRESETS: [PresetInfo; 8] = [
     PresetInfo {
         name: "default",
         description:
@@ -130,6 +130,23 @@ static PRESETS: [PresetInfo; 7] = [
                  0.05 (0.05 x 128 = 6.4, so GC at 6 free blocks), static wear-levelling threshold \
                  100, P/E limit 10000. Chosen: 16 MiB write buffer, DRAM 3200 MiB/s, host \
                  3500 MiB/s.",
+    },
+    PresetInfo {
+        name: "native-2tb",
+        description: "A drive at a current TLC part's native geometry: 8 ch x 8 dies x 2 planes x \
+                      1024 blocks x 1152 pages x 16 KiB TLC (2304 GiB of flash, 4 KiB mapping \
+                      units, 603,979,776 physical), 3 pages per wordline, OP 7%, tR 50 us, \
+                      tPROG 400 us, tBERS 3.5 ms, 1600 MT/s, 16 MiB write buffer; L2P in DRAM \
+                      only (not power-safe), the full mapping in the core's lent tables over the \
+                      stamp medium, whose page and unit records take memory only once written.",
+        source: "Not from a seed paper. 1600 MT/s is the ONFI interface rate Micron gives for \
+                 its 176-layer 3D TLC NAND (Micron announcement, November 2020: 1,600 MT/s, up \
+                 from 1,200 MT/s on its 96- and 128-layer parts). 16 KiB pages, 3 pages per \
+                 wordline (1152 = 384 wordlines x 3) and 2 planes per die follow the layout of \
+                 such parts. Chosen, not from a datasheet: tR 50 us, tPROG 400 us, tBERS 3.5 ms \
+                 (typical of current TLC; no public datasheet gives them), 1024 blocks per \
+                 plane, 8 channels x 8 dies, OP 7% (op_ratio 0.07), rated P/E 3000, GC \
+                 trigger 3 / reserve 2, 16 MiB write buffer, DRAM 3200 MiB/s, host 3500 MiB/s.",
     },
 ];
 
@@ -295,6 +312,26 @@ pub(super) fn build(name: &str) -> Option<SimConfig> {
             c.ftl.gc_slots_per_plane = 2;
             c.buffer.write_buffer_bytes = 16 * MIB;
             c.nand.rated_pe = 10_000;
+        }
+        "native-2tb" => {
+            c.ftl.map_entries_per_page = 0;
+            c.buffer.flush_start_ratio = 0.0;
+            let g = &mut c.geometry;
+            g.channels = 8;
+            g.dies_per_channel = 8;
+            g.planes_per_die = 2;
+            g.blocks_per_plane = 1024;
+            g.pages_per_block = 1152;
+            g.page_bytes = 16 * KIB;
+            g.pages_per_wordline = 3;
+            let t = &mut c.timing;
+            t.t_read_us = 50.0;
+            t.t_prog_us = 400.0;
+            t.t_erase_us = 3500.0;
+            t.channel_mts = 1600.0;
+            c.ftl.op_ratio = 0.07;
+            c.buffer.write_buffer_bytes = 16 * MIB;
+            c.nand.rated_pe = 3000;
         }
         _ => return None,
     }

@@ -116,7 +116,8 @@ fn config_every_preset_validates_and_converts() {
             "longftl-mqsim",
             "dgcb-flashsim",
             "dawid-femu",
-            "mqsim-gc16"
+            "mqsim-gc16",
+            "native-2tb"
         ]
     );
     for p in presets() {
@@ -154,6 +155,61 @@ fn config_unknown_preset_lists_the_known_ones() {
     assert!(e
         .to_string()
         .starts_with("preset: key preset: unknown preset `nope`"));
+}
+
+#[test]
+fn config_native_2tb_description_states_the_values_it_uses() {
+    let cfg = SimConfig::preset("native-2tb").unwrap();
+    let info = presets().iter().find(|p| p.name == "native-2tb").unwrap();
+    let d = info.description;
+    let g = &cfg.geometry;
+    let t = &cfg.timing;
+    let c = cfg.to_core_config().unwrap();
+    let geometry = format!(
+        "{} ch x {} dies x {} planes x {} blocks x {} pages x {} KiB",
+        g.channels,
+        g.dies_per_channel,
+        g.planes_per_die,
+        g.blocks_per_plane,
+        g.pages_per_block,
+        g.page_bytes / 1024
+    );
+    let gib = c.geometry.total_units() as u64 * u64::from(c.geometry.unit_bytes()) >> 30;
+    let physical = c.geometry.total_units().to_string();
+    let physical = physical
+        .as_bytes()
+        .rchunks(3)
+        .rev()
+        .map(|d| std::str::from_utf8(d).unwrap())
+        .collect::<Vec<_>>()
+        .join(",");
+    for want in [
+        geometry,
+        format!("{gib} GiB of flash"),
+        format!("{} KiB mapping", cfg.ftl.mapping_unit_bytes / 1024),
+        format!("{physical} physical"),
+        format!("{} pages per wordline", g.pages_per_wordline),
+        format!("OP {}%", (cfg.ftl.op_ratio * 100.0).round()),
+        format!("tR {} us", t.t_read_us),
+        format!("tPROG {} us", t.t_prog_us),
+        format!("tBERS {} ms", t.t_erase_us / 1000.0),
+        format!("{} MT/s", t.channel_mts),
+        format!("{} MiB write buffer", cfg.buffer.write_buffer_bytes >> 20),
+    ] {
+        assert!(d.contains(&want), "description lacks `{want}`: {d}");
+    }
+    // The source names where each value comes from, and what was chosen.
+    for want in [
+        "1600 MT/s",
+        "tR 50 us",
+        "tPROG 400 us",
+        "tBERS 3.5 ms",
+        "rated P/E 3000",
+    ] {
+        assert!(info.source.contains(want), "source lacks `{want}`");
+    }
+    assert_eq!(cfg.nand.rated_pe, 3000);
+    assert_eq!(c.geometry.total_units(), 603_979_776);
 }
 
 #[test]
