@@ -43,8 +43,10 @@ pub struct RaidArgs {
     #[arg(long, default_value_t = 1.0)]
     pub bw_limit: f64,
     /// Space utilisation of each drive (host LBAs over usable units).
-    #[arg(long, default_value_t = 0.85)]
-    pub utilisation: f64,
+    /// Default: 0.85, or the largest of 0.80, 0.75, ... 0.05 that the
+    /// configured drive holds in every recovery mode (0.45 on `default`).
+    #[arg(long)]
+    pub utilisation: Option<f64>,
     /// Post-recovery random writes on the repaired drive, in drive capacities.
     #[arg(long, default_value_t = 0.0)]
     pub post_writes: f64,
@@ -176,8 +178,10 @@ fn check_args(a: &RaidArgs) -> Result<(), CliError> {
             a.ssds
         ));
     }
-    if !(a.utilisation.is_finite() && a.utilisation > 0.0 && a.utilisation <= 1.0) {
-        return bad(format!("--utilisation: {} is not in (0, 1]", a.utilisation));
+    if let Some(u) = a.utilisation {
+        if !(u.is_finite() && u > 0.0 && u <= 1.0) {
+            return bad(format!("--utilisation: {u} is not in (0, 1]"));
+        }
     }
     if !(a.bw_limit.is_finite() && a.bw_limit > 0.0 && a.bw_limit <= 1.0) {
         return bad(format!(
@@ -214,6 +218,26 @@ fn check_args(a: &RaidArgs) -> Result<(), CliError> {
     Ok(())
 }
 
+/// The utilisation of a run without `--utilisation`, the same for every
+/// `reparo.mode`: 0.85 when every mode's drive holds it, else the largest
+/// multiple of 0.05 below that does. Small drives give a large share to
+/// CDR's hidden redirection space, and IDR's victim core must keep its LBAs
+/// on its remaining dies (0.45 on `default`: two dies per flash core).
+pub(crate) fn default_utilisation(spec: &RaidSpec) -> Result<f64, String> {
+    let mut d = spec.drive;
+    for step in (1..=17u32).rev() {
+        d.utilisation = f64::from(step) * 0.05;
+        if d.logical() > 0 && d.check(spec.p2l).is_ok() && d.idr_holds() {
+            return Ok(d.utilisation);
+        }
+    }
+    Err(
+        "--utilisation: the drive holds no utilisation from 0.05 to 0.85 \
+         (each flash core needs room for CDR's hidden redirection space and the GC reserve)"
+            .into(),
+    )
+}
+
 /// Checks the arguments against the drive the configuration builds.
 fn check_spec(a: &RaidArgs, spec: &RaidSpec) -> Result<(), CliError> {
     let bad = |m: String| Err(CliError::Input(m));
@@ -231,6 +255,15 @@ fn check_spec(a: &RaidArgs, spec: &RaidSpec) -> Result<(), CliError> {
             a.fail_core, d.cores
         ));
     }
+    let p2l = sim_harness::reparo::effective_p2l(spec.mode, spec.p2l);
+    if let Err(e) = d.check(p2l) {
+        return bad(format!(
+            "--utilisation: {} does not fit: {e} (each flash core must hold its share of the LBAs \
+             plus CDR's hidden redirection space and the GC reserve: lower --utilisation, or give \
+             the drive more dies)",
+            d.utilisation
+        ));
+    }
     let dies = d.core_geometry.dies();
     if a.fail_die >= dies {
         return bad(format!(
@@ -242,7 +275,7 @@ fn check_spec(a: &RaidArgs, spec: &RaidSpec) -> Result<(), CliError> {
         return bad(format!(
             "--utilisation: {} leaves {} LBAs per drive, less than one stripe row \
              (--stripe-kib {} on {} drives)",
-            a.utilisation,
+            d.utilisation,
             d.logical(),
             a.stripe_kib,
             a.ssds
@@ -258,7 +291,12 @@ pub fn run(a: RaidArgs) -> Result<(), CliError> {
     }
     check_args(&a)?;
     let cfg = a.common.load_config()?;
-    let mut spec = spec_of(&cfg, a.ssds, a.utilisation, a.stripe_kib).map_err(CliError::Input)?;
+    let mut spec = spec_of(&cfg, a.ssds, a.utilisation.unwrap_or(0.85), a.stripe_kib)
+        .map_err(CliError::Input)?;
+    if a.utilisation.is_none() {
+        spec.drive.utilisation = default_utilisation(&spec).map_err(CliError::Input)?;
+    }
+    let utilisation = spec.drive.utilisation;
     check_spec(&a, &spec)?;
     spec.writes_before = a.fail_after;
     spec.fail = (a.fail_drive, a.fail_core, a.fail_die);
@@ -278,8 +316,8 @@ pub fn run(a: RaidArgs) -> Result<(), CliError> {
         let hint = if matches!(e, firmware_core::Error::InvalidConfig(m) if m.starts_with("over-provisioning")) {
             format!(
                 " (each flash core must hold utilisation {} of its dies plus CDR's hidden redirection space and the GC reserve: \
-                 lower --utilisation, e.g. 0.6 on the default preset, or give the drive more dies)",
-                a.utilisation
+                 lower --utilisation, or give the drive more dies)",
+                utilisation
             )
         } else {
             String::new()
@@ -293,6 +331,9 @@ pub fn run(a: RaidArgs) -> Result<(), CliError> {
         }
     })?;
     let mut v = sim_harness::report::raid_report(&o);
+    if let Some(r) = v.get_mut("raid").and_then(|r| r.as_object_mut()) {
+        r.insert("utilisation".into(), utilisation.into());
+    }
     if let Some(m) = v.as_object_mut() {
         m.insert(
             "config".into(),
@@ -306,7 +347,7 @@ pub fn run(a: RaidArgs) -> Result<(), CliError> {
         println!("{v}");
     } else {
         println!(
-            "mode {}: {} drives x {} dies, {} LBAs each; failed LBAs {} (+{} fake, ground truth {}, exact {}), \
+            "mode {}: {} drives x {} dies, {} LBAs each (utilisation {utilisation:.2}); failed LBAs {} (+{} fake, ground truth {}, exact {}), \
              rebuild {:.3} s ({:.3} s identify), {} bytes; {}; integrity mismatches {}",
             o.mode,
             o.ssds,

@@ -86,3 +86,21 @@ fn tables_8_and_9_and_figure_30() {
         assert!(out.contains(l), "{l}");
     }
 }
+
+/// With no `--utilisation`, `ftl raid` picks one every recovery mode holds
+/// on the default drive (two dies per flash core: IDR's victim core keeps
+/// its LBAs on one die) and recovers exactly.
+#[test]
+fn default_drive_runs_without_a_utilisation() {
+    let mut used = Vec::new();
+    for mode in ["idr", "cdr-star"] {
+        let set = format!("reparo.mode={mode}");
+        let args = ["raid", "--json", "--ssds", "4", "--set", &set];
+        let v: Value = serde_json::from_str(&ok(&ftl(&args))).expect("json");
+        assert_eq!(v["integrity"]["mismatches"], 0, "{mode}");
+        assert_eq!(v["reparo"]["status_exact"], true, "{mode}");
+        used.push(v["raid"]["utilisation"].as_f64().unwrap());
+    }
+    assert_eq!(used[0], used[1], "one default for every mode");
+    assert!(used[0] > 0.0 && used[0] < 0.85, "{used:?}");
+}

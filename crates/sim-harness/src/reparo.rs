@@ -124,6 +124,22 @@ impl DriveSpec {
         }
     }
 
+    /// Whether a victim core under IDR can keep its LBAs on its remaining
+    /// dies after one die fails (at most 98 % of their usable units, the
+    /// rest is GC's working room).
+    pub fn idr_holds(&self) -> bool {
+        let left = u64::from(self.core_geometry.dies().saturating_sub(1));
+        let per_core = self.logical() / u64::from(self.cores.max(1));
+        per_core.saturating_mul(100) <= self.die_capacity().saturating_mul(left).saturating_mul(98)
+    }
+
+    /// Whether each flash core can hold this drive's share of the LBAs (with
+    /// CDR's hidden redirection space and the GC reserve) under `p2l`,
+    /// checked on the core configuration alone, before anything is allocated.
+    pub fn check(&self, p2l: P2lMode) -> Result<(), Error> {
+        self.core_config(p2l)?.validate()
+    }
+
     fn core_config(&self, p2l: P2lMode) -> Result<Config, Error> {
         let mut cfg = Config::with_op_ratio(self.core_geometry, 0.05)?;
         // Superblock writes, as the thesis's FTL; block-level entrustment

@@ -368,8 +368,10 @@ static EXPERIMENTS: [Experiment; 8] = [
     Experiment {
         name: "longftl",
         description: "longFTL / GuardedErase (seed 001 Fig. 13-16): lifetime TBW and IOPS of the \
-                      baseline, BPM 2.1% and 5.2% and longFTL (host-only and all-blocks gErase) \
-                      on the eight Table 5 workloads, scaled longftl-mqsim, endurance x0.005",
+                      baseline, BPM 2.1% and 5.2% and longFTL (host-only and all-blocks gErase, \
+                      WAF window 10 and the paper's 1) on the eight Table 5 workloads, scaled \
+                      longftl-mqsim, endurance x0.005; the `WL` groups with static wear \
+                      levelling at the preset's threshold scaled alike",
         keys: &[
             "life.tbw_bytes",
             "perf.iops",
@@ -380,6 +382,8 @@ static EXPERIMENTS: [Experiment; 8] = [
             "erase.guarded_erases",
             "erase.low_stress_wls",
             "ftl.pe_max",
+            "ftl.pe_min",
+            "ftl.wl_moves",
             "integrity.read_checks",
             "integrity.mismatches",
         ],
@@ -596,7 +600,7 @@ const LONGFTL_WORKLOADS: [(&str, &str); 8] = [
 ];
 
 /// Erase policies compared by the longFTL experiment: (series, `--set`s).
-const LONGFTL_CONFIGS: [(&str, &[&str]); 5] = [
+const LONGFTL_CONFIGS: [(&str, &[&str]); 6] = [
     ("baseline", &["erase.mode=normal"]),
     (
         "BPM 2.1%",
@@ -624,48 +628,79 @@ const LONGFTL_CONFIGS: [(&str, &[&str]); 5] = [
             "erase.waf_window=10",
         ],
     ),
+    (
+        "longFTL window 1",
+        &[
+            "erase.mode=gerase",
+            "erase.gerase_mode=auto",
+            "erase.gerase_scope=host",
+            "erase.waf_window=1",
+        ],
+    ),
 ];
+
+/// The policies also run with static wear levelling on (series of the
+/// `<workload> WL` groups, normalised to that group's baseline).
+const LONGFTL_WL_SERIES: [&str; 3] = ["baseline", "longFTL", "longFTL window 1"];
 
 /// Endurance multiplier of the longFTL lifetime runs: the weakest wordline
 /// lasts 10K x 0.005 = 50 cycles, so a whole life takes seconds.
-const LONGFTL_ENDURANCE_SCALE: &str = "nand.endurance_scale=0.005";
+const LONGFTL_ENDURANCE_SCALE: f64 = 0.005;
+
+/// The static wear-levelling threshold of `preset` scaled like its
+/// endurance (at least 1): at x0.005 the preset's 100 would never fire in
+/// a 50-cycle life.
+fn scaled_wl_threshold(preset: &str) -> Result<u32, String> {
+    let cfg = SimConfig::preset(preset).map_err(|e| e.to_string())?;
+    let t = (f64::from(cfg.ftl.wl_threshold) * LONGFTL_ENDURANCE_SCALE).round();
+    Ok((t as u32).max(1))
+}
 
 /// The longFTL grid: every Table 5 workload under every erase policy, each
-/// a lifetime run on the profile's calibration drive. Static wear levelling
-/// is off: the cold data of the profiles stays put, as in the WAF
-/// calibration, and the hot blocks set the drive's life.
+/// a lifetime run on the profile's calibration drive. The groups named
+/// after the workloads run with static wear levelling off (the cold data
+/// of the profiles stays put, as in the WAF calibration, and the hot
+/// blocks set the drive's life); the `<workload> WL` groups run the
+/// baseline and longFTL with it on at the scaled threshold.
 fn longftl_cells() -> Result<Vec<Cell>, String> {
     let preset = "longftl-mqsim";
+    let wl_on = format!("ftl.wl_threshold={}", scaled_wl_threshold(preset)?);
     let mut cells = Vec::new();
-    for (table, name) in LONGFTL_WORKLOADS {
-        let p = profile(name)?;
-        for (series, sets) in LONGFTL_CONFIGS {
-            let mut all: Vec<String> = calibration_sets(preset)
-                .iter()
-                .map(|s| s.to_string())
-                .collect();
-            all.push(LONGFTL_ENDURANCE_SCALE.to_string());
-            all.push("ftl.wl_threshold=0".to_string());
-            all.extend(sets.iter().map(|s| s.to_string()));
-            let mut job = profile_job(p, None);
-            job.lifetime = true;
-            cells.push(Cell {
-                label: format!("{table} {series}"),
-                group: table.to_string(),
-                series: series.to_string(),
-                x: None,
-                preset: preset.to_string(),
-                sets: all,
-                workload: name.to_string(),
-                job,
-                attrs: vec![
-                    ("read_pct".into(), p.read_pct.to_string()),
-                    (
-                        "paper_waf".into(),
-                        p.paper_waf.map(|w| w.to_string()).unwrap_or_default(),
-                    ),
-                ],
-            });
+    for (wl, group_tail) in [("ftl.wl_threshold=0", ""), (wl_on.as_str(), " WL")] {
+        for (table, name) in LONGFTL_WORKLOADS {
+            let p = profile(name)?;
+            for (series, sets) in LONGFTL_CONFIGS {
+                if !group_tail.is_empty() && !LONGFTL_WL_SERIES.contains(&series) {
+                    continue;
+                }
+                let mut all: Vec<String> = calibration_sets(preset)
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect();
+                all.push(format!("nand.endurance_scale={LONGFTL_ENDURANCE_SCALE}"));
+                all.push(wl.to_string());
+                all.extend(sets.iter().map(|s| s.to_string()));
+                let mut job = profile_job(p, None);
+                job.lifetime = true;
+                let group = format!("{table}{group_tail}");
+                cells.push(Cell {
+                    label: format!("{group} {series}"),
+                    group,
+                    series: series.to_string(),
+                    x: None,
+                    preset: preset.to_string(),
+                    sets: all,
+                    workload: name.to_string(),
+                    job,
+                    attrs: vec![
+                        ("read_pct".into(), p.read_pct.to_string()),
+                        (
+                            "paper_waf".into(),
+                            p.paper_waf.map(|w| w.to_string()).unwrap_or_default(),
+                        ),
+                    ],
+                });
+            }
         }
     }
     Ok(cells)
@@ -963,7 +998,7 @@ mod tests {
     #[test]
     fn longftl_grid_covers_every_workload_and_policy() {
         let cells = longftl_cells().unwrap();
-        assert_eq!(cells.len(), 8 * 5);
+        assert_eq!(cells.len(), 8 * (6 + 3));
         for c in &cells {
             assert!(c.job.lifetime && c.job.precondition, "{}", c.label);
             let mut cfg = SimConfig::preset(&c.preset).unwrap();
@@ -978,6 +1013,15 @@ mod tests {
         let lf = cells.iter().find(|c| c.label == "varmail longFTL").unwrap();
         assert!(lf.sets.iter().any(|s| s == "erase.gerase_scope=host"));
         assert_eq!(lf.workload, "varmail-longftl");
+        assert!(lf.sets.iter().any(|s| s == "ftl.wl_threshold=0"));
+        // At x0.005 the preset's threshold of 100 scales to 1 (at least 1).
+        assert_eq!(scaled_wl_threshold("longftl-mqsim").unwrap(), 1);
+        let wl = cells
+            .iter()
+            .find(|c| c.label == "varmail WL longFTL window 1")
+            .unwrap();
+        assert!(wl.sets.iter().any(|s| s == "ftl.wl_threshold=1"));
+        assert!(wl.sets.iter().any(|s| s == "erase.waf_window=1"));
     }
 
     #[test]
