@@ -117,8 +117,9 @@ impl ZoneWork {
             let k = 1 + rng.below(4) as u32;
             let wrote = if r < 45 {
                 let wp = zs.zone(z).map_or(0, |e| e.wp);
-                // Now and then off the pointer: the refusal must come.
-                let off = u64::from(rng.chance(0.05));
+                // Now and then off the pointer (inside the zone, so no
+                // other zone's pointer is hit): the refusal must come.
+                let off = u64::from(wp + 1 < cap && rng.chance(0.05));
                 match zs.write(zslba + u64::from(wp) + off, k) {
                     Ok(h) if off == 0 => Some((zslba + u64::from(wp), h)),
                     Ok(_) => return Err(Error::Corrupt("zone write off the pointer accepted")),
