@@ -319,7 +319,8 @@ mod against_full {
         for epp in ["1020", "0"] {
             let mut cfg = SimConfig::default();
             cfg.apply_set("geometry.blocks_per_plane=64").unwrap();
-            cfg.apply_set(&format!("ftl.map_entries_per_page={epp}")).unwrap();
+            cfg.apply_set(&format!("ftl.map_entries_per_page={epp}"))
+                .unwrap();
             let plan = Plan::from_config(&cfg).unwrap();
             let (full_used, _, full_live) = state(&plan, false);
             let (fast_used, _, fast_live) = state(&plan, true);
@@ -327,7 +328,10 @@ mod against_full {
             assert!(full_live.abs_diff(logical) < logical / 100, "{full_live}");
             assert_eq!(fast_live, logical);
             let diff = f64::from(fast_used.abs_diff(full_used)) / f64::from(full_used);
-            assert!(diff < 0.02, "epp {epp}: {fast_used} data blocks, full {full_used}");
+            assert!(
+                diff < 0.02,
+                "epp {epp}: {fast_used} data blocks, full {full_used}"
+            );
         }
     }
 }

@@ -174,7 +174,7 @@ fn config_native_2tb_description_states_the_values_it_uses() {
         g.pages_per_block,
         g.page_bytes / 1024
     );
-    let gib = c.geometry.total_units() as u64 * u64::from(c.geometry.unit_bytes()) >> 30;
+    let gib = (u64::from(c.geometry.total_units()) * u64::from(c.geometry.unit_bytes())) >> 30;
     let physical = c.geometry.total_units().to_string();
     let physical = physical
         .as_bytes()
