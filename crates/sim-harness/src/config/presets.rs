@@ -45,7 +45,9 @@ static PRESETS: [PresetInfo; 8] = [
                  reliability model mlc-dac18, calibrated so Table 1 is what copyback chains \
                  do (ECC 40 bits per 1 KiB chosen). \
                  Not in the paper, chosen: 1 plane per chip (1024 blocks per chip), tR 50 us, \
-                 tBERS 3 ms, OP 7%, DRAM 3200 MiB/s, host 3500 MiB/s, GC trigger 3 / reserve 2.",
+                 tBERS 3 ms, OP 7%, DRAM 1400 MiB/s (the off-chip copies of 64 dies then \
+                 contend for the DRAM bus, as Sec. 2 describes), host 3500 MiB/s, GC trigger 3 \
+                 / reserve 2.",
     },
     PresetInfo {
         name: "rcftl-thesis",
@@ -61,7 +63,7 @@ static PRESETS: [PresetInfo; 8] = [
                  paper, chosen: ECC 120 bits per 1 KiB (LDPC class); 1 plane per chip; pages_per_wordline 1 because 128 pages per \
                  block is not a multiple of 3 (the per-block copyback model does not use \
                  wordline pairing); tR 60 us; tBERS 4 ms (the same 3D TLC family's MQSim setup \
-                 in Sec. 3.4.1); OP 7%; DRAM 3200 MiB/s; host 3500 MiB/s.",
+                 in Sec. 3.4.1); OP 7%; DRAM 1400 MiB/s (as rcftl-dac18); host 3500 MiB/s.",
     },
     PresetInfo {
         name: "longftl-mqsim",
