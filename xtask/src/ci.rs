@@ -120,7 +120,10 @@ pub fn run() -> Result<(), String> {
     )?;
     // The run-output tests render a chart to PNG with it.
     crate::qemu::ensure_apt("rsvg-convert", "librsvg2-bin")?;
-    run_cmd("cargo", &["test", "--workspace", "--release"])?;
+    run_cmd(
+        "cargo",
+        &["test", "--workspace", "--release", "--no-fail-fast"],
+    )?;
     // Every fuzz target briefly (sixteen targets: about six minutes of runs).
     crate::fuzz::run_for(CI_FUZZ_SECONDS, &[])?;
     crate::nbd::run()?;
