@@ -42,6 +42,8 @@ pub struct Techniques<'a> {
     lidf: Option<LidfOrder<'a>>,
     #[cfg(feature = "placement")]
     placement: Option<Placement<'a>>,
+    #[cfg(feature = "crossway")]
+    crossway: bool,
     _lent: PhantomData<&'a mut [u8]>,
 }
 
@@ -104,6 +106,11 @@ fn built(cfg: &Config) -> Result<(), Error> {
             cfg.placement.enabled(),
             cfg!(feature = "placement"),
             "placement handles need the placement feature",
+        ),
+        (
+            cfg.gc_destination != crate::tech::crossway::config::GcDestination::Plane,
+            cfg!(feature = "crossway"),
+            "gc destination channel needs the crossway feature",
         ),
     ];
     for (on, have, why) in wanted {
@@ -168,6 +175,8 @@ impl<'a> Build<'a> for Techniques<'a> {
             lidf: LidfOrder::new(t.lidf)?,
             #[cfg(feature = "placement")]
             placement: Placement::new(cfg, t.placement)?,
+            #[cfg(feature = "crossway")]
+            crossway: cfg.gc_destination == crate::tech::crossway::config::GcDestination::Channel,
             _lent: PhantomData,
         })
     }
@@ -215,7 +224,21 @@ mod rcftl_hooks {
             rc::copyback_done(f, cmd, tag, result)
         }
         fn offchip_target(f: &mut Ftl<'_, Self>, p: PlaneId) -> Result<Option<BlockId>, Error> {
+            #[cfg(feature = "crossway")]
+            if f.h.rcftl.is_none() {
+                if let Some(b) = super::crossway_hooks::target(f, p)? {
+                    return Ok(Some(b));
+                }
+            }
             rc::offchip_target(f, p)
+        }
+        #[cfg(feature = "crossway")]
+        fn source_plane(
+            f: &Ftl<'_, Self>,
+            dest: PlaneId,
+            s: crate::medium::nand::Slot,
+        ) -> Result<PlaneId, Error> {
+            super::crossway_hooks::source_plane(f, dest, s)
         }
         fn reclaim_open(f: &mut Ftl<'_, Self>, p: PlaneId) -> Result<Option<BlockId>, Error> {
             rc::reclaim_open(f, p)
@@ -258,7 +281,61 @@ mod rcftl_hooks {
 }
 
 #[cfg(not(feature = "rcftl"))]
-impl crate::ftl::hooks::Migration for Techniques<'_> {}
+impl crate::ftl::hooks::Migration for Techniques<'_> {
+    #[cfg(feature = "crossway")]
+    fn offchip_target(
+        f: &mut Ftl<'_, Self>,
+        p: crate::medium::addr::PlaneId,
+    ) -> Result<Option<crate::medium::addr::BlockId>, Error> {
+        match crossway_hooks::target(f, p)? {
+            Some(b) => Ok(Some(b)),
+            None => f.gc_target(p),
+        }
+    }
+    #[cfg(feature = "crossway")]
+    fn source_plane(
+        f: &Ftl<'_, Self>,
+        dest: crate::medium::addr::PlaneId,
+        s: crate::medium::nand::Slot,
+    ) -> Result<crate::medium::addr::PlaneId, Error> {
+        crossway_hooks::source_plane(f, dest, s)
+    }
+}
+
+/// Cross-way GC destinations behind the Migration hook's off-chip target
+/// (only while rcFTL's copyback is off: its copies stay in the plane).
+#[cfg(feature = "crossway")]
+mod crossway_hooks {
+    use super::Techniques;
+    use crate::error::Error;
+    use crate::ftl::Ftl;
+    use crate::medium::addr::{BlockId, PlaneId};
+    use crate::medium::nand::Slot;
+    use crate::tech::crossway as cw;
+
+    /// Another way's GC block when the policy is on and one qualifies.
+    pub(super) fn target(
+        f: &mut Ftl<'_, Techniques<'_>>,
+        p: PlaneId,
+    ) -> Result<Option<BlockId>, Error> {
+        if !f.h.crossway {
+            return Ok(None);
+        }
+        cw::target(f, p)
+    }
+
+    /// The source plane of a GC slot when the policy is on.
+    pub(super) fn source_plane(
+        f: &Ftl<'_, Techniques<'_>>,
+        dest: PlaneId,
+        s: Slot,
+    ) -> Result<PlaneId, Error> {
+        if !f.h.crossway {
+            return Ok(dest);
+        }
+        cw::source_plane(f, s)
+    }
+}
 
 /// GuardedErase and BPM behind the EraseStrategy and OpObserver hooks.
 #[cfg(feature = "longftl")]

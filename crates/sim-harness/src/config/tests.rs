@@ -42,6 +42,7 @@ const EXPECTED_KEYS: &[&str] = &[
     "erase.mode",
     "erase.waf_window",
     "gc.copy_mode",
+    "gc.destination",
     "gc.transaction_pages",
     "geometry.page_bytes",
     "geometry.pages_per_block",
