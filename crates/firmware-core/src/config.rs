@@ -39,6 +39,9 @@ pub struct Config {
     pub superblock: crate::tech::reparo::config::SuperblockConfig,
     /// Host-guided placement handles (off by default).
     pub placement: crate::tech::placement::config::PlacementConfig,
+    /// Where GC puts a victim's pages: its own plane (default) or another
+    /// way of its channel (`crossway` feature).
+    pub gc_destination: crate::tech::crossway::config::GcDestination,
 }
 
 /// How [`crate::Ftl::copy`] serves a copy command.
@@ -169,6 +172,7 @@ impl Config {
             copy: CopyConfig::PHYSICAL,
             superblock: crate::tech::reparo::config::SuperblockConfig::OFF,
             placement: crate::tech::placement::config::PlacementConfig::OFF,
+            gc_destination: crate::tech::crossway::config::GcDestination::Plane,
         };
         Ok(cfg)
     }

@@ -42,6 +42,8 @@ pub struct Techniques<'a> {
     lidf: Option<LidfOrder<'a>>,
     #[cfg(feature = "placement")]
     placement: Option<Placement<'a>>,
+    #[cfg(feature = "crossway")]
+    crossway: bool,
     _lent: PhantomData<&'a mut [u8]>,
 }
 
@@ -105,11 +107,24 @@ fn built(cfg: &Config) -> Result<(), Error> {
             cfg!(feature = "placement"),
             "placement handles need the placement feature",
         ),
+        (
+            cfg.gc_destination != crate::tech::crossway::config::GcDestination::Plane,
+            cfg!(feature = "crossway"),
+            "gc destination channel needs the crossway feature",
+        ),
     ];
     for (on, have, why) in wanted {
         if on && !have {
             return Err(Error::InvalidConfig(why));
         }
+    }
+    if cfg.placement.enabled()
+        && cfg.gc_destination != crate::tech::crossway::config::GcDestination::Plane
+    {
+        // Placement keeps GC inside each handle's blocks of the victim's plane.
+        return Err(Error::InvalidConfig(
+            "gc destination channel cannot be combined with placement handles",
+        ));
     }
     Ok(())
 }
@@ -168,6 +183,8 @@ impl<'a> Build<'a> for Techniques<'a> {
             lidf: LidfOrder::new(t.lidf)?,
             #[cfg(feature = "placement")]
             placement: Placement::new(cfg, t.placement)?,
+            #[cfg(feature = "crossway")]
+            crossway: cfg.gc_destination == crate::tech::crossway::config::GcDestination::Channel,
             _lent: PhantomData,
         })
     }
@@ -219,7 +236,21 @@ mod rcftl_hooks {
             if f.h.placement.is_some() {
                 return crate::tech::placement::gc::offchip_target(f, p);
             }
+            #[cfg(feature = "crossway")]
+            if f.h.rcftl.is_none() {
+                if let Some(b) = super::crossway_hooks::target(f, p)? {
+                    return Ok(Some(b));
+                }
+            }
             rc::offchip_target(f, p)
+        }
+        #[cfg(feature = "crossway")]
+        fn source_plane(
+            f: &Ftl<'_, Self>,
+            dest: PlaneId,
+            s: crate::medium::nand::Slot,
+        ) -> Result<PlaneId, Error> {
+            super::crossway_hooks::source_plane(f, dest, s)
         }
         fn reclaim_open(f: &mut Ftl<'_, Self>, p: PlaneId) -> Result<Option<BlockId>, Error> {
             #[cfg(feature = "placement")]
@@ -285,38 +316,105 @@ mod rcftl_hooks {
     }
 }
 
-#[cfg(all(not(feature = "rcftl"), not(feature = "placement")))]
+/// Cross-way GC destinations behind the Migration hook's off-chip target
+/// (only while rcFTL's copyback is off: its copies stay in the plane).
+#[cfg(feature = "crossway")]
+mod crossway_hooks {
+    use super::Techniques;
+    use crate::error::Error;
+    use crate::ftl::Ftl;
+    use crate::medium::addr::{BlockId, PlaneId};
+    use crate::medium::nand::Slot;
+    use crate::tech::crossway as cw;
+
+    /// Another way's GC block when the policy is on and one qualifies.
+    pub(super) fn target(
+        f: &mut Ftl<'_, Techniques<'_>>,
+        p: PlaneId,
+    ) -> Result<Option<BlockId>, Error> {
+        if !f.h.crossway {
+            return Ok(None);
+        }
+        cw::target(f, p)
+    }
+
+    /// The source plane of a GC slot when the policy is on.
+    pub(super) fn source_plane(
+        f: &Ftl<'_, Techniques<'_>>,
+        dest: PlaneId,
+        s: Slot,
+    ) -> Result<PlaneId, Error> {
+        if !f.h.crossway {
+            return Ok(dest);
+        }
+        cw::source_plane(f, s)
+    }
+}
+
+#[cfg(all(
+    not(feature = "rcftl"),
+    not(feature = "placement"),
+    not(feature = "crossway")
+))]
 impl crate::ftl::hooks::Migration for Techniques<'_> {}
 
-/// GC by placement handle behind the Migration hook (a build without rcFTL).
-#[cfg(all(not(feature = "rcftl"), feature = "placement"))]
-mod placement_gc_hooks {
+/// GC by placement handle and cross-way destinations behind the Migration
+/// hook (a build without rcFTL). With placement on, GC follows the victim's
+/// handle and cross-way destinations are not used.
+#[cfg(all(
+    not(feature = "rcftl"),
+    any(feature = "placement", feature = "crossway")
+))]
+mod migration_hooks {
     use super::Techniques;
     use crate::error::Error;
     use crate::ftl::hooks::Migration;
     use crate::ftl::Ftl;
     use crate::medium::addr::{BlockId, PlaneId};
+    #[cfg(feature = "placement")]
     use crate::tech::placement::gc as pg;
 
     impl Migration for Techniques<'_> {
         fn offchip_target(f: &mut Ftl<'_, Self>, p: PlaneId) -> Result<Option<BlockId>, Error> {
-            pg::offchip_target(f, p)
+            #[cfg(feature = "placement")]
+            if f.h.placement.is_some() {
+                return pg::offchip_target(f, p);
+            }
+            #[cfg(feature = "crossway")]
+            if let Some(b) = super::crossway_hooks::target(f, p)? {
+                return Ok(Some(b));
+            }
+            f.gc_target(p)
         }
+        #[cfg(feature = "crossway")]
+        fn source_plane(
+            f: &Ftl<'_, Self>,
+            dest: PlaneId,
+            s: crate::medium::nand::Slot,
+        ) -> Result<PlaneId, Error> {
+            super::crossway_hooks::source_plane(f, dest, s)
+        }
+        #[cfg(feature = "placement")]
         fn reclaim_open(f: &mut Ftl<'_, Self>, p: PlaneId) -> Result<Option<BlockId>, Error> {
             pg::reclaim_open(f, p)
         }
+        #[cfg(feature = "placement")]
         fn held_blocks(f: &Ftl<'_, Self>, p: PlaneId) -> Result<u32, Error> {
             pg::held_blocks(f, p)
         }
+        #[cfg(feature = "placement")]
         fn held_erased_pages(f: &Ftl<'_, Self>, p: PlaneId) -> Result<u32, Error> {
             pg::held_erased_pages(f, p)
         }
+        #[cfg(feature = "placement")]
         fn holds(f: &Ftl<'_, Self>, p: PlaneId, b: BlockId) -> Result<bool, Error> {
             pg::holds(f, p, b)
         }
+        #[cfg(feature = "placement")]
         fn gc_block_closed(f: &mut Ftl<'_, Self>, p: PlaneId, b: BlockId) -> Result<(), Error> {
             pg::gc_block_closed(f, p, b)
         }
+        #[cfg(feature = "placement")]
         fn plane_retired(f: &mut Ftl<'_, Self>, p: PlaneId) -> Result<(), Error> {
             pg::plane_retired(f, p)
         }

@@ -25,6 +25,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "tech::longftl::config",
             "tech::reparo::config",
             "tech::placement::config",
+            "tech::crossway::config",
         ],
     ),
     ("space", &["space"]),

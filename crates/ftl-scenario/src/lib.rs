@@ -118,6 +118,7 @@ pub const CONFIG: Config = Config {
     copy: firmware_core::CopyConfig::PHYSICAL,
     superblock: firmware_core::tech::reparo::superblock::SuperblockConfig::OFF,
     placement: firmware_core::tech::placement::config::PlacementConfig::OFF,
+    gc_destination: firmware_core::tech::crossway::config::GcDestination::Plane,
 };
 
 /// Lengths of every lent slice, as constants so bare-metal code can size

@@ -103,6 +103,7 @@ pub const CONFIG: Config = Config {
         list_pages: true,
     },
     placement: firmware_core::tech::placement::config::PlacementConfig::OFF,
+    gc_destination: firmware_core::tech::crossway::config::GcDestination::Plane,
 };
 
 /// Lengths of every lent slice, per core (multiply by [`CORES`] for the

@@ -147,6 +147,20 @@ impl ReliabilityConfig {
         }
     }
 
+    /// The default model scaled to a 24-bit-per-KiB ECC (seed 002's
+    /// controller): base and wear errors x0.55, so a median block at
+    /// `rated_pe` reads about 14 errors and its weakest pages stay under 24,
+    /// as the default's stay under 40. Used by the `dgcb-flashsim` preset.
+    pub fn mlc_ecc24() -> Self {
+        let d = ReliabilityConfig::default();
+        ReliabilityConfig {
+            ecc_limit: 24,
+            base_errors: d.base_errors * 0.55,
+            wear_errors: d.wear_errors * 0.55,
+            ..d
+        }
+    }
+
     /// 1x-nm 2-bit MLC calibrated to seed 000 Table 1 (`CT` 4/3/2 for P/E up to
     /// 1000/2000/3000 under 1-year retention): `ecc_limit` 40, rated 3000 P/E,
     /// a single quality class with +-2 % jitter, +-2 % read noise, the default
@@ -213,6 +227,7 @@ impl ReliabilityConfig {
         match name {
             "default" => Some(Self::default()),
             "mlc-dac18" => Some(Self::mlc_dac18()),
+            "mlc-ecc24" => Some(Self::mlc_ecc24()),
             "tlc-thesis" => Some(Self::tlc_thesis()),
             _ => None,
         }

@@ -1270,8 +1270,10 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
     /// and the die from now on, so reservations are made in time order.
     fn start_next(&mut self, die: usize) {
         if let Some(id) = self.die_queue[die].pop_front() {
-            let op = self.ops[(id & 0xffff) as usize];
-            let t = self.timing.schedule(&op, self.now);
+            let idx = (id & 0xffff) as usize;
+            let op = self.ops[idx];
+            let bits = self.results[idx].as_ref().map_or(0, |r| r.bit_errors);
+            let t = self.timing.schedule_read(&op, self.now, bits);
             self.die_busy[die] += 1;
             self.heap.push(Reverse((t, EV_NAND, id)));
             if let Some(at) = self.timing.cache_accept(&op) {

@@ -11,6 +11,7 @@ pub mod flash_bus;
 pub mod footprint;
 pub mod gc_copy;
 pub mod gc_merge;
+mod gc_xway;
 pub mod hist;
 pub mod image;
 pub mod interactive;

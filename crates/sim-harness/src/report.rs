@@ -183,6 +183,11 @@ pub fn json_report(o: &Outcome, extra: Value) -> Value {
             "utilisation_gc": gc_util_mean,
             "utilisation_gc_by_channel": gc_util,
             "gc_seconds": o.gc_window_ns.iter().map(|w| *w as f64 / 1e9).collect::<Vec<_>>(),
+            "busy_gc_us": us(o.gc_own_ns.iter().sum::<u64>() as f64),
+        },
+        "gc": {
+            "retransmitted_bytes": o.gc_retx_bytes,
+            "ddt_pages": o.gc_ddt_pages,
         },
         "die": { "utilisation_mean": die_util_mean, "utilisation": die_util },
         "erase": {

@@ -62,6 +62,11 @@ impl Plan {
             t_dl_ns: t.t_dl_ns.round() as u64,
             gc_copy: cfg.gc.copy_mode.mode(),
             cache_program: t.cache_program,
+            gc_cross_way: cfg.gc.cross_way(),
+            // 85h and two column cycles, tADL, one data cycle (seed 002's ONFI timing).
+            retx_byte_ns: (4.0 * 1e3 / t.channel_mts.max(1e-9)).round() as u64
+                + crate::gc_merge::TABLE_II.t_adl_ns,
+            codewords_per_unit: u64::from(core.geometry.unit_bytes()).div_ceil(1024),
         };
         let n = &cfg.nand;
         let reliability = cfg.reliability()?;
@@ -163,6 +168,12 @@ pub struct Outcome {
     pub gc_window_ns: Vec<u64>,
     /// Per channel: channel busy ns inside GC windows.
     pub gc_busy_ns: Vec<u64>,
+    /// Per channel: GC's own channel ns (its command and data cycles).
+    pub gc_own_ns: Vec<u64>,
+    /// Corrected bytes retransmitted after direct data transfers.
+    pub gc_retx_bytes: u64,
+    /// Direct data transfers between ways.
+    pub gc_ddt_pages: u64,
     /// P/E spread (min, max) over good blocks at the end.
     pub pe_spread: (u32, u32),
     /// Erase (P/E) count of every good block at the end.
@@ -408,6 +419,9 @@ pub fn outcome<N: Nand, H: HostSide<N::Unit>>(
         die_busy_ns: eng.timing.die_busy.clone(),
         gc_window_ns: eng.timing.gc_window.clone(),
         gc_busy_ns: eng.timing.gc_busy.clone(),
+        gc_own_ns: eng.timing.gc_own.clone(),
+        gc_retx_bytes: eng.timing.retx_bytes,
+        gc_ddt_pages: eng.timing.ddt_pages,
         pe_spread: eng.ftl.pe_spread(),
         erase_counts: eng.block_erase_counts().into_iter().flatten().collect(),
         phase_erase_counts: eng.phase_erase_counts(),

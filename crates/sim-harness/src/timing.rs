@@ -13,11 +13,13 @@
 //! `gc_copy` (seed 002): with ICB and DGCB the program of a GC page takes no
 //! data-in, because the page is already in the destination's register (ICB:
 //! read internally; DGCB: latched while the source drove it out, tDL
-//! longer). The core keeps GC inside one plane, so GCB and LCB cost the
-//! same here; the way-to-way pipelining of GCB and DGCB is in
-//! [`crate::gc_copy`]. Channel time inside GC windows (from the start to
-//! the end of GC operations on the channel) is counted apart, for the
-//! channel utilisation during GC.
+//! longer). With `gc.destination = plane` the core keeps GC inside one
+//! plane, so GCB and LCB cost the same here; with `channel` GC pages move
+//! between ways and a DGCB pair is one direct transfer (`crate::gc_xway`).
+//! The way-to-way pipelining of a GC transaction is in [`crate::gc_copy`].
+//! Channel time inside GC windows (from the start to the end of GC
+//! operations on the channel) is counted apart, for the channel utilisation
+//! during GC, and so is GC's own channel time (`gc_own`).
 
 use firmware_core::{Geometry, NandCmd, NandOp, Origin};
 
@@ -49,19 +51,28 @@ pub struct TimingParams {
     /// Cache program: data-in of the next page of a block overlaps the
     /// program busy of the one before.
     pub cache_program: bool,
+    /// GC pages go to other ways of the channel (`gc.destination =
+    /// channel` with `gcb` or `dgcb`): a DGCB copy is then timed as a
+    /// direct transfer between the two ways ([`crate::gc_xway`]).
+    pub gc_cross_way: bool,
+    /// Channel time of one retransmitted corrected byte (change-write-column
+    /// command, two column cycles, tADL, one data cycle).
+    pub retx_byte_ns: u64,
+    /// ECC codewords (1 KiB each) per mapping unit.
+    pub codewords_per_unit: u64,
 }
 
 /// Busy-until times of every resource, and how long each was busy.
 #[derive(Clone, Debug)]
 pub struct Timing {
-    p: TimingParams,
-    g: Geometry,
+    pub(crate) p: TimingParams,
+    pub(crate) g: Geometry,
     /// Transfer ns of 0..=8 units on a channel and on the DRAM bus.
-    chan_ns: [u64; 9],
-    dram_ns: [u64; 9],
-    die_free: Vec<u64>,
-    chan_free: Vec<u64>,
-    dram_free: u64,
+    pub(crate) chan_ns: [u64; 9],
+    pub(crate) dram_ns: [u64; 9],
+    pub(crate) die_free: Vec<u64>,
+    pub(crate) chan_free: Vec<u64>,
+    pub(crate) dram_free: u64,
     host_free: u64,
     /// Total ns each channel spent transferring.
     pub chan_busy: Vec<u64>,
@@ -71,14 +82,24 @@ pub struct Timing {
     pub gc_window: Vec<u64>,
     /// Per channel: transfer ns inside GC windows.
     pub gc_busy: Vec<u64>,
+    /// Per channel: GC's own channel holds (command and data cycles of GC
+    /// operations only, not host transfers inside GC windows).
+    pub gc_own: Vec<u64>,
+    /// Corrected bytes sent again to destinations after direct transfers.
+    pub retx_bytes: u64,
+    /// Direct data transfers between two ways (DGCB, cross-way GC).
+    pub ddt_pages: u64,
+    /// Per GC slot: the die its page was read from and the read's bit
+    /// errors (`crate::gc_xway`).
+    pub(crate) slot_src: Vec<(u32, u16)>,
     /// Per channel: the current GC window, (start, end).
     gc_open: Vec<(u64, u64)>,
     /// Per plane: block of the plane's last program (`u32::MAX`: none).
-    prog_block: Vec<u32>,
+    pub(crate) prog_block: Vec<u32>,
     /// Per die: whether its last operation was a program.
-    last_prog: Vec<bool>,
+    pub(crate) last_prog: Vec<bool>,
     /// Per die: when the last program's array busy began (cache register free).
-    reg_free: Vec<u64>,
+    pub(crate) reg_free: Vec<u64>,
     /// Channel holds of the operation being scheduled: (start, end).
     holds: [(u64, u64); 2],
     n_holds: usize,
@@ -117,6 +138,10 @@ impl Timing {
             gc_window: vec![0; usize::from(g.channels)],
             gc_busy: vec![0; usize::from(g.channels)],
             gc_open: vec![(0, 0); usize::from(g.channels)],
+            gc_own: vec![0; usize::from(g.channels)],
+            retx_bytes: 0,
+            ddt_pages: 0,
+            slot_src: Vec::new(),
             holds: [(0, 0); 2],
             n_holds: 0,
             prog_block: vec![u32::MAX; g.planes() as usize],
@@ -127,7 +152,7 @@ impl Timing {
 
     /// Holds channel `ch` for `ns` from `start` (at or after it is free);
     /// returns the end.
-    fn hold_channel(&mut self, ch: usize, start: u64, ns: u64) -> u64 {
+    pub(crate) fn hold_channel(&mut self, ch: usize, start: u64, ns: u64) -> u64 {
         if ns == 0 {
             return start;
         }
@@ -143,7 +168,7 @@ impl Timing {
 
     /// The command/address stage from `start`: on the channel when it has
     /// a length, else nothing. Returns when it ends.
-    fn command(&mut self, ch: usize, start: u64) -> u64 {
+    pub(crate) fn command(&mut self, ch: usize, start: u64) -> u64 {
         let ns = self.p.t_cmd_ns;
         if ns == 0 {
             return start;
@@ -156,11 +181,13 @@ impl Timing {
     /// windows: a GC operation spanning `[start, end)` opens or extends the
     /// window and all its holds count; another operation's holds count where
     /// they overlap the window open now.
-    fn account_gc(&mut self, ch: usize, gc: bool, start: u64, end: u64) {
+    pub(crate) fn account_gc(&mut self, ch: usize, gc: bool, start: u64, end: u64) {
         let holds = &self.holds[..self.n_holds];
         let (from, until) = self.gc_open[ch];
         if gc {
-            self.gc_busy[ch] += holds.iter().map(|(s, e)| e - s).sum::<u64>();
+            let own = holds.iter().map(|(s, e)| e - s).sum::<u64>();
+            self.gc_busy[ch] += own;
+            self.gc_own[ch] += own;
             if start >= until {
                 self.gc_open[ch] = (start, end);
                 self.gc_window[ch] += end - start;
@@ -209,6 +236,15 @@ impl Timing {
 
     /// Reserves the resources `op` needs from `now` on; returns its completion time.
     pub fn schedule(&mut self, op: &NandOp, now: u64) -> u64 {
+        self.schedule_read(op, now, 0)
+    }
+
+    /// [`Self::schedule`] for an operation whose read found `bit_errors`
+    /// (the largest count in any codeword; 0 for other operations).
+    pub fn schedule_read(&mut self, op: &NandOp, now: u64, bit_errors: u16) -> u64 {
+        if let Some(done) = self.schedule_cross_way(op, now, bit_errors) {
+            return done;
+        }
         let (block, units) = match op.cmd {
             NandCmd::Read { page, units, .. } => (self.g.block_of(page), u64::from(units.count())),
             NandCmd::Program { page, spare, .. } => {
@@ -310,15 +346,19 @@ impl Timing {
         self.die_busy.iter_mut().for_each(|b| *b = 0);
         self.gc_window.iter_mut().for_each(|b| *b = 0);
         self.gc_busy.iter_mut().for_each(|b| *b = 0);
+        self.gc_own.iter_mut().for_each(|b| *b = 0);
+        self.retx_bytes = 0;
+        self.ddt_pages = 0;
     }
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use firmware_core::{BlockId, OpId, Origin, Ppn, Slot, Spare, UnitMask};
 
-    fn geo() -> Geometry {
+    /// One channel, two dies of one plane, 4 KiB pages.
+    pub(crate) fn geo() -> Geometry {
         Geometry {
             channels: 1,
             dies_per_channel: 2,
@@ -331,7 +371,8 @@ mod tests {
         }
     }
 
-    fn params() -> TimingParams {
+    /// 10 us page transfers, no command stage.
+    pub(crate) fn params() -> TimingParams {
         TimingParams {
             t_read_ns: 50_000,
             t_prog_ns: 500_000,
@@ -344,6 +385,9 @@ mod tests {
             t_dl_ns: 0,
             gc_copy: CopyMode::Gcb,
             cache_program: false,
+            gc_cross_way: false,
+            retx_byte_ns: 0,
+            codewords_per_unit: 4,
         }
     }
 

@@ -341,6 +341,9 @@ impl<H: Hooks> Ftl<'_, H> {
         H::reserve_extra(self, extra, false);
         let b = self.g.block_of(*page);
         let p = self.g.plane_of(b);
+        // The plane the units came from (another way's, for a cross-way
+        // destination): its holding FIFO and GC slots take them back.
+        let sp = H::source_plane(self, p, src[0])?;
         {
             let m = self.blk_mut(b)?;
             m.pending = m.pending.saturating_sub(1);
@@ -352,7 +355,7 @@ impl<H: Hooks> Ftl<'_, H> {
                 let pl = self
                     .t
                     .planes
-                    .get_mut(p.0 as usize)
+                    .get_mut(sp.0 as usize)
                     .ok_or(Error::AddressOutOfRange)?;
                 pl.hold.push_front(self.t.slots, s.0)?;
             }
@@ -371,10 +374,13 @@ impl<H: Hooks> Ftl<'_, H> {
                 } else {
                     self.stats.gc_stale_units = self.stats.gc_stale_units.saturating_add(1);
                 }
-                self.gc_slot_release(p, *s)?;
+                self.gc_slot_release(sp, *s)?;
             }
         }
         self.block_settle(b)?;
+        if sp != p {
+            self.attend(sp)?;
+        }
         self.attend(p)
     }
 

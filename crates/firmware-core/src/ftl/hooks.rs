@@ -92,6 +92,13 @@ pub trait Migration: Sized {
         f.gc_target(p)
     }
 
+    /// The plane whose GC slot `s` a finished GC program of plane `dest`
+    /// returns (it came from there); the default: GC stays in its plane.
+    #[inline]
+    fn source_plane(_f: &Ftl<'_, Self>, dest: PlaneId, _s: Slot) -> Result<PlaneId, Error> {
+        Ok(dest)
+    }
+
     /// An open block the hook holds besides the GC active block, to empty
     /// when GC finds no victim in plane `p` (it stops holding it).
     fn reclaim_open(_f: &mut Ftl<'_, Self>, _p: PlaneId) -> Result<Option<BlockId>, Error> {

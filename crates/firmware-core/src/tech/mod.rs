@@ -3,6 +3,7 @@
 
 #[cfg(feature = "copyless")]
 pub mod copyless;
+pub mod crossway;
 #[cfg(feature = "dawid")]
 pub mod dawid;
 pub mod longftl;

@@ -31,6 +31,18 @@ impl CopyModeKey {
     }
 }
 
+/// `gc.destination`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GcDestinationKey {
+    /// The victim's own plane (the core's baseline).
+    Plane,
+    /// The least busy other way of the victim's channel, when one has GC
+    /// space to spare (the core's `crossway` technique); with `gcb` and
+    /// `dgcb` only: ICB and LCB copy within one device by definition.
+    Channel,
+}
+
 /// GC copy timing (section `[gc]`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -39,6 +51,17 @@ pub struct GcSection {
     pub copy_mode: CopyModeKey,
     /// Pages one GC transaction copies before it yields (1 or more).
     pub transaction_pages: u32,
+    /// `plane` or `channel`: where GC puts a victim's pages.
+    pub destination: GcDestinationKey,
+}
+
+impl GcSection {
+    /// Whether GC pages cross between ways: destination `channel` with a
+    /// copy mode that leaves the device (`gcb`, `dgcb`).
+    pub fn cross_way(&self) -> bool {
+        self.destination == GcDestinationKey::Channel
+            && matches!(self.copy_mode, CopyModeKey::Gcb | CopyModeKey::Dgcb)
+    }
 }
 
 impl Default for GcSection {
@@ -46,6 +69,7 @@ impl Default for GcSection {
         GcSection {
             copy_mode: CopyModeKey::Gcb,
             transaction_pages: 128,
+            destination: GcDestinationKey::Plane,
         }
     }
 }

@@ -55,9 +55,10 @@
 //! | `nand.erase_fail_prob` | f64 | probability that an erase fails (0) |
 //! | `nand.seed` | u64 | seed of the reliability and fault model (1) |
 //! | `nand.full_data` | bool | keep full page payloads instead of compact per-unit stamps (false) |
-//! | `nand.model` | string | reliability model: `default`, `mlc-dac18` or `tlc-thesis` ("default") |
+//! | `nand.model` | string | reliability model: `default`, `mlc-dac18`, `mlc-ecc24` or `tlc-thesis` ("default") |
 //! | `gc.copy_mode` | string | *added key*: how a GC page copy crosses the channel: `icb`, `lcb`, `gcb` or `dgcb` ("gcb") |
 //! | `gc.transaction_pages` | u32 | *added key*: pages one GC transaction copies (128) |
+//! | `gc.destination` | string | *added key*: where GC puts a victim's pages: `plane` (its own) or `channel` (the least busy other way of its channel; with `gcb` and `dgcb`, off-chip copyback only) ("plane") |
 //! | `nand.endurance_scale` | f64 | endurance multiplier of the wordline model used by GuardedErase and lifetime runs; 1.0 = the paper chip's 10K cycles (1.0) |
 //! | `erase.mode` | string | `normal`, `gerase` (GuardedErase, longFTL) or `bpm` (weak wordlines retired for good) ("normal") |
 //! | `erase.gerase_mode` | string | `auto` (WAF-driven mode selector) or a fixed gErase mode `0`..`9` ("auto") |
@@ -98,7 +99,7 @@ mod reparo;
 pub use copy::{CopyModeSetting, CopySection};
 pub use copyback::{CopybackSection, ModeKey, SelectorKey, TableKey};
 pub use erase::{EraseModeKey, EraseSection, ScopeKey};
-pub use gc::{CopyModeKey, GcSection};
+pub use gc::{CopyModeKey, GcDestinationKey, GcSection};
 pub use placement::{block_group_bytes, FdpSection, InterfaceKey, ZnsSection};
 pub use reparo::{ControllerSection, P2lKey, ReparoModeKey, ReparoSection};
 
@@ -358,7 +359,7 @@ pub struct NandSection {
     pub seed: u64,
     /// Keep full page payloads instead of compact per-unit stamps (memory heavy).
     pub full_data: bool,
-    /// Reliability model of the medium: `default`, `mlc-dac18` or `tlc-thesis`
+    /// Reliability model of the medium: `default`, `mlc-dac18`, `mlc-ecc24` or `tlc-thesis`
     /// (`nand_model::ReliabilityConfig::by_name`); `ecc_limit`, `rated_pe` and
     /// `retention_months` above still apply on top of it.
     pub model: String,
@@ -585,7 +586,7 @@ impl SimConfig {
             ConfigError::check(
                 "nand.model",
                 format!(
-                    "unknown model `{}` (expected default, mlc-dac18 or tlc-thesis)",
+                    "unknown model `{}` (expected default, mlc-dac18, mlc-ecc24 or tlc-thesis)",
                     n.model
                 ),
             )
@@ -691,6 +692,9 @@ impl SimConfig {
                 ConfigError::check("buffer.write_buffer_bytes", "write buffer too large")
             })?;
         core.read_slots = f.read_slots;
+        if self.gc.cross_way() {
+            core.gc_destination = firmware_core::tech::crossway::config::GcDestination::Channel;
+        }
         core.gc_slots_per_plane = f.gc_slots_per_plane;
         core.gc_reserve_blocks = f.gc_reserve_blocks;
         core.gc_trigger_blocks = f.gc_trigger_blocks;
@@ -934,6 +938,18 @@ impl SimConfig {
             return Err(ConfigError::check(
                 "gc.transaction_pages",
                 "must be at least 1",
+            ));
+        }
+        if self.gc.cross_way() && self.copyback.mode != copyback::ModeKey::OffChip {
+            return Err(ConfigError::check(
+                "gc.destination",
+                "channel moves GC pages between ways, which copyback cannot: needs copyback.mode = off-chip",
+            ));
+        }
+        if self.gc.cross_way() && self.host.interface != InterfaceKey::Conventional {
+            return Err(ConfigError::check(
+                "gc.destination",
+                "channel moves GC pages out of their placement handle's plane: needs host.interface = conventional",
             ));
         }
         Ok(())

@@ -94,7 +94,8 @@ static PRESETS: [PresetInfo; 8] = [
                  Sec. V: multi-plane devices have two planes; Sec. III: one die per device (way). \
                  Not in the paper, chosen: 2 channels x 4 ways, 512 blocks per plane (8 GiB), \
                  t_cmd 175 ns (7 command/address cycles of tWC), OP 7%, 4 MiB write buffer, \
-                 rated P/E 3000, DRAM 3200 MiB/s, host 3500 MiB/s.",
+                 rated P/E 3000, DRAM 3200 MiB/s, host 3500 MiB/s, reliability model mlc-ecc24 \
+                 (the default scaled so pages stay correctable at 24 bits per KiB up to rated P/E).",
     },
     PresetInfo {
         name: "dawid-femu",
@@ -266,6 +267,7 @@ pub(super) fn build(name: &str) -> Option<SimConfig> {
             c.buffer.write_buffer_bytes = 4 * MIB;
             c.nand.ecc_limit = 24;
             c.nand.rated_pe = 3000;
+            c.nand.model = "mlc-ecc24".to_string();
         }
         "dawid-femu" => {
             c.ftl.map_entries_per_page = 0;

@@ -42,6 +42,7 @@ const EXPECTED_KEYS: &[&str] = &[
     "erase.mode",
     "erase.waf_window",
     "gc.copy_mode",
+    "gc.destination",
     "gc.transaction_pages",
     "geometry.page_bytes",
     "geometry.pages_per_block",
@@ -817,4 +818,24 @@ fn config_preset_descriptions_state_the_mapping_persistence_they_use() {
     }
     // Power-safe by default.
     assert!(SimConfig::default().ftl.map_entries_per_page > 0);
+}
+
+#[test]
+fn config_channel_gc_destination_needs_a_conventional_off_chip_drive() {
+    let mut c = SimConfig::default();
+    c.apply_set("gc.destination=channel").unwrap();
+    c.apply_set("copyback.mode=off-chip").unwrap();
+    c.validate().unwrap();
+    for (set, why) in [
+        ("host.interface=fdp", "host.interface"),
+        ("host.interface=zns", "host.interface"),
+    ] {
+        let mut d = c.clone();
+        d.apply_set(set).unwrap();
+        let e = d.validate().unwrap_err().to_string();
+        assert!(
+            e.contains("gc.destination") && e.contains(why),
+            "{set}: {e}"
+        );
+    }
 }

@@ -1,0 +1,229 @@
+//! GC copies between ways of one channel in whole-drive runs (seed 002,
+//! Sec. III.C and IV), when the core sends a victim's pages to another way
+//! (`gc.destination = channel`, the core's `crossway` technique).
+//!
+//! Under GCB the read sends the page out to the controller and the program
+//! sends it back in to the destination way: two transfers, timed by
+//! [`Timing::schedule`] as any read and program. Under DGCB the pair is one
+//! direct data transfer (DDT): the GC read only senses the page into the
+//! source's register (command, tR); when the core issues the program, the
+//! DDT master waits until the destination can take data (its array, or with
+//! cache program its cache register, is free: `DIN_READY`), then the source
+//! drives the page over the channel while the destination latches it and
+//! the controller captures it for the ECC check (`DDT_BEGIN` .. `DDT_DONE`,
+//! one page transfer plus tDL). The bytes the ECC corrected are sent again
+//! (`ERR_RETRANSMIT`), each with a change-write-column burst, before the
+//! confirmation command starts the program (`PROG_START`).
+//!
+//! The corrected bytes follow the reliability model: the medium reports the
+//! largest raw bit-error count in any 1 KiB codeword of the page read, and
+//! every codeword of each unit moved is taken to need that many bytes (each
+//! error in its own byte; at the ECC limit this is eq. (3)'s worst case).
+//! Between the sense and the DDT the page waits in the source die's
+//! register while the die serves other operations (a cache-read register);
+//! a page whose destination is on its own die crosses the channel once too,
+//! as ICB's data out for the ECC check.
+
+use firmware_core::{NandCmd, NandOp, Origin};
+
+use crate::gc_merge::CopyMode;
+use crate::timing::Timing;
+
+impl Timing {
+    /// Times `op` when it is half of a DGCB copy under a cross-way GC
+    /// destination, and notes where GC reads put their pages; `None`: the
+    /// usual timing applies.
+    pub(crate) fn schedule_cross_way(&mut self, op: &NandOp, now: u64, bits: u16) -> Option<u64> {
+        if !(self.p.gc_cross_way && op.origin == Origin::Gc) {
+            return None;
+        }
+        let dgcb = self.p.gc_copy == CopyMode::Dgcb;
+        match op.cmd {
+            NandCmd::Read { page, units, dst } => {
+                let die = self.g.die_of(self.g.block_of(page)).0;
+                for s in dst.iter().take(units.count() as usize) {
+                    let i = usize::from(s.0);
+                    if self.slot_src.len() <= i {
+                        self.slot_src.resize(i + 1, (0, 0));
+                    }
+                    self.slot_src[i] = (die, bits);
+                }
+                dgcb.then(|| self.sense(die as usize, now))
+            }
+            NandCmd::Program { page, src, spare } if dgcb => {
+                let n = spare.units.count() as usize;
+                let (from, bytes) = src.iter().take(n).fold((u32::MAX, 0u64), |(d, b), s| {
+                    let (die, bits) = self
+                        .slot_src
+                        .get(usize::from(s.0))
+                        .copied()
+                        .unwrap_or((0, 0));
+                    (d.min(die), b + u64::from(bits) * self.p.codewords_per_unit)
+                });
+                Some(self.direct_transfer(op, page, n.min(8), from, bytes, now))
+            }
+            _ => None,
+        }
+    }
+
+    /// A DGCB GC read: command and read busy; the page stays in the die.
+    fn sense(&mut self, die: usize, now: u64) -> u64 {
+        let ch = (die as u32 / u32::from(self.g.dies_per_channel)) as usize;
+        let start = now.max(self.die_free[die]);
+        let sensed = self.command(ch, start) + self.p.t_read_ns;
+        self.die_free[die] = sensed;
+        self.die_busy[die] += sensed - start;
+        self.last_prog[die] = false;
+        self.account_gc(ch, true, start, sensed);
+        sensed
+    }
+
+    /// The DDT of a GC program's page from die `from` into the program's
+    /// die, the retransmission of `bytes` corrected bytes, then tPROG.
+    fn direct_transfer(
+        &mut self,
+        op: &NandOp,
+        page: firmware_core::Ppn,
+        n: usize,
+        from: u32,
+        bytes: u64,
+        now: u64,
+    ) -> u64 {
+        let block = self.g.block_of(page);
+        let die = self.g.die_of(block).0 as usize;
+        let ch = self.g.channel_of_die(self.g.die_of(block)) as usize;
+        // DIN_READY: the destination's register (cache register) is free.
+        let ready = if self.continues_cache(op) {
+            self.reg_free[die]
+        } else {
+            self.die_free[die]
+        };
+        let cs = now.max(ready).max(self.chan_free[ch]);
+        let xs = self.command(ch, cs);
+        let x = self.chan_ns[n] + self.p.t_dl_ns;
+        // The controller captures the page for the ECC check meanwhile;
+        // the corrected bytes follow the transfer at once (one hold).
+        let ds = xs.max(self.dram_free);
+        self.dram_free = ds + self.dram_ns[n];
+        let re = self.hold_channel(ch, xs, x + bytes * self.p.retx_byte_ns);
+        let busy_from = re.max(self.die_free[die]);
+        let done = busy_from + self.p.t_prog_ns;
+        self.die_busy[die] += done - cs.max(self.die_free[die]);
+        if let Some(b) = self
+            .die_busy
+            .get_mut(from as usize)
+            .filter(|_| from as usize != die)
+        {
+            *b += x;
+            self.ddt_pages += 1;
+        }
+        self.retx_bytes += bytes;
+        self.die_free[die] = done;
+        self.reg_free[die] = busy_from;
+        self.last_prog[die] = true;
+        self.prog_block[self.g.plane_of(block).0 as usize] = block.0;
+        self.account_gc(ch, true, cs, done);
+        done
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::timing::tests::{geo, params};
+    use crate::timing::TimingParams;
+    use firmware_core::{OpId, Ppn, Slot, Spare, UnitMask};
+
+    /// One channel, two ways of one plane each, 4 KiB pages.
+    fn timing(mode: CopyMode) -> Timing {
+        Timing::new(
+            geo(),
+            TimingParams {
+                t_cmd_ns: 100,
+                spare_bytes: 96,
+                t_dl_ns: 20,
+                gc_copy: mode,
+                gc_cross_way: true,
+                retx_byte_ns: 170,
+                ..params()
+            },
+        )
+    }
+
+    fn op(cmd: NandCmd) -> NandOp {
+        NandOp {
+            id: OpId(0),
+            cmd,
+            origin: Origin::Gc,
+        }
+    }
+
+    /// A GC copy of a page with `bits` bit errors from way 0 (page 0) to
+    /// way 1 (page 16): (end, channel busy, GC's own channel time).
+    fn copy(t: &mut Timing, bits: u16) -> (u64, u64, u64) {
+        let units = UnitMask::full(1);
+        let read = op(NandCmd::Read {
+            page: Ppn(0),
+            units,
+            dst: [Slot(3); 8],
+        });
+        let r = t.schedule_read(&read, 0, bits);
+        let program = op(NandCmd::Program {
+            page: Ppn(16),
+            src: [Slot(3); 8],
+            spare: Spare {
+                units,
+                ..Spare::default()
+            },
+        });
+        let w = t.schedule(&program, r);
+        (w, t.chan_busy[0], t.gc_own[0])
+    }
+
+    #[test]
+    fn dgcb_moves_the_page_once_and_resends_the_corrected_bytes() {
+        // 4096 + 96 bytes at 0.4096 B/ns = 10235 ns per page transfer.
+        let x = 10_235;
+        let mut gcb = timing(CopyMode::Gcb);
+        let g = copy(&mut gcb, 5);
+        assert_eq!(g.0, 100 + 50_000 + x + 100 + x + 500_000);
+        assert_eq!((g.1, g.2), (200 + 2 * x, 200 + 2 * x));
+        assert_eq!((gcb.retx_bytes, gcb.ddt_pages), (0, 0));
+        // DGCB: the read only senses; the program carries the direct
+        // transfer, tDL, and 5 bits x 4 codewords resent at 170 ns each.
+        let mut dgcb = timing(CopyMode::Dgcb);
+        let d = copy(&mut dgcb, 5);
+        let chan = 200 + x + 20 + 20 * 170;
+        assert_eq!(d.0, 100 + 50_000 + chan - 100 + 500_000);
+        assert_eq!((d.1, d.2), (chan, chan));
+        assert_eq!((dgcb.retx_bytes, dgcb.ddt_pages), (20, 1));
+        // Without bit errors nothing is resent: half of GCB's channel time
+        // but the command stages.
+        let mut clean = timing(CopyMode::Dgcb);
+        assert_eq!(copy(&mut clean, 0).1, 200 + x + 20);
+        assert_eq!(clean.retx_bytes, 0);
+    }
+
+    #[test]
+    fn the_direct_transfer_waits_for_the_destination() {
+        let mut t = timing(CopyMode::Dgcb);
+        // Way 1 is programming until 10235 + 100 + 500_000.
+        let busy = op(NandCmd::Program {
+            page: Ppn(17),
+            src: [Slot(0); 8],
+            spare: Spare {
+                units: UnitMask::full(1),
+                ..Spare::default()
+            },
+        });
+        let until = t.schedule(
+            &NandOp {
+                origin: Origin::Host,
+                ..busy
+            },
+            0,
+        );
+        let (end, _, _) = copy(&mut t, 0);
+        assert_eq!(end, until + 100 + 10_235 + 20 + 500_000);
+    }
+}
