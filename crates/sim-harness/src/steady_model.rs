@@ -289,12 +289,15 @@ mod tests {
         assert!(end.iter().all(|e| e.hot + e.cold <= e.written));
         assert!(end.iter().all(|e| e.written == 0 || e.written == 256));
         let free = end.iter().filter(|e| e.written == 0).count() as u32;
-        assert!(free > l.gc_trigger && free <= l.gc_trigger + 2, "{free}");
-        // GC ran, and greedy left partly valid blocks, not full ones only.
+        // The host's last open runs GC until the free blocks exceed the
+        // trigger and then takes one, so the end may sit at the trigger.
+        assert!(free >= l.gc_trigger && free <= l.gc_trigger + 2, "{free}");
+        // GC ran, and greedy left partly valid blocks, not full ones only
+        // (at 91 % occupancy they hold about 210 to 255 live units).
         assert!(end.iter().map(|e| e.erases).sum::<u32>() > 64);
         let partial = end
             .iter()
-            .filter(|e| e.written == 256 && e.hot < 200)
+            .filter(|e| e.written == 256 && e.hot < 240)
             .count();
         assert!(partial > 10, "{partial}");
     }
