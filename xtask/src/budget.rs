@@ -2,7 +2,7 @@
 //! Printed numbers, not assertions.
 //!
 //! * (a) code size of `firmware-core` for `thumbv7em-none-eabihf` at opt-level
-//!   "s": the QEMU firmware's ELF is parsed here and the sizes of its function
+//!   "z": the QEMU firmware's ELF is parsed here and the sizes of its function
 //!   symbols are summed by the crate their (mangled) path starts in.
 //! * (b) static RAM of the core: `size_of::<Ftl>()` printed by the firmware on
 //!   the target, the core's own statics from the ELF, and the lent-table bytes
@@ -208,7 +208,7 @@ fn host_target_dir() -> PathBuf {
 }
 
 /// `.text*` and `.rodata*` bytes of firmware-core compiled alone for the
-/// target with the workspace's `firmware` profile (opt-level "s",
+/// target with the workspace's `firmware` profile (opt-level "z",
 /// codegen-units 1, panic abort) but without LTO, emitted as an object file:
 /// the core's code as a library, before any cross-crate inlining.
 ///
@@ -368,6 +368,20 @@ pub fn run() -> Result<(), String> {
         &["--no-default-features", "--features", SEED_FEATURES],
     )?;
     let (all_obj_text, all_obj_rodata) = core_object_size("all", &[])?;
+    // The same two builds at the speed-leaning "s", for comparison.
+    let at_s = "profile.firmware.opt-level=\"s\"";
+    let (base_s_text, _) =
+        core_object_size("baseline-s", &["--config", at_s, "--no-default-features"])?;
+    let (core_s_text, _) = core_object_size(
+        "seeds-s",
+        &[
+            "--config",
+            at_s,
+            "--no-default-features",
+            "--features",
+            SEED_FEATURES,
+        ],
+    )?;
 
     // (b) and (c) from the target.
     let boot = qemu::check_clean(qemu::boot(&elf_path, "m4")?)?;
@@ -412,7 +426,7 @@ pub fn run() -> Result<(), String> {
     println!("== budget of firmware-core ==");
     println!();
     println!(
-        "(a) code size of firmware-core, thumbv7em-none-eabihf, opt-level \"s\"   goal < {}",
+        "(a) code size of firmware-core, thumbv7em-none-eabihf, opt-level \"z\"   goal < {}",
         kib(CODE_GOAL)
     );
     let verdict = |v: u64, goal: u64| if v <= goal { "OK" } else { "OVER" };
@@ -424,7 +438,7 @@ pub fn run() -> Result<(), String> {
         verdict(core_obj_text, ALONE_GOAL)
     );
     println!(
-        "    alone, default features: .text {}, .rodata {}   (every technique plus zns and placement)",
+        "    alone, default features: .text {}, .rodata {}   (every technique plus zns, placement and crossway)",
         kib(all_obj_text),
         kib(all_obj_rodata),
     );
@@ -434,6 +448,11 @@ pub fn run() -> Result<(), String> {
         kib(base_obj_rodata),
         kib(BASELINE_GOAL),
         verdict(base_obj_text, BASELINE_GOAL)
+    );
+    println!(
+        "    the same at opt-level \"s\": every technique .text {}, baseline only .text {} (for comparison)",
+        kib(core_s_text),
+        kib(base_s_text),
     );
     println!(
         "                    (the crate compiled by itself with the `firmware` profile, LTO off,"

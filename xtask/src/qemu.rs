@@ -109,7 +109,7 @@ pub fn ensure_apt(program: &str, package: &str) -> Result<(), String> {
     }
 }
 
-/// Builds the firmware in release (opt-level "s", fat LTO) and returns a copy
+/// Builds the firmware in release (opt-level "s", the core at "z"; fat LTO) and returns a copy
 /// of its ELF named after the variant.
 pub fn build(corrupt: bool) -> Result<PathBuf, String> {
     let dir = firmware_dir();
