@@ -5,6 +5,15 @@
 //! blocks, never reads a clock (timestamps arrive with events) and never
 //! allocates: the large tables live in slices the caller lends it, so the same
 //! code serves a many-GiB simulation and a microcontroller.
+//!
+//! Arithmetic never panics (`clippy::arithmetic_side_effects` is denied) and
+//! follows one rule. Counters and index arithmetic inside the validated
+//! geometry wrap (`wrapping_add`): [`medium::addr::Geometry::validate`] keeps
+//! every flat number below 2^31, so they cannot overflow, and on a 32-bit
+//! core a wrapping add is one instruction where a saturating one is three.
+//! Sizes, configuration checks, host-supplied ranges and timestamps
+//! saturate or use checked arithmetic, and a difference that may go below
+//! zero on purpose saturates (`saturating_sub` as "at least 0").
 #![no_std]
 #![cfg_attr(
     not(test),

@@ -50,7 +50,7 @@ impl Fifo {
                 .set_next(i);
         }
         self.tail = i;
-        self.len = self.len.saturating_add(1);
+        self.len = self.len.wrapping_add(1);
         Ok(())
     }
 
@@ -63,7 +63,7 @@ impl Fifo {
             self.tail = i;
         }
         self.head = i;
-        self.len = self.len.saturating_add(1);
+        self.len = self.len.wrapping_add(1);
         Ok(())
     }
 

@@ -1088,7 +1088,8 @@ impl<S: Storage> Nand for Medium<S> {
 
     /// Reads `units` of `page` into `out` (mask order). Units the page was not
     /// programmed with read as 0. On error `out` is unspecified.
-    #[inline]
+    #[cfg_attr(target_os = "none", inline(never))]
+    #[cfg_attr(not(target_os = "none"), inline)]
     fn read(&mut self, page: Ppn, units: UnitMask, out: &mut [u64]) -> NandResult {
         self.begin_op();
         self.m.stats.reads += 1;
@@ -1107,7 +1108,8 @@ impl<S: Storage> Nand for Medium<S> {
 
     /// Programs `page`; `data` holds one stamp per set bit of `spare.units`
     /// (extra entries are ignored). Success returns a default report.
-    #[inline]
+    #[cfg_attr(target_os = "none", inline(never))]
+    #[cfg_attr(not(target_os = "none"), inline)]
     fn program(&mut self, page: Ppn, data: &[u64], spare: &Spare) -> NandResult {
         self.begin_op();
         self.m.stats.programs += 1;
@@ -1115,7 +1117,8 @@ impl<S: Storage> Nand for Medium<S> {
     }
 
     /// Erases `block`; a failed erase leaves the data in place.
-    #[inline]
+    #[cfg_attr(target_os = "none", inline(never))]
+    #[cfg_attr(not(target_os = "none"), inline)]
     fn erase(&mut self, block: BlockId) -> NandResult {
         self.begin_op();
         self.m.stats.erases += 1;
@@ -1136,7 +1139,8 @@ impl<S: Storage> Nand for Medium<S> {
     /// chip); the report's `spare` is the source's spare area. A torn source
     /// gives `Uncorrectable` and an erased one `Erased`; the destination then
     /// holds nothing readable.
-    #[inline]
+    #[cfg_attr(target_os = "none", inline(never))]
+    #[cfg_attr(not(target_os = "none"), inline)]
     fn copyback(&mut self, src: Ppn, dst: Ppn, spare: &Spare) -> NandResult {
         self.begin_op();
         self.m.stats.copybacks += 1;
@@ -1150,6 +1154,7 @@ impl<S: Storage> Nand for Medium<S> {
     /// Programs a metadata page: like `program` with no units, plus `bytes`
     /// (`BadAddress` if the storage keeps fewer bytes per page, or has no
     /// room left for another metadata page).
+    #[cfg_attr(target_os = "none", inline(never))]
     fn program_meta(&mut self, page: Ppn, bytes: &[u8], spare: &Spare) -> NandResult {
         if !self.store.meta_room(page.0, bytes.len()) {
             return Err(NandError::BadAddress);
@@ -1165,6 +1170,7 @@ impl<S: Storage> Nand for Medium<S> {
 
     /// Reads a metadata page (or just the spare area of any page: `out` may
     /// be empty; a data page's bytes read as zeros).
+    #[cfg_attr(target_os = "none", inline(never))]
     fn read_meta(&mut self, page: Ppn, out: &mut [u8]) -> NandResult {
         self.begin_op();
         self.m.stats.reads += 1;

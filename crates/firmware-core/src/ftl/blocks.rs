@@ -46,10 +46,10 @@ impl<H: Hooks> Ftl<'_, H> {
 
     fn bucket_index(&self, p: PlaneId, valid: u16) -> usize {
         // Bounded by the bucket table size, which TableSizes computed without overflow.
-        let per = (self.g.units_per_block() as usize).saturating_add(1);
+        let per = (self.g.units_per_block() as usize).wrapping_add(1);
         (p.0 as usize)
             .saturating_mul(per)
-            .saturating_add(usize::from(valid))
+            .wrapping_add(usize::from(valid))
     }
 
     pub(crate) fn bucket_head(&self, p: PlaneId, valid: u16) -> Result<u32, Error> {
@@ -75,7 +75,7 @@ impl<H: Hooks> Ftl<'_, H> {
     /// with the most invalid units.
     #[inline]
     pub(crate) fn bucket_key(&self, b: BlockId) -> Result<u16, Error> {
-        Ok(self.blk(b)?.valid.saturating_add(H::skip_units(self, b)))
+        Ok(self.blk(b)?.valid.wrapping_add(H::skip_units(self, b)))
     }
 
     /// Links a `Full` block into its valid-count bucket.
@@ -143,7 +143,7 @@ impl<H: Hooks> Ftl<'_, H> {
             .get_mut(p.0 as usize)
             .ok_or(Error::AddressOutOfRange)?;
         pl.valid_units = if inc {
-            pl.valid_units.saturating_add(1)
+            pl.valid_units.wrapping_add(1)
         } else {
             pl.valid_units.saturating_sub(1)
         };
@@ -175,7 +175,7 @@ impl<H: Hooks> Ftl<'_, H> {
                 self.pl_mut(p)?.min_bucket_hint = v;
                 return Ok(Some(BlockId(h)));
             }
-            v = v.saturating_add(1);
+            v = v.wrapping_add(1);
         }
         self.pl_mut(p)?.min_bucket_hint = v;
         Ok(None)
@@ -196,7 +196,7 @@ impl<H: Hooks> Ftl<'_, H> {
         }
         let pl = self.pl_mut(p)?;
         pl.free_head = b.0;
-        pl.free_count = pl.free_count.saturating_add(1);
+        pl.free_count = pl.free_count.wrapping_add(1);
         self.refresh_ready(p)
     }
 
@@ -343,13 +343,13 @@ impl<H: Hooks> Ftl<'_, H> {
         }
         let pl = self.pl_mut(p)?;
         pl.retire_head = b.0;
-        pl.lost_blocks = pl.lost_blocks.saturating_add(1);
+        pl.lost_blocks = pl.lost_blocks.wrapping_add(1);
         if pl.host_active == b.0 {
             pl.host_active = NIL;
         }
         self.gc_block_closed(p, b)?;
         self.refresh_ready(p)?;
-        self.stats.grown_bad_blocks = self.stats.grown_bad_blocks.saturating_add(1);
+        self.stats.grown_bad_blocks = self.stats.grown_bad_blocks.wrapping_add(1);
         self.attend(p)
     }
 

@@ -45,11 +45,11 @@ impl<H: Hooks> Ftl<'_, H> {
             *self.slot_mut(Slot(idx))? = SlotMeta::default();
             if i < w {
                 stack_push(self.t.slots, &mut self.wb_free, idx)?;
-            } else if i < w.saturating_add(r) {
+            } else if i < w.wrapping_add(r) {
                 stack_push(self.t.slots, &mut self.read_free, idx)?;
             } else {
                 let p = i
-                    .saturating_sub(w.saturating_add(r))
+                    .saturating_sub(w.wrapping_add(r))
                     .checked_div(g)
                     .unwrap_or(0);
                 let pl = self
@@ -77,7 +77,7 @@ impl<H: Hooks> Ftl<'_, H> {
     pub(crate) fn wb_release(&mut self, s: Slot) -> Result<(), Error> {
         self.slot_mut(s)?.state = SlotState::Free;
         stack_push(self.t.slots, &mut self.wb_free, s.0)?;
-        self.wb_free_count = self.wb_free_count.saturating_add(1);
+        self.wb_free_count = self.wb_free_count.wrapping_add(1);
         Ok(())
     }
 
@@ -118,7 +118,7 @@ impl<H: Hooks> Ftl<'_, H> {
         let mut n = 0u32;
         let mut cur = self.pl(p)?.gc_free_head;
         while cur != NIL16 {
-            n = n.saturating_add(1);
+            n = n.wrapping_add(1);
             cur = self.slot(Slot(cur))?.next;
         }
         Ok(n)

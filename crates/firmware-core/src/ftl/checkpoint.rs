@@ -55,12 +55,7 @@ impl<H: Hooks> Ftl<'_, H> {
 
     /// Anchor block `i` (0 or 1): blocks 0 and 1 of plane 0.
     pub(crate) fn anchor_block(&self, i: u8) -> BlockId {
-        BlockId(
-            self.g
-                .first_block(PlaneId(0))
-                .0
-                .saturating_add(u32::from(i)),
-        )
+        BlockId(self.g.first_block(PlaneId(0)).0.wrapping_add(u32::from(i)))
     }
 
     /// Which anchor block `b` is, if any.
@@ -108,8 +103,8 @@ impl<H: Hooks> Ftl<'_, H> {
         let n = per.min(self.g.total_blocks().saturating_sub(first));
         self.ps.buf_mut(buf).ok_or(NO_BUF)?.fill(0xff);
         for j in 0..n {
-            let e = self.table_entry(BlockId(first.saturating_add(j)))?;
-            let at = META_HEADER.saturating_add((j as usize).saturating_mul(4));
+            let e = self.table_entry(BlockId(first.wrapping_add(j)))?;
+            let at = META_HEADER.wrapping_add((j as usize).saturating_mul(4));
             put_u32(self.ps.buf_mut(buf).ok_or(NO_BUF)?, at, e);
         }
         seal(self.ps.buf_mut(buf).ok_or(NO_BUF)?, MAGIC_TABLE, i, n);
@@ -130,10 +125,7 @@ impl<H: Hooks> Ftl<'_, H> {
         }
         for j in 0..n {
             let e = self.ps.buf(buf).map_or(u32::MAX, |d| {
-                get_u32(
-                    d,
-                    META_HEADER.saturating_add((j as usize).saturating_mul(4)),
-                )
+                get_u32(d, META_HEADER.wrapping_add((j as usize).saturating_mul(4)))
             });
             let state = match e >> 28 {
                 C_FREE => BlockState::Free,
@@ -143,7 +135,7 @@ impl<H: Hooks> Ftl<'_, H> {
                 C_ANCHOR => BlockState::Anchor,
                 _ => return Ok(false),
             };
-            let m = self.blk_mut(BlockId(first.saturating_add(j)))?;
+            let m = self.blk_mut(BlockId(first.wrapping_add(j)))?;
             m.state = state;
             m.pe = e & PE_MASK;
             m.stream = if state == BlockState::Meta {
@@ -165,7 +157,7 @@ impl<H: Hooks> Ftl<'_, H> {
         let (kind, n) = match table {
             Some(t) => {
                 for (i, p) in t.iter().enumerate() {
-                    put_u32(b, META_HEADER.saturating_add(i.saturating_mul(4)), *p);
+                    put_u32(b, META_HEADER.wrapping_add(i.saturating_mul(4)), *p);
                 }
                 (KIND_CHECKPOINT, t.len() as u32)
             }
@@ -198,7 +190,7 @@ impl<H: Hooks> Ftl<'_, H> {
             return None;
         }
         let page = self.g.ppn(self.anchor_block(a), self.anc.next_page);
-        self.anc.next_page = self.anc.next_page.saturating_add(1);
+        self.anc.next_page = self.anc.next_page.wrapping_add(1);
         Some(page)
     }
 
@@ -222,7 +214,7 @@ impl<H: Hooks> Ftl<'_, H> {
         let a = self.anc.active;
         let bad = |i: u8| self.anc.bad.get(usize::from(i)).copied().unwrap_or(true);
         let (a_bad, other_bad) = (bad(a), bad(a ^ 1));
-        let roomy = !a_bad && !self.anc.seal_failed && self.anc.next_page.saturating_add(2) <= ppb;
+        let roomy = !a_bad && !self.anc.seal_failed && self.anc.next_page.wrapping_add(2) <= ppb;
         if !roomy && !self.anc.seal_switched && !other_bad {
             self.anc.seal_switched = true;
             self.anc.seal_failed = false;
@@ -243,7 +235,7 @@ impl<H: Hooks> Ftl<'_, H> {
         };
         self.anchor_encode(buf, None)?;
         let page = self.g.ppn(self.anchor_block(a), self.anc.next_page);
-        self.anc.next_page = self.anc.next_page.saturating_add(1);
+        self.anc.next_page = self.anc.next_page.wrapping_add(1);
         // The marker must outrank the checkpoint it stales: continue from
         // the highest sequence number mount has seen.
         self.seq = self.seq.max(self.mnt.max_seq);
@@ -331,7 +323,7 @@ impl<H: Hooks> Ftl<'_, H> {
                 true
             }
         };
-        let following = pib.saturating_add(1);
+        let following = pib.wrapping_add(1);
         if next && following < self.g.pages_per_block {
             self.anchor_read(i, following)?;
         } else if next {
@@ -395,7 +387,7 @@ impl<H: Hooks> Ftl<'_, H> {
         let i = u8::try_from(tag).map_err(|_| Error::Corrupt(&"anchor index"))?;
         let b = self.anchor_block(i);
         let m = self.blk_mut(b)?;
-        m.pe = m.pe.saturating_add(1);
+        m.pe = m.pe.wrapping_add(1);
         if ok {
             self.anc.active = i;
             self.anc.next_page = 0;

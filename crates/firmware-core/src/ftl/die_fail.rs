@@ -81,7 +81,7 @@ impl<H: Hooks> Ftl<'_, H> {
             );
             let first = self.g.first_block(p).0;
             let victim = self.pl(p)?.victim;
-            for b in first..first.saturating_add(self.g.blocks_per_plane) {
+            for b in first..first.wrapping_add(self.g.blocks_per_plane) {
                 if b == victim {
                     continue;
                 }
@@ -109,11 +109,11 @@ impl<H: Hooks> Ftl<'_, H> {
                 }
                 if lost {
                     let pl = self.pl_mut(p)?;
-                    pl.lost_blocks = pl.lost_blocks.saturating_add(1);
-                    retired = retired.saturating_add(1);
-                    self.stats.bad_blocks = self.stats.bad_blocks.saturating_add(1);
+                    pl.lost_blocks = pl.lost_blocks.wrapping_add(1);
+                    retired = retired.wrapping_add(1);
+                    self.stats.bad_blocks = self.stats.bad_blocks.wrapping_add(1);
                 } else if state == BlockState::Retiring {
-                    self.stats.bad_blocks = self.stats.bad_blocks.saturating_add(1);
+                    self.stats.bad_blocks = self.stats.bad_blocks.wrapping_add(1);
                 }
             }
             let pl = self.pl_mut(p)?;

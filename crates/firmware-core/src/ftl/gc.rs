@@ -122,7 +122,7 @@ impl<H: Hooks> Ftl<'_, H> {
                 }
                 match H::try_migrate(self, p, victim, page, units)? {
                     MigrateStep::Issued => {
-                        cursor = cursor.saturating_add(1);
+                        cursor = cursor.wrapping_add(1);
                         self.pl_mut(p)?.victim_cursor = cursor;
                         continue;
                     }
@@ -153,7 +153,7 @@ impl<H: Hooks> Ftl<'_, H> {
                     if let Some(d) = dst.get_mut(j) {
                         *d = s;
                     }
-                    j = j.saturating_add(1);
+                    j = j.wrapping_add(1);
                 }
                 free_slots = free_slots.saturating_sub(need);
                 self.emit(
@@ -164,10 +164,10 @@ impl<H: Hooks> Ftl<'_, H> {
                     0,
                 )?;
                 let pl = self.pl_mut(p)?;
-                pl.gc_reads = pl.gc_reads.saturating_add(1);
-                self.stats.gc_read_units = self.stats.gc_read_units.saturating_add(u64::from(need));
+                pl.gc_reads = pl.gc_reads.wrapping_add(1);
+                self.stats.gc_read_units = self.stats.gc_read_units.wrapping_add(u64::from(need));
             }
-            cursor = cursor.saturating_add(1);
+            cursor = cursor.wrapping_add(1);
             self.pl_mut(p)?.victim_cursor = cursor;
         }
         Ok(())
@@ -212,7 +212,7 @@ impl<H: Hooks> Ftl<'_, H> {
                 let Some(i) = popped else { break };
                 let s = Slot(i);
                 let more = H::extra_tps(self, Pun(self.slot(s)?.aux))?;
-                if more > 0 && !H::room_for_extra(self, extra.saturating_add(more))? {
+                if more > 0 && !H::room_for_extra(self, extra.wrapping_add(more))? {
                     let pl = self
                         .t
                         .planes
@@ -221,7 +221,7 @@ impl<H: Hooks> Ftl<'_, H> {
                     pl.hold.push_front(self.t.slots, i)?;
                     break;
                 }
-                extra = extra.saturating_add(more);
+                extra = extra.wrapping_add(more);
                 let m = self.slot_mut(s)?;
                 m.state = SlotState::GcProgramming;
                 let lpn = Lpn(m.lpn);
@@ -233,14 +233,14 @@ impl<H: Hooks> Ftl<'_, H> {
                     *l = lpn;
                 }
                 spare.units.insert(n);
-                n = n.saturating_add(1);
+                n = n.wrapping_add(1);
             }
             if n == 0 {
                 return Ok(());
             }
             H::reserve_extra(self, extra, true);
             let pad = u64::from(upp.saturating_sub(u16::from(n)));
-            self.stats.pad_units = self.stats.pad_units.saturating_add(pad);
+            self.stats.pad_units = self.stats.pad_units.wrapping_add(pad);
             let page = self.next_page_of(BlockId(dest), Stream::Gc)?;
             spare.seq = self.next_seq();
             self.map_reserve_page(&spare);
@@ -261,7 +261,7 @@ impl<H: Hooks> Ftl<'_, H> {
         if self.blk(victim)?.state == BlockState::Retiring {
             H::forget(self, victim)?;
             self.blk_mut(victim)?.state = BlockState::Bad;
-            self.stats.bad_blocks = self.stats.bad_blocks.saturating_add(1);
+            self.stats.bad_blocks = self.stats.bad_blocks.wrapping_add(1);
         } else {
             // Victims without valid data (a zone reset, a large trim)
             // would otherwise be erased all at once, beyond what a cut
@@ -274,12 +274,12 @@ impl<H: Hooks> Ftl<'_, H> {
                 return Ok(false);
             }
             let pl = self.pl_mut(p)?;
-            pl.erasing = pl.erasing.saturating_add(1);
+            pl.erasing = pl.erasing.wrapping_add(1);
             let cmd = H::victim_erase(self, p, victim)?;
             self.emit(OpKind::Erase, cmd, origin, 0, 0)?;
             match origin {
-                Origin::WearLevel => self.stats.wl_moves = self.stats.wl_moves.saturating_add(1),
-                _ => self.stats.gc_victims = self.stats.gc_victims.saturating_add(1),
+                Origin::WearLevel => self.stats.wl_moves = self.stats.wl_moves.wrapping_add(1),
+                _ => self.stats.gc_victims = self.stats.gc_victims.wrapping_add(1),
             }
         }
         self.pl_mut(p)?.victim = NIL;
@@ -359,7 +359,7 @@ impl<H: Hooks> Ftl<'_, H> {
                     .ok_or(Error::AddressOutOfRange)?;
                 pl.hold.push_front(self.t.slots, s.0)?;
             }
-            self.stats.program_failures = self.stats.program_failures.saturating_add(1);
+            self.stats.program_failures = self.stats.program_failures.wrapping_add(1);
             self.retire_block(b)?;
         } else {
             H::page_programmed(self, *page)?;
@@ -372,7 +372,7 @@ impl<H: Hooks> Ftl<'_, H> {
                     let to = self.g.pun(*page, j as u8);
                     self.move_unit(from, to, t)?;
                 } else {
-                    self.stats.gc_stale_units = self.stats.gc_stale_units.saturating_add(1);
+                    self.stats.gc_stale_units = self.stats.gc_stale_units.wrapping_add(1);
                 }
                 self.gc_slot_release(sp, *s)?;
             }
@@ -396,7 +396,7 @@ impl<H: Hooks> Ftl<'_, H> {
             H::erased(self, cmd)?;
             {
                 let m = self.blk_mut(*block)?;
-                m.pe = m.pe.saturating_add(1);
+                m.pe = m.pe.wrapping_add(1);
             }
             self.free_push(*block)?;
             self.wear_tick(p)?;
@@ -404,11 +404,11 @@ impl<H: Hooks> Ftl<'_, H> {
             H::forget(self, *block)?;
             self.blk_mut(*block)?.state = BlockState::Bad;
             let pl = self.pl_mut(p)?;
-            pl.lost_blocks = pl.lost_blocks.saturating_add(1);
+            pl.lost_blocks = pl.lost_blocks.wrapping_add(1);
             self.refresh_ready(p)?;
-            self.stats.erase_failures = self.stats.erase_failures.saturating_add(1);
-            self.stats.grown_bad_blocks = self.stats.grown_bad_blocks.saturating_add(1);
-            self.stats.bad_blocks = self.stats.bad_blocks.saturating_add(1);
+            self.stats.erase_failures = self.stats.erase_failures.wrapping_add(1);
+            self.stats.grown_bad_blocks = self.stats.grown_bad_blocks.wrapping_add(1);
+            self.stats.bad_blocks = self.stats.bad_blocks.wrapping_add(1);
         }
         self.attend(p)
     }

@@ -101,7 +101,7 @@ impl<H: Hooks> Ftl<'_, H> {
                 let m = self.slot_mut(s)?;
                 if m.state == SlotState::WbPending {
                     m.state = SlotState::WbDead;
-                    self.pending_dead = self.pending_dead.saturating_add(1);
+                    self.pending_dead = self.pending_dead.wrapping_add(1);
                 }
             }
             Loc::Unmapped | Loc::Lost => {}
@@ -133,7 +133,7 @@ impl<H: Hooks> Ftl<'_, H> {
         H::unit_lost(self, from, lpn)?;
         self.invalidate_unit(from)?;
         self.set_loc(lpn, Loc::Lost)?;
-        self.stats.lost_units = self.stats.lost_units.saturating_add(1);
+        self.stats.lost_units = self.stats.lost_units.wrapping_add(1);
         Ok(())
     }
 

@@ -254,7 +254,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
             let m = self.slot_mut(s)?;
             if m.state == SlotState::WbPending {
                 m.aux = seq;
-                self.stats.host_write_units = self.stats.host_write_units.saturating_add(1);
+                self.stats.host_write_units = self.stats.host_write_units.wrapping_add(1);
                 return Ok(s);
             }
         }
@@ -272,7 +272,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
             state: SlotState::WbPending,
         };
         self.pending_push_back(s)?;
-        self.stats.host_write_units = self.stats.host_write_units.saturating_add(1);
+        self.stats.host_write_units = self.stats.host_write_units.wrapping_add(1);
         H::buffer_use(self);
         self.pump()?;
         Ok(s)
@@ -316,7 +316,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
                 ReadStart::Issued
             }
         };
-        self.stats.host_read_units = self.stats.host_read_units.saturating_add(1);
+        self.stats.host_read_units = self.stats.host_read_units.wrapping_add(1);
         Ok(start)
     }
 
@@ -359,16 +359,15 @@ impl<'a, H: Hooks> Ftl<'a, H> {
             let d = Lpn(dst.0.wrapping_add(done));
             if let Some(stop) = H::copy_unit(self, s, d)? {
                 if matches!(stop, CopyStop::Physical(_)) {
-                    self.stats.copy_fallback_units =
-                        self.stats.copy_fallback_units.saturating_add(1);
+                    self.stats.copy_fallback_units = self.stats.copy_fallback_units.wrapping_add(1);
                 }
                 return Ok(CopyProgress {
                     remapped: done,
                     stop,
                 });
             }
-            done = done.saturating_add(1);
-            self.stats.copy_remapped_units = self.stats.copy_remapped_units.saturating_add(1);
+            done = done.wrapping_add(1);
+            self.stats.copy_remapped_units = self.stats.copy_remapped_units.wrapping_add(1);
         }
         self.pump()?;
         Ok(CopyProgress {
@@ -461,7 +460,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
         let ok = result.is_ok();
         for s in dst.iter().take(units.count() as usize) {
             if !ok {
-                self.stats.host_read_errors = self.stats.host_read_errors.saturating_add(1);
+                self.stats.host_read_errors = self.stats.host_read_errors.wrapping_add(1);
             }
             self.slot_mut(*s)?.state = if ok {
                 SlotState::ReadDone
@@ -510,7 +509,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
             }
         }
         if failed {
-            self.stats.program_failures = self.stats.program_failures.saturating_add(1);
+            self.stats.program_failures = self.stats.program_failures.wrapping_add(1);
             self.retire_block(b)?;
         } else {
             H::page_programmed(self, *page)?;
@@ -528,13 +527,13 @@ impl<'a, H: Hooks> Ftl<'a, H> {
         if result.is_ok() {
             let base = self.format_pe;
             let m = self.blk_mut(*block)?;
-            m.pe = m.pe.max(base).saturating_add(1);
+            m.pe = m.pe.max(base).wrapping_add(1);
             if self.anchor_index(*block).is_some() {
                 // Kept for the checkpoint's anchor pages.
                 self.blk_mut(*block)?.state = BlockState::Anchor;
                 let p = self.g.plane_of(*block);
                 let pl = self.pl_mut(p)?;
-                pl.lost_blocks = pl.lost_blocks.saturating_add(1);
+                pl.lost_blocks = pl.lost_blocks.wrapping_add(1);
             } else {
                 self.free_push(*block)?;
             }
@@ -545,10 +544,10 @@ impl<'a, H: Hooks> Ftl<'a, H> {
                 }
             }
             self.blk_mut(*block)?.state = BlockState::Bad;
-            self.stats.bad_blocks = self.stats.bad_blocks.saturating_add(1);
+            self.stats.bad_blocks = self.stats.bad_blocks.wrapping_add(1);
             let p = self.g.plane_of(*block);
             let pl = self.pl_mut(p)?;
-            pl.lost_blocks = pl.lost_blocks.saturating_add(1);
+            pl.lost_blocks = pl.lost_blocks.wrapping_add(1);
         }
         if self.format_pending == 0 && self.format_cursor >= self.g.total_blocks() {
             self.phase = Phase::Running;
@@ -623,8 +622,8 @@ impl<'a, H: Hooks> Ftl<'a, H> {
                     0,
                     0,
                 )?;
-                self.format_cursor = self.format_cursor.saturating_add(1);
-                self.format_pending = self.format_pending.saturating_add(1);
+                self.format_cursor = self.format_cursor.wrapping_add(1);
+                self.format_pending = self.format_pending.wrapping_add(1);
             }
             return Ok(());
         }
@@ -656,7 +655,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
         if ready != pl.host_ready {
             pl.host_ready = ready;
             if ready {
-                self.ready_planes = self.ready_planes.saturating_add(1);
+                self.ready_planes = self.ready_planes.wrapping_add(1);
             } else {
                 self.ready_planes = self.ready_planes.saturating_sub(1);
             }
@@ -688,7 +687,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
         Ok(self
             .pl(p)?
             .free_count
-            .saturating_add(H::held_erased_pages(self, p)?.div_ceil(ppb)))
+            .wrapping_add(H::held_erased_pages(self, p)?.div_ceil(ppb)))
     }
 
     /// Whether plane `p` needs GC: its GC space ([`Self::gc_free`]) is at the
@@ -716,7 +715,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
     /// Records how many GC blocks plane `p` has open (the GC active block
     /// and those the migration hook holds) in `epm_active_blocks_max`.
     pub(crate) fn note_gc_blocks(&mut self, p: PlaneId) -> Result<(), Error> {
-        let open = H::held_blocks(self, p)?.saturating_add(u32::from(self.pl(p)?.gc_active != NIL));
+        let open = H::held_blocks(self, p)?.wrapping_add(u32::from(self.pl(p)?.gc_active != NIL));
         if open > self.stats.epm_active_blocks_max {
             self.stats.epm_active_blocks_max = open;
         }
@@ -880,7 +879,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
                     *l = lpn;
                 }
                 spare.units.insert(n);
-                n = n.saturating_add(1);
+                n = n.wrapping_add(1);
             }
             if n == 0 {
                 return Ok(());
@@ -902,7 +901,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
             self.stats.pad_units = self
                 .stats
                 .pad_units
-                .saturating_add(u64::from(upp.saturating_sub(u32::from(n))));
+                .wrapping_add(u64::from(upp.saturating_sub(u32::from(n))));
             let page = self.next_page_of(b, Stream::Host)?;
             spare.seq = self.next_seq();
             self.map_reserve_page(&spare);
@@ -931,10 +930,10 @@ impl<'a, H: Hooks> Ftl<'a, H> {
                 return Err(Error::Corrupt(&"programming a block that is not open"));
             }
             let page = u32::from(m.next_page);
-            m.pending = m.pending.saturating_add(1);
+            m.pending = m.pending.wrapping_add(1);
             page
         };
-        let next = H::usable_page(self, b, page.saturating_add(1));
+        let next = H::usable_page(self, b, page.wrapping_add(1));
         self.blk_mut(b)?.next_page =
             u16::try_from(next).map_err(|_| Error::Corrupt(&"next page beyond a block"))?;
         let p = self.g.plane_of(b);
@@ -978,7 +977,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
                     && target.wrapping_sub(m.aux) < 0x8000_0000
             });
             if blocked {
-                i = i.saturating_add(1);
+                i = i.wrapping_add(1);
                 continue;
             }
             self.flushes.swap_remove(i);
@@ -1023,7 +1022,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
                     if self.loc(l)? != Loc::Flash(pun) {
                         return Err(Error::Corrupt(&"p2l entry not referenced by l2p"));
                     }
-                    live = live.saturating_add(1);
+                    live = live.wrapping_add(1);
                 }
             }
             let m = self.blk(BlockId(b))?;
@@ -1040,16 +1039,16 @@ impl<'a, H: Hooks> Ftl<'a, H> {
         for p in 0..self.g.planes() {
             let (mut valid, mut lost) = (0u32, 0u32);
             let first = p.saturating_mul(self.g.blocks_per_plane);
-            for b in first..first.saturating_add(self.g.blocks_per_plane) {
+            for b in first..first.wrapping_add(self.g.blocks_per_plane) {
                 let m = self.blk(BlockId(b))?;
                 if m.state != BlockState::Meta {
-                    valid = valid.saturating_add(u32::from(m.valid));
+                    valid = valid.wrapping_add(u32::from(m.valid));
                 }
                 if matches!(
                     m.state,
                     BlockState::Bad | BlockState::Retiring | BlockState::Meta | BlockState::Anchor
                 ) {
-                    lost = lost.saturating_add(1);
+                    lost = lost.wrapping_add(1);
                 }
             }
             let pl = self.pl(PlaneId(p))?;
@@ -1064,7 +1063,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
             if pl.host_ready != want {
                 return Err(Error::Corrupt(&"plane host-ready flag is stale"));
             }
-            ready = ready.saturating_add(u32::from(want));
+            ready = ready.wrapping_add(u32::from(want));
         }
         if ready != self.ready_planes {
             return Err(Error::Corrupt(&"host-ready plane count is off"));

@@ -97,14 +97,14 @@ impl<H: Hooks> Ftl<'_, H> {
 
     pub(crate) fn mount_emit(&mut self, kind: OpKind, cmd: NandCmd, tag: u32) -> Result<(), Error> {
         self.emit(kind, cmd, Origin::Meta, 0, tag)?;
-        self.mnt.inflight = self.mnt.inflight.saturating_add(1);
-        self.stats.mount_ops = self.stats.mount_ops.saturating_add(1);
+        self.mnt.inflight = self.mnt.inflight.wrapping_add(1);
+        self.stats.mount_ops = self.stats.mount_ops.wrapping_add(1);
         match kind {
             OpKind::MountHead => {
-                self.stats.mount_head_reads = self.stats.mount_head_reads.saturating_add(1)
+                self.stats.mount_head_reads = self.stats.mount_head_reads.wrapping_add(1)
             }
             OpKind::MountReplay => {
-                self.stats.mount_replay_reads = self.stats.mount_replay_reads.saturating_add(1)
+                self.stats.mount_replay_reads = self.stats.mount_replay_reads.wrapping_add(1)
             }
             _ => {}
         }
@@ -132,14 +132,11 @@ impl<H: Hooks> Ftl<'_, H> {
                     let n = self.table_pages();
                     while self.mnt.cursor < n && self.ops_available() > 0 && self.ps.buf_free != 0 {
                         let i = self.mnt.cursor;
-                        self.mnt.cursor = self.mnt.cursor.saturating_add(1);
+                        self.mnt.cursor = self.mnt.cursor.wrapping_add(1);
                         let at = self.anc.newest_buf.and_then(|b| self.ps.buf(b)).map_or(
                             u32::MAX,
                             |d| {
-                                get_u32(
-                                    d,
-                                    META_HEADER.saturating_add((i as usize).saturating_mul(4)),
-                                )
+                                get_u32(d, META_HEADER.wrapping_add((i as usize).saturating_mul(4)))
                             },
                         );
                         if at >= self.g.total_pages() {
@@ -162,8 +159,7 @@ impl<H: Hooks> Ftl<'_, H> {
                     if self.anc.table_failed {
                         self.mnt.step = MountStep::Heads;
                     } else {
-                        self.stats.checkpoint_mounts =
-                            self.stats.checkpoint_mounts.saturating_add(1);
+                        self.stats.checkpoint_mounts = self.stats.checkpoint_mounts.wrapping_add(1);
                         self.mnt.step = MountStep::Region;
                     }
                 }
@@ -185,7 +181,7 @@ impl<H: Hooks> Ftl<'_, H> {
                     let total = self.g.total_blocks();
                     while self.mnt.cursor < total && self.ops_available() > 0 {
                         let b = BlockId(self.mnt.cursor);
-                        self.mnt.cursor = self.mnt.cursor.saturating_add(1);
+                        self.mnt.cursor = self.mnt.cursor.wrapping_add(1);
                         if let Some(i) = self.anchor_index(b) {
                             let bad = self.anc.bad.get(usize::from(i)).copied().unwrap_or(true);
                             let m = self.blk_mut(b)?;
@@ -221,7 +217,7 @@ impl<H: Hooks> Ftl<'_, H> {
                         && self.ps.buf_free != 0
                     {
                         let b = BlockId(self.mnt.cursor);
-                        self.mnt.cursor = self.mnt.cursor.saturating_add(1);
+                        self.mnt.cursor = self.mnt.cursor.wrapping_add(1);
                         if self.blk(b)?.state != BlockState::Meta {
                             continue;
                         }
@@ -259,8 +255,8 @@ impl<H: Hooks> Ftl<'_, H> {
                 }
                 MountStep::Replay => {
                     while self.mnt.cursor < self.mnt.n_regions && self.ops_available() > 0 {
-                        let b = self.record_entry(self.mnt.n_erase.saturating_add(self.mnt.cursor));
-                        self.mnt.cursor = self.mnt.cursor.saturating_add(1);
+                        let b = self.record_entry(self.mnt.n_erase.wrapping_add(self.mnt.cursor));
+                        self.mnt.cursor = self.mnt.cursor.wrapping_add(1);
                         if b >= self.g.total_blocks() {
                             continue;
                         }
@@ -280,7 +276,7 @@ impl<H: Hooks> Ftl<'_, H> {
                 MountStep::Erase => {
                     while self.mnt.cursor < self.mnt.n_erase && self.ops_available() > 0 {
                         let e = self.record_entry(self.mnt.cursor);
-                        self.mnt.cursor = self.mnt.cursor.saturating_add(1);
+                        self.mnt.cursor = self.mnt.cursor.wrapping_add(1);
                         let b = e & !IF_ERASED;
                         if b >= self.g.total_blocks() {
                             continue;
@@ -300,7 +296,7 @@ impl<H: Hooks> Ftl<'_, H> {
                     }
                     self.mnt.carried.clear();
                     for i in 0..self.mnt.n_regions {
-                        let b = self.record_entry(self.mnt.n_erase.saturating_add(i));
+                        let b = self.record_entry(self.mnt.n_erase.wrapping_add(i));
                         if b < self.g.total_blocks() {
                             self.mnt
                                 .carried
@@ -309,11 +305,11 @@ impl<H: Hooks> Ftl<'_, H> {
                         }
                     }
                     // Erase counts of the blocks that were free at the cut.
-                    let base = self.mnt.n_erase.saturating_add(self.mnt.n_regions);
+                    let base = self.mnt.n_erase.wrapping_add(self.mnt.n_regions);
                     for i in 0..self.mnt.n_free {
-                        let at = base.saturating_add(i.saturating_mul(2));
+                        let at = base.wrapping_add(i.saturating_mul(2));
                         let b = self.record_entry(at);
-                        let pe = self.record_entry(at.saturating_add(1));
+                        let pe = self.record_entry(at.wrapping_add(1));
                         if b < self.g.total_blocks() {
                             let m = self.blk_mut(BlockId(b))?;
                             if m.state == BlockState::Free && m.pe == PE_UNKNOWN {
@@ -322,7 +318,7 @@ impl<H: Hooks> Ftl<'_, H> {
                         }
                     }
                     self.mnt.pe_below =
-                        self.record_entry(base.saturating_add(self.mnt.n_free.saturating_mul(2)));
+                        self.record_entry(base.wrapping_add(self.mnt.n_free.saturating_mul(2)));
                     if let Some(buf) = self.mnt.record.take() {
                         self.ps.buf_release(buf);
                     }
@@ -341,10 +337,7 @@ impl<H: Hooks> Ftl<'_, H> {
 
     fn record_entry(&self, i: u32) -> u32 {
         match self.mnt.record.and_then(|b| self.ps.buf(b)) {
-            Some(b) => get_u32(
-                b,
-                META_HEADER.saturating_add((i as usize).saturating_mul(4)),
-            ),
+            Some(b) => get_u32(b, META_HEADER.wrapping_add((i as usize).saturating_mul(4))),
             None => u32::MAX,
         }
     }
@@ -407,7 +400,7 @@ impl<H: Hooks> Ftl<'_, H> {
                     Err(NandError::Uncorrectable) => true,
                     Err(_) => false,
                 };
-                let next = pib.saturating_add(1);
+                let next = pib.wrapping_add(1);
                 if more && next < ppb {
                     let page = self.g.ppn(b, next);
                     self.mount_emit(OpKind::MountRegion, NandCmd::ReadMeta { page, buf }, tag)?;
@@ -450,7 +443,7 @@ impl<H: Hooks> Ftl<'_, H> {
                     Err(NandError::Uncorrectable) => true,
                     Err(_) => false,
                 };
-                let next = self.g.page_in_block(page).saturating_add(1);
+                let next = self.g.page_in_block(page).wrapping_add(1);
                 if more && next < ppb {
                     let page = self.g.ppn(b, next);
                     self.mount_emit(
@@ -462,7 +455,7 @@ impl<H: Hooks> Ftl<'_, H> {
             }
             OpKind::MountErase => {
                 let m = self.blk_mut(b)?;
-                m.pe = m.pe.saturating_add(1);
+                m.pe = m.pe.wrapping_add(1);
                 m.state = if result.is_ok() {
                     BlockState::Free
                 } else {
@@ -562,7 +555,7 @@ impl<H: Hooks> Ftl<'_, H> {
                 self.set_loc(Lpn(l), Loc::Lost)?;
             }
             let n = u64::from(end.saturating_sub(first));
-            self.stats.lost_units = self.stats.lost_units.saturating_add(n);
+            self.stats.lost_units = self.stats.lost_units.wrapping_add(n);
         }
         Ok(())
     }
@@ -592,8 +585,8 @@ impl<H: Hooks> Ftl<'_, H> {
         for b in 0..total {
             let m = self.blk(BlockId(b))?;
             if m.pe != PE_UNKNOWN {
-                sum = sum.saturating_add(u64::from(m.pe));
-                n = n.saturating_add(1);
+                sum = sum.wrapping_add(u64::from(m.pe));
+                n = n.wrapping_add(1);
             }
         }
         let mean = u32::try_from(sum.checked_div(n).unwrap_or(0)).unwrap_or(0);
@@ -629,7 +622,7 @@ impl<H: Hooks> Ftl<'_, H> {
             if at != NIL {
                 let m = self.blk_mut(self.g.block_of(Ppn(at)))?;
                 if m.state == BlockState::Meta {
-                    m.valid = m.valid.saturating_add(1);
+                    m.valid = m.valid.wrapping_add(1);
                 }
             }
         }
@@ -649,14 +642,14 @@ impl<H: Hooks> Ftl<'_, H> {
                             self.set_loc(lpn, Loc::Lost)?;
                             self.map_touch(lpn)?;
                         }
-                        self.stats.lost_units = self.stats.lost_units.saturating_add(2);
+                        self.stats.lost_units = self.stats.lost_units.wrapping_add(2);
                     }
                 } else if self.blk(b)?.state == BlockState::Open {
                     self.mount_tag(p, Lpn(l))?;
                 } else {
                     self.set_loc(Lpn(l), Loc::Lost)?;
                     self.map_touch(Lpn(l))?;
-                    self.stats.lost_units = self.stats.lost_units.saturating_add(1);
+                    self.stats.lost_units = self.stats.lost_units.wrapping_add(1);
                 }
             }
         }
@@ -670,18 +663,18 @@ impl<H: Hooks> Ftl<'_, H> {
                 }
                 BlockState::Free | BlockState::Unknown => self.free_push(b)?,
                 BlockState::Meta => {
-                    self.ps.region_blocks = self.ps.region_blocks.saturating_add(1);
+                    self.ps.region_blocks = self.ps.region_blocks.wrapping_add(1);
                     let pl = self.pl_mut(p)?;
-                    pl.lost_blocks = pl.lost_blocks.saturating_add(1);
+                    pl.lost_blocks = pl.lost_blocks.wrapping_add(1);
                 }
                 BlockState::Bad => {
-                    self.stats.bad_blocks = self.stats.bad_blocks.saturating_add(1);
+                    self.stats.bad_blocks = self.stats.bad_blocks.wrapping_add(1);
                     let pl = self.pl_mut(p)?;
-                    pl.lost_blocks = pl.lost_blocks.saturating_add(1);
+                    pl.lost_blocks = pl.lost_blocks.wrapping_add(1);
                 }
                 BlockState::Anchor => {
                     let pl = self.pl_mut(p)?;
-                    pl.lost_blocks = pl.lost_blocks.saturating_add(1);
+                    pl.lost_blocks = pl.lost_blocks.wrapping_add(1);
                 }
                 BlockState::Full | BlockState::Victim | BlockState::Retiring => {}
             }

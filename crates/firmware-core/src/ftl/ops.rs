@@ -137,7 +137,7 @@ impl<H: Hooks> Ftl<'_, H> {
         }
         *dst.get_mut(below).ok_or(Error::Corrupt(&"read dst"))? = s;
         units.insert(off);
-        e.count = e.count.saturating_add(1);
+        e.count = e.count.wrapping_add(1);
         Ok(true)
     }
 
@@ -162,7 +162,7 @@ impl<H: Hooks> Ftl<'_, H> {
         e.kind = OpKind::Free;
         *g = g.wrapping_add(1);
         stack_push(self.t.ops, &mut self.op_free, idx)?;
-        self.op_free_count = self.op_free_count.saturating_add(1);
+        self.op_free_count = self.op_free_count.wrapping_add(1);
         Ok(out)
     }
 
@@ -170,28 +170,28 @@ impl<H: Hooks> Ftl<'_, H> {
         let s = &mut self.stats;
         match cmd {
             NandCmd::Read { .. } | NandCmd::ReadMeta { .. } => {
-                s.nand_reads = s.nand_reads.saturating_add(1)
+                s.nand_reads = s.nand_reads.wrapping_add(1)
             }
-            NandCmd::ProgramMeta { .. } => s.nand_programs = s.nand_programs.saturating_add(1),
+            NandCmd::ProgramMeta { .. } => s.nand_programs = s.nand_programs.wrapping_add(1),
             NandCmd::Program { spare, .. } => {
-                s.nand_programs = s.nand_programs.saturating_add(1);
+                s.nand_programs = s.nand_programs.wrapping_add(1);
                 let n = u64::from(spare.units.count());
                 match origin {
-                    Origin::Host => s.host_program_units = s.host_program_units.saturating_add(n),
+                    Origin::Host => s.host_program_units = s.host_program_units.wrapping_add(n),
                     Origin::Meta => {}
                     _ => {
-                        s.gc_program_units = s.gc_program_units.saturating_add(n);
-                        s.offchip_copy_pages = s.offchip_copy_pages.saturating_add(1);
+                        s.gc_program_units = s.gc_program_units.wrapping_add(n);
+                        s.offchip_copy_pages = s.offchip_copy_pages.wrapping_add(1);
                     }
                 }
             }
             NandCmd::Erase { .. } | NandCmd::GuardedErase { .. } => {
-                s.nand_erases = s.nand_erases.saturating_add(1)
+                s.nand_erases = s.nand_erases.wrapping_add(1)
             }
             NandCmd::Copyback { spare, .. } => {
-                s.nand_copybacks = s.nand_copybacks.saturating_add(1);
+                s.nand_copybacks = s.nand_copybacks.wrapping_add(1);
                 let n = u64::from(spare.units.count());
-                s.gc_program_units = s.gc_program_units.saturating_add(n);
+                s.gc_program_units = s.gc_program_units.wrapping_add(n);
             }
         }
     }

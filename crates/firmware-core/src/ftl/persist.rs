@@ -59,7 +59,7 @@ impl<H: Hooks> Ftl<'_, H> {
             if !out.iter().take(n).any(|t| *t == tp) {
                 if let Some(o) = out.get_mut(n) {
                     *o = tp;
-                    n = n.saturating_add(1);
+                    n = n.wrapping_add(1);
                 }
             }
         }
@@ -115,7 +115,7 @@ impl<H: Hooks> Ftl<'_, H> {
             if u8::try_from(i).is_ok_and(|i| spare.units.contains(i)) {
                 if let Some(d) = lpns.get_mut(n) {
                     *d = *l;
-                    n = n.saturating_add(1);
+                    n = n.wrapping_add(1);
                 }
             }
         }
@@ -148,7 +148,7 @@ impl<H: Hooks> Ftl<'_, H> {
             let (was, now) = (
                 *c,
                 if take {
-                    c.saturating_add(1)
+                    c.wrapping_add(1)
                 } else {
                     c.saturating_sub(1)
                 },
@@ -157,7 +157,7 @@ impl<H: Hooks> Ftl<'_, H> {
             let flagged = self.ps.flag(*tp) & F_RESERVED != 0;
             if was == 0 && now > 0 && !dirty && !flagged {
                 self.ps.set_flag(*tp, F_RESERVED, true);
-                self.ps.reserved = self.ps.reserved.saturating_add(1);
+                self.ps.reserved = self.ps.reserved.wrapping_add(1);
             } else if was > 0 && now == 0 && flagged {
                 self.ps.set_flag(*tp, F_RESERVED, false);
                 self.ps.reserved = self.ps.reserved.saturating_sub(1);
@@ -209,10 +209,10 @@ impl<H: Hooks> Ftl<'_, H> {
             self.ps.take_for_write_back(tp)?;
             H::tp_dirty(self, tp, false)?;
             self.tp_emit(tp, page, OpKind::MapProgram)?;
-            issued = issued.saturating_add(1);
+            issued = issued.wrapping_add(1);
         }
         if issued > 0 {
-            self.stats.map_flushes = self.stats.map_flushes.saturating_add(1);
+            self.stats.map_flushes = self.stats.map_flushes.wrapping_add(1);
         }
         Ok(())
     }
@@ -245,7 +245,7 @@ impl<H: Hooks> Ftl<'_, H> {
         let first = (tp.0 as usize).saturating_mul(epp);
         let logical = self.cfg.logical_units as usize;
         let n = epp.min(logical.saturating_sub(first));
-        let Some(l2p) = self.t.l2p.get(first..first.saturating_add(n)) else {
+        let Some(l2p) = self.t.l2p.get(first..first.wrapping_add(n)) else {
             return Err(Error::Corrupt(&"tp range"));
         };
         let Some(b) = (if let Some(start) = usize::from(buf.0).checked_mul(self.ps.page_bytes) {
@@ -264,7 +264,7 @@ impl<H: Hooks> Ftl<'_, H> {
                 Loc::Lost => ENTRY_LOST,
                 Loc::Unmapped | Loc::Buffer(_) => ENTRY_UNMAPPED,
             };
-            put_u32(b, META_HEADER.saturating_add(i.saturating_mul(4)), v);
+            put_u32(b, META_HEADER.wrapping_add(i.saturating_mul(4)), v);
         }
         seal(b, MAGIC_TP, tp.0, n as u32);
         Ok(())
@@ -285,14 +285,14 @@ impl<H: Hooks> Ftl<'_, H> {
             return Ok(None);
         }
         for i in 0..n as usize {
-            let v = get_u32(b, META_HEADER.saturating_add(i.saturating_mul(4)));
+            let v = get_u32(b, META_HEADER.wrapping_add(i.saturating_mul(4)));
             let loc = match v {
                 ENTRY_UNMAPPED => Loc::Unmapped,
                 ENTRY_LOST => Loc::Lost,
                 p if p < units => Loc::Flash(crate::medium::addr::Pun(p)),
                 _ => return Err(Error::Corrupt(&"translation page entry outside the array")),
             };
-            if let Some(e) = self.t.l2p.get_mut(first.saturating_add(i)) {
+            if let Some(e) = self.t.l2p.get_mut(first.wrapping_add(i)) {
                 *e = loc.encode();
             }
         }
@@ -325,7 +325,7 @@ impl<H: Hooks> Ftl<'_, H> {
             self.ps.set_flag(tp, F_MOVING, false);
         }
         if result.is_err() {
-            self.stats.program_failures = self.stats.program_failures.saturating_add(1);
+            self.stats.program_failures = self.stats.program_failures.wrapping_add(1);
             // The block is done for: close it so cleaning empties it.
             let ppb = self.g.pages_per_block;
             self.blk_mut(b)?.next_page = u16::try_from(ppb)
@@ -351,8 +351,8 @@ impl<H: Hooks> Ftl<'_, H> {
                 *e = spare.seq;
             }
             let m = self.blk_mut(b)?;
-            m.valid = m.valid.saturating_add(1);
-            self.stats.map_programs = self.stats.map_programs.saturating_add(1);
+            m.valid = m.valid.wrapping_add(1);
+            self.stats.map_programs = self.stats.map_programs.wrapping_add(1);
         }
         self.region_maintain()?;
         if self.ps.waiting {
@@ -367,7 +367,7 @@ impl<H: Hooks> Ftl<'_, H> {
     /// Region blocks of plane `p`, as an iterator over block ids.
     fn region_blocks(&self, p: PlaneId) -> impl Iterator<Item = BlockId> + '_ {
         let first = self.g.first_block(p).0;
-        (first..first.saturating_add(self.g.blocks_per_plane))
+        (first..first.wrapping_add(self.g.blocks_per_plane))
             .map(BlockId)
             .filter(|b| self.blk(*b).is_ok_and(|m| m.state == BlockState::Meta))
     }
@@ -388,7 +388,7 @@ impl<H: Hooks> Ftl<'_, H> {
     fn region_want(&self) -> u32 {
         self.ps
             .cut_reserve_pages
-            .saturating_add(self.g.pages_per_block.saturating_mul(2))
+            .wrapping_add(self.g.pages_per_block.saturating_mul(2))
     }
 
     /// Whether a write-back or move may open an erased block now: the cut
@@ -405,7 +405,7 @@ impl<H: Hooks> Ftl<'_, H> {
         } else {
             self.ps.cut_reserve_pages
         };
-        Ok(self.region_erased_pages()? >= reserve.saturating_add(ppb))
+        Ok(self.region_erased_pages()? >= reserve.wrapping_add(ppb))
     }
 
     /// Region pages a cut needs while settling with the buffer empty: the
@@ -413,8 +413,8 @@ impl<H: Hooks> Ftl<'_, H> {
     fn settle_cut_pages(&self) -> u32 {
         self.ps
             .used()
-            .saturating_add(1)
-            .saturating_add(self.table_pages())
+            .wrapping_add(1)
+            .wrapping_add(self.table_pages())
     }
 
     /// The translation-page budget in force. Settling with the region
@@ -452,9 +452,7 @@ impl<H: Hooks> Ftl<'_, H> {
         if !self.region_starved() {
             return Ok(false);
         }
-        let need = self
-            .settle_cut_pages()
-            .saturating_add(self.g.pages_per_block);
+        let need = self.settle_cut_pages().wrapping_add(self.g.pages_per_block);
         if self.ps.used() > self.ps.budget || self.region_erased_pages()? < need {
             return Ok(false);
         }
@@ -515,8 +513,8 @@ impl<H: Hooks> Ftl<'_, H> {
             self.ps.erased_blocks = self.ps.erased_blocks.saturating_sub(1);
         }
         let m = self.blk_mut(b)?;
-        m.next_page = m.next_page.saturating_add(1);
-        m.pending = m.pending.saturating_add(1);
+        m.next_page = m.next_page.wrapping_add(1);
+        m.pending = m.pending.wrapping_add(1);
         Ok(self.g.ppn(b, page))
     }
 
@@ -535,11 +533,11 @@ impl<H: Hooks> Ftl<'_, H> {
         // plane's GC reserve down to one block, GC's next destination.
         let ppb = self.g.pages_per_block;
         let starved = self.phase == Phase::Settling
-            || self.region_erased_pages()? < self.ps.cut_reserve_pages.saturating_add(ppb);
+            || self.region_erased_pages()? < self.ps.cut_reserve_pages.wrapping_add(ppb);
         let keep = if starved {
             1
         } else {
-            self.cfg.gc_reserve_blocks.saturating_add(1)
+            self.cfg.gc_reserve_blocks.wrapping_add(1)
         };
         while self.region_erased_pages()? < want {
             let mut best = (NIL, 0u32);
@@ -563,9 +561,9 @@ impl<H: Hooks> Ftl<'_, H> {
             m.next_page = 0;
             m.pending = 0;
             let pl = self.pl_mut(p)?;
-            pl.lost_blocks = pl.lost_blocks.saturating_add(1);
-            self.ps.erased_blocks = self.ps.erased_blocks.saturating_add(1);
-            self.ps.region_blocks = self.ps.region_blocks.saturating_add(1);
+            pl.lost_blocks = pl.lost_blocks.wrapping_add(1);
+            self.ps.erased_blocks = self.ps.erased_blocks.wrapping_add(1);
+            self.ps.region_blocks = self.ps.region_blocks.wrapping_add(1);
             self.refresh_ready(p)?;
             if self.gc_wanted(p)? {
                 self.attend(p)?;
@@ -668,7 +666,7 @@ impl<H: Hooks> Ftl<'_, H> {
         if result.is_ok() {
             {
                 let m = self.blk_mut(*block)?;
-                m.pe = m.pe.saturating_add(1);
+                m.pe = m.pe.wrapping_add(1);
                 m.next_page = 0;
                 m.valid = 0;
                 m.pending = 0;
@@ -679,11 +677,11 @@ impl<H: Hooks> Ftl<'_, H> {
                 pl.lost_blocks = pl.lost_blocks.saturating_sub(1);
                 self.free_push(*block)?;
             } else {
-                self.ps.erased_blocks = self.ps.erased_blocks.saturating_add(1);
+                self.ps.erased_blocks = self.ps.erased_blocks.wrapping_add(1);
             }
         } else {
-            self.stats.erase_failures = self.stats.erase_failures.saturating_add(1);
-            self.stats.bad_blocks = self.stats.bad_blocks.saturating_add(1);
+            self.stats.erase_failures = self.stats.erase_failures.wrapping_add(1);
+            self.stats.bad_blocks = self.stats.bad_blocks.wrapping_add(1);
             // Stays counted in `lost_blocks`, now as a bad block.
             self.blk_mut(*block)?.state = BlockState::Bad;
             self.ps.region_blocks = self.ps.region_blocks.saturating_sub(1);

@@ -112,7 +112,7 @@ impl<H: Hooks> Ftl<'_, H> {
         if let Some(b) = self.ps.buf_mut(record) {
             b.fill(0xff);
             for (i, blk) in erases.iter().enumerate() {
-                put_u32(b, META_HEADER.saturating_add(i.saturating_mul(4)), *blk);
+                put_u32(b, META_HEADER.wrapping_add(i.saturating_mul(4)), *blk);
             }
         }
         self.cut.record = record;
@@ -158,10 +158,10 @@ impl<H: Hooks> Ftl<'_, H> {
         self.cfg
             .write_buffer_units
             .div_ceil(upp)
-            .saturating_add(self.ps.budget)
-            .saturating_add(1)
-            .saturating_add(self.table_pages())
-            .saturating_add(u32::from(self.table_pages() > 0))
+            .wrapping_add(self.ps.budget)
+            .wrapping_add(1)
+            .wrapping_add(self.table_pages())
+            .wrapping_add(u32::from(self.table_pages() > 0))
     }
 
     fn record_capacity(&self) -> usize {
@@ -218,7 +218,7 @@ impl<H: Hooks> Ftl<'_, H> {
                     let n_erase = self.cut.n_erase;
                     let at = n_erase as usize;
                     let cap = self.record_capacity();
-                    if at.saturating_add(self.cut.regions.len()) > cap {
+                    if at.wrapping_add(self.cut.regions.len()) > cap {
                         return Err(Error::Corrupt(&"cut record overflow"));
                     }
                     let regions = self.cut.regions.clone();
@@ -226,11 +226,10 @@ impl<H: Hooks> Ftl<'_, H> {
                         return Err(Error::Corrupt(&"cut record buffer"));
                     };
                     for (i, r) in regions.iter().enumerate() {
-                        let off =
-                            META_HEADER.saturating_add(at.saturating_add(i).saturating_mul(4));
+                        let off = META_HEADER.wrapping_add(at.wrapping_add(i).saturating_mul(4));
                         put_u32(b, off, *r);
                     }
-                    let n_free = self.record_free_counts(buf, at.saturating_add(regions.len()))?;
+                    let n_free = self.record_free_counts(buf, at.wrapping_add(regions.len()))?;
                     let Some(b) = self.ps.buf_mut(buf) else {
                         return Err(Error::Corrupt(&"cut record buffer"));
                     };
@@ -266,7 +265,7 @@ impl<H: Hooks> Ftl<'_, H> {
                         return Ok(());
                     };
                     let page = Ppn(self.cut.table.get(i as usize).copied().unwrap_or(NIL));
-                    self.cut.table_emitted = i.saturating_add(1);
+                    self.cut.table_emitted = i.wrapping_add(1);
                     self.table_encode(buf, i)?;
                     let spare = Spare {
                         kind: PageKind::Meta,
@@ -313,10 +312,7 @@ impl<H: Hooks> Ftl<'_, H> {
                 break;
             }
             let e = self.ps.buf(buf).map_or(u32::MAX, |b| {
-                get_u32(
-                    b,
-                    META_HEADER.saturating_add((i as usize).saturating_mul(4)),
-                )
+                get_u32(b, META_HEADER.wrapping_add((i as usize).saturating_mul(4)))
             });
             let blk = e & !IF_ERASED;
             if blk >= self.g.total_blocks() {
@@ -326,10 +322,10 @@ impl<H: Hooks> Ftl<'_, H> {
             let pe = if e & IF_ERASED != 0 {
                 pe
             } else {
-                pe.saturating_add(1)
+                pe.wrapping_add(1)
             };
-            self.record_pair(buf, at.saturating_add(n.saturating_mul(2)), blk, pe)?;
-            n = n.saturating_add(1);
+            self.record_pair(buf, at.wrapping_add(n.saturating_mul(2)), blk, pe)?;
+            n = n.wrapping_add(1);
         }
         // If not every erased block fits, name the most worn: the smallest
         // threshold whose blocks fit. Mount gives the others at most the
@@ -338,21 +334,21 @@ impl<H: Hooks> Ftl<'_, H> {
         let (mut lo, mut hi) = (0u32, 0u32);
         for blk in 0..self.g.total_blocks() {
             if let Some(pe) = self.unwritten_pe(BlockId(blk))? {
-                hi = hi.max(pe.saturating_add(1));
+                hi = hi.max(pe.wrapping_add(1));
             }
         }
         while lo < hi {
-            let mid = lo.saturating_add(hi.saturating_sub(lo) / 2);
+            let mid = lo.wrapping_add(hi.saturating_sub(lo) / 2);
             let mut count = 0usize;
             for blk in 0..self.g.total_blocks() {
                 if self.unwritten_pe(BlockId(blk))?.is_some_and(|pe| pe >= mid) {
-                    count = count.saturating_add(1);
+                    count = count.wrapping_add(1);
                 }
             }
             if count <= left {
                 hi = mid;
             } else {
-                lo = mid.saturating_add(1);
+                lo = mid.wrapping_add(1);
             }
         }
         let threshold = lo;
@@ -366,11 +362,10 @@ impl<H: Hooks> Ftl<'_, H> {
             if pe < threshold {
                 continue;
             }
-            self.record_pair(buf, at.saturating_add(n.saturating_mul(2)), blk, pe)?;
-            n = n.saturating_add(1);
+            self.record_pair(buf, at.wrapping_add(n.saturating_mul(2)), blk, pe)?;
+            n = n.wrapping_add(1);
         }
-        let off =
-            META_HEADER.saturating_add(at.saturating_add(n.saturating_mul(2)).saturating_mul(4));
+        let off = META_HEADER.wrapping_add(at.wrapping_add(n.saturating_mul(2)).saturating_mul(4));
         if let Some(b) = self.ps.buf_mut(buf) {
             put_u32(b, off, threshold);
         }
@@ -379,12 +374,12 @@ impl<H: Hooks> Ftl<'_, H> {
 
     /// Writes the (block, erase count) pair at entry `i` of the record.
     fn record_pair(&mut self, buf: MetaBuf, i: usize, blk: u32, pe: u32) -> Result<(), Error> {
-        let off = META_HEADER.saturating_add(i.saturating_mul(4));
+        let off = META_HEADER.wrapping_add(i.saturating_mul(4));
         let Some(b) = self.ps.buf_mut(buf) else {
             return Err(Error::Corrupt(&"cut record buffer"));
         };
         put_u32(b, off, blk);
-        put_u32(b, off.saturating_add(4), pe);
+        put_u32(b, off.wrapping_add(4), pe);
         Ok(())
     }
 
@@ -417,9 +412,9 @@ impl<H: Hooks> Ftl<'_, H> {
     }
 
     fn cut_count(&mut self) {
-        self.cut.emitted = self.cut.emitted.saturating_add(1);
-        self.cut.outstanding = self.cut.outstanding.saturating_add(1);
-        self.stats.cut_programs = self.stats.cut_programs.saturating_add(1);
+        self.cut.emitted = self.cut.emitted.wrapping_add(1);
+        self.cut.outstanding = self.cut.outstanding.wrapping_add(1);
+        self.stats.cut_programs = self.stats.cut_programs.wrapping_add(1);
     }
 
     /// Programs one page of buffered units. False: nothing left.
@@ -434,7 +429,7 @@ impl<H: Hooks> Ftl<'_, H> {
         let mut n = 0u8;
         while u32::from(n) < upp && self.cut.slot_cursor < w {
             let i = self.cut.slot_cursor;
-            self.cut.slot_cursor = i.saturating_add(1);
+            self.cut.slot_cursor = i.wrapping_add(1);
             let idx = u16::try_from(i).map_err(|_| Error::Corrupt(&"slot index"))?;
             let m = *self.slot(Slot(idx))?;
             if !matches!(m.state, SlotState::WbPending | SlotState::WbProgramming) {
@@ -451,7 +446,7 @@ impl<H: Hooks> Ftl<'_, H> {
                 *l = Lpn(m.lpn);
             }
             spare.units.insert(n);
-            n = n.saturating_add(1);
+            n = n.wrapping_add(1);
         }
         if n == 0 {
             return Ok(false);
@@ -481,7 +476,7 @@ impl<H: Hooks> Ftl<'_, H> {
             return Ok(None);
         }
         let page = u32::from(m.next_page);
-        m.next_page = m.next_page.saturating_add(1);
+        m.next_page = m.next_page.wrapping_add(1);
         Ok(Some(self.g.ppn(BlockId(b), page)))
     }
 

@@ -21,7 +21,7 @@ impl<H: Hooks> Ftl<'_, H> {
         }
         let due = {
             let pl = self.pl_mut(p)?;
-            pl.erases_since_wl = pl.erases_since_wl.saturating_add(1);
+            pl.erases_since_wl = pl.erases_since_wl.wrapping_add(1);
             pl.erases_since_wl >= self.cfg.wl_check_interval
         };
         if !due {
@@ -30,7 +30,7 @@ impl<H: Hooks> Ftl<'_, H> {
         self.pl_mut(p)?.erases_since_wl = 0;
         let first = self.g.first_block(p).0;
         let (mut min_pe, mut max_pe, mut coldest) = (u32::MAX, 0u32, NIL);
-        for b in first..first.saturating_add(self.g.blocks_per_plane) {
+        for b in first..first.wrapping_add(self.g.blocks_per_plane) {
             let m = self.blk(BlockId(b))?;
             if m.state == BlockState::Bad {
                 continue;

@@ -90,7 +90,7 @@ impl<'a> MapDirty<'a> {
         if was {
             self.unlink(tp.0)?;
         } else {
-            self.count = self.count.saturating_add(1);
+            self.count = self.count.wrapping_add(1);
         }
         let tail = self.tail;
         {
@@ -183,7 +183,7 @@ impl<'a> MapDirty<'a> {
             if let Some(slot) = out.get_mut(n) {
                 *slot = Tpn(tp);
             }
-            n = n.saturating_add(1);
+            n = n.wrapping_add(1);
         }
         Ok(n)
     }

@@ -118,7 +118,7 @@ fn partial<'a, H: Hooks + HasCopyless<'a>>(f: &Ftl<'_, H>) -> bool {
 fn tag_limit<'a, H: Hooks + HasCopyless<'a>>(f: &Ftl<'_, H>) -> u32 {
     if partial(f) {
         let upp = u32::from(f.g.units_per_page);
-        f.ps.budget.saturating_sub(upp).saturating_add(1).max(1)
+        f.ps.budget.saturating_sub(upp).wrapping_add(1).max(1)
     } else {
         u32::MAX
     }
@@ -143,7 +143,7 @@ pub(crate) fn room_for_extra<H: Hooks>(f: &mut Ftl<'_, H>, extra: u32) -> Result
         return Ok(true);
     }
     let upp = u32::from(f.g.units_per_page);
-    let need = f.ps.used().saturating_add(upp).saturating_add(extra);
+    let need = f.ps.used().wrapping_add(upp).wrapping_add(extra);
     if need <= f.ps.budget {
         return Ok(true);
     }
@@ -162,7 +162,7 @@ pub(crate) fn room_for_extra<H: Hooks>(f: &mut Ftl<'_, H>, extra: u32) -> Result
 /// of a relocation in flight.
 pub(crate) fn reserve_extra<H: Hooks>(f: &mut Ftl<'_, H>, n: u32, take: bool) {
     f.ps.reserved = if take {
-        f.ps.reserved.saturating_add(n)
+        f.ps.reserved.wrapping_add(n)
     } else {
         f.ps.reserved.saturating_sub(n)
     };
@@ -257,7 +257,7 @@ pub(crate) fn unit_lost<'a, H: Hooks + HasCopyless<'a>>(
     while let Some(t) = f.h.copyless().and_then(|cc| cc.next_tag(&mut c)) {
         if t != lpn {
             f.set_loc(t, Loc::Lost)?;
-            f.stats.lost_units = f.stats.lost_units.saturating_add(1);
+            f.stats.lost_units = f.stats.lost_units.wrapping_add(1);
         }
     }
     if let Some(cc) = f.h.copyless_mut() {

@@ -138,7 +138,7 @@ impl<'a> RefCounts<'a> {
         if c >= self.max {
             return Ok(Inc::Overflow);
         }
-        let n = c.saturating_add(1);
+        let n = c.wrapping_add(1);
         self.set(unit, n)?;
         Ok(Inc::Counted(n))
     }
@@ -263,7 +263,7 @@ impl<'a> ShadowOob<'a> {
                 let head = s.head(b)?;
                 s.ent_mut(idx)?.next = head;
                 s.set_head(b, idx)?;
-                s.used = s.used.saturating_add(1);
+                s.used = s.used.wrapping_add(1);
             }
         }
         Ok(s)
@@ -326,7 +326,7 @@ impl<'a> ShadowOob<'a> {
             if e.unit == unit && e.tag == tag {
                 return Ok(Some((prev, i)));
             }
-            steps = steps.saturating_add(1);
+            steps = steps.wrapping_add(1);
             if steps > self.capacity() {
                 return Err(Error::Corrupt(&"shadow OOB chain cycle"));
             }
@@ -375,7 +375,7 @@ impl<'a> ShadowOob<'a> {
         };
         self.free = next_free;
         self.set_head(b, i)?;
-        self.used = self.used.saturating_add(1);
+        self.used = self.used.wrapping_add(1);
         Ok(true)
     }
 
@@ -464,7 +464,7 @@ impl<'a> ShadowOob<'a> {
         let mut i = self.head(self.bucket(from.0)?)?;
         let mut steps = 0u32;
         while i != NIL {
-            steps = steps.saturating_add(1);
+            steps = steps.wrapping_add(1);
             if steps > self.capacity() {
                 return Err(Error::Corrupt(&"shadow OOB chain cycle"));
             }
@@ -476,7 +476,7 @@ impl<'a> ShadowOob<'a> {
                 self.unlink(from.0, prev, i)?;
                 self.ent_mut(i)?.next = moved;
                 moved = i;
-                n = n.saturating_add(1);
+                n = n.wrapping_add(1);
             } else {
                 prev = i;
             }

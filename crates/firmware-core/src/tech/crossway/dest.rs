@@ -15,8 +15,8 @@ fn busy<H: Hooks>(f: &Ftl<'_, H>, q: PlaneId) -> Result<u32, Error> {
     let (host, gc, reads) = (pl.host_active, pl.gc_active, pl.gc_reads);
     let pending = |b: u32| f.blk(BlockId(b)).map_or(0, |m| u32::from(m.pending));
     Ok(u32::from(reads)
-        .saturating_add(pending(host))
-        .saturating_add(pending(gc)))
+        .wrapping_add(pending(host))
+        .wrapping_add(pending(gc)))
 }
 
 /// The GC destination block for pages of plane `p`: the GC active block of
@@ -31,8 +31,8 @@ pub(crate) fn target<H: Hooks>(f: &mut Ftl<'_, H>, p: PlaneId) -> Result<Option<
     let first_die = die.checked_div(dpc).unwrap_or(0).saturating_mul(dpc);
     let within = p.0.checked_rem(ppd).unwrap_or(0);
     let mut best: Option<(u32, u32, PlaneId)> = None;
-    for d in first_die..first_die.saturating_add(dpc) {
-        let q = PlaneId(d.saturating_mul(ppd).saturating_add(within));
+    for d in first_die..first_die.wrapping_add(dpc) {
+        let q = PlaneId(d.saturating_mul(ppd).wrapping_add(within));
         if d == die || !f.has_room(q)? {
             continue;
         }

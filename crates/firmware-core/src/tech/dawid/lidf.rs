@@ -103,7 +103,7 @@ impl<'a> Lidf<'a> {
     /// A host write whose mapping entry is in `tp` entered the buffer.
     pub fn buffered_write(&mut self, tp: Tpn) -> Result<(), Error> {
         let e = self.entry_mut(tp.0)?;
-        e.buffered = e.buffered.saturating_add(1);
+        e.buffered = e.buffered.wrapping_add(1);
         let (dirty, in_zero, pos) = (e.dirty, e.in_zero, e.heap_pos);
         if dirty {
             if !in_zero {
@@ -251,7 +251,7 @@ impl<'a> Lidf<'a> {
     fn heap_push(&mut self, tp: u32) -> Result<(), Error> {
         let i = self.heap_len;
         self.place(i, tp)?;
-        self.heap_len = i.saturating_add(1);
+        self.heap_len = i.wrapping_add(1);
         self.sift_up(i)
     }
 
@@ -290,11 +290,11 @@ impl<'a> Lidf<'a> {
 
     fn sift_down(&mut self, mut i: u32) -> Result<(), Error> {
         loop {
-            let l = i.saturating_mul(2).saturating_add(1);
+            let l = i.saturating_mul(2).wrapping_add(1);
             if l >= self.heap_len {
                 return Ok(());
             }
-            let r = l.saturating_add(1);
+            let r = l.wrapping_add(1);
             let mut big = l;
             if r < self.heap_len && self.key(r)? > self.key(l)? {
                 big = r;

@@ -92,7 +92,7 @@ pub(crate) fn push<'a, H: Hooks + HasLidf<'a>>(f: &mut Ftl<'_, H>, s: Slot) -> R
     let next = *head;
     *head = s.0;
     o.lidf.buffered_write(tp)?;
-    o.len = o.len.saturating_add(1);
+    o.len = o.len.wrapping_add(1);
     f.slot_mut(s)?.next = next;
     Ok(())
 }

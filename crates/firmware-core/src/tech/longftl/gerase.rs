@@ -248,7 +248,7 @@ pub(crate) fn usable_page<'a, H: Hooks + HasLongftl<'a>>(
             break;
         }
         p = p
-            .saturating_add(ppw)
+            .wrapping_add(ppw)
             .saturating_sub(p.checked_rem(ppw).unwrap_or(0));
     }
     p
@@ -285,7 +285,7 @@ pub(crate) fn victim_erase<'a, H: Hooks + HasLongftl<'a>>(
     // blocks of room above its valid data, or GC could run dry.
     let headroom = f
         .room_units(p)?
-        .saturating_add(u64::from(skip_units(f, b)))
+        .wrapping_add(u64::from(skip_units(f, b)))
         .saturating_sub(u64::from(f.pl(p)?.valid_units))
         .saturating_sub(u64::from(f.g.units_per_block()).saturating_mul(HEADROOM_BLOCKS));
     let per_wl = u64::from(f.g.pages_per_wordline).saturating_mul(u64::from(f.g.units_per_page));
@@ -295,7 +295,7 @@ pub(crate) fn victim_erase<'a, H: Hooks + HasLongftl<'a>>(
         f.stats.host_program_units,
         f.stats
             .host_program_units
-            .saturating_add(f.stats.gc_program_units),
+            .wrapping_add(f.stats.gc_program_units),
     );
     let Some(g) = f.h.longftl_mut() else {
         return Ok(plain);
@@ -351,8 +351,7 @@ pub(crate) fn victim_erase<'a, H: Hooks + HasLongftl<'a>>(
             let n = usize::from(mode.protected_wls).min(buf.len());
             let due = n > 0
                 && u64::from(meta.gerase_count).saturating_mul(1000)
-                    < u64::from(mode.relief_permille)
-                        .saturating_mul(u64::from(pe.saturating_add(1)));
+                    < u64::from(mode.relief_permille).saturating_mul(u64::from(pe.wrapping_add(1)));
             let room =
                 (g.cfg.scope == GEraseScope::All || guarded_free < HOST_GUARDED_FREE) && fits(n);
             if !(due && room) {
@@ -380,7 +379,7 @@ fn guarded_free<'a, H: Hooks + HasLongftl<'a>>(f: &Ftl<'_, H>, p: PlaneId) -> Re
     let mut n = 0u32;
     let mut cur = f.pl(p)?.free_head;
     while cur != NIL {
-        n = n.saturating_add(u32::from(is_guarded(f, BlockId(cur))));
+        n = n.wrapping_add(u32::from(is_guarded(f, BlockId(cur))));
         cur = f.blk(BlockId(cur))?.next;
     }
     Ok(n)
@@ -411,10 +410,10 @@ pub(crate) fn guard_erased<'a, H: Hooks + HasLongftl<'a>>(
     match low {
         Some(set) => {
             m.skip = set;
-            m.gerase_count = m.gerase_count.saturating_add(1);
+            m.gerase_count = m.gerase_count.wrapping_add(1);
             m.guarded = true;
-            f.stats.low_stress_wls = f.stats.low_stress_wls.saturating_add(u64::from(set.len()));
-            f.stats.guarded_erases = f.stats.guarded_erases.saturating_add(1);
+            f.stats.low_stress_wls = f.stats.low_stress_wls.wrapping_add(u64::from(set.len()));
+            f.stats.guarded_erases = f.stats.guarded_erases.wrapping_add(1);
         }
         None if bpm => m.guarded = false,
         None => {
@@ -428,7 +427,7 @@ pub(crate) fn guard_erased<'a, H: Hooks + HasLongftl<'a>>(
     pl.skipped_units = pl
         .skipped_units
         .saturating_sub(u32::from(old))
-        .saturating_add(u32::from(new));
+        .wrapping_add(u32::from(new));
     Ok(())
 }
 

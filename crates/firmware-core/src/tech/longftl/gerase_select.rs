@@ -86,7 +86,7 @@ impl ModeSelector {
                 return prev;
             }
         }
-        let up = Some(c.saturating_add(1)).filter(|&m| m < self.modes);
+        let up = Some(c.wrapping_add(1)).filter(|&m| m < self.modes);
         let down = c.checked_sub(1);
         for n in [up, down].into_iter().flatten() {
             if self.history(n).is_none() || self.better(n, c) {

@@ -97,19 +97,19 @@ impl WafMonitor {
 
     /// Counts host units written.
     pub fn host_written(&mut self, units: u64) {
-        self.host_units = self.host_units.saturating_add(units);
+        self.host_units = self.host_units.wrapping_add(units);
     }
 
     /// Counts units programmed (host data and relocations).
     pub fn programmed(&mut self, units: u64) {
-        self.programmed_units = self.programmed_units.saturating_add(units);
+        self.programmed_units = self.programmed_units.wrapping_add(units);
     }
 
     /// Counts one GC victim; when that closes an interval, returns its WAF
     /// and the stability verdict. An interval without host writes yields no
     /// value (its WAF is undefined) and starts again.
     pub fn victim(&mut self) -> Option<Observation> {
-        self.victims = self.victims.saturating_add(1);
+        self.victims = self.victims.wrapping_add(1);
         if self.victims < self.interval_victims {
             return None;
         }
@@ -132,7 +132,7 @@ impl WafMonitor {
             .iter()
             .take(self.counted)
             .fold((0u64, 0u64), |(h, p), &(a, b)| {
-                (h.saturating_add(a), p.saturating_add(b))
+                (h.wrapping_add(a), p.wrapping_add(b))
             });
         let waf = prog.saturating_mul(1000).checked_div(host).unwrap_or(0);
         let waf = Milli(u32::try_from(waf).unwrap_or(u32::MAX));
@@ -141,7 +141,7 @@ impl WafMonitor {
         }
         self.next = self
             .next
-            .saturating_add(1)
+            .wrapping_add(1)
             .checked_rem(STABLE_INTERVALS)
             .unwrap_or(0);
         self.filled = self.filled.saturating_add(1).min(STABLE_INTERVALS);

@@ -111,7 +111,7 @@ impl<'a> WeakWl<'a> {
         if b as usize >= self.blocks || list >= self.lists {
             return Err(Error::AddressOutOfRange);
         }
-        Ok((b as usize).saturating_mul(self.lists).saturating_add(list))
+        Ok((b as usize).saturating_mul(self.lists).wrapping_add(list))
     }
 
     fn idx(&self, b: u32, wl: u16) -> Result<usize, Error> {
@@ -120,7 +120,7 @@ impl<'a> WeakWl<'a> {
         }
         Ok((b as usize)
             .saturating_mul(usize::from(self.wls))
-            .saturating_add(usize::from(wl)))
+            .wrapping_add(usize::from(wl)))
     }
 
     fn ent(&mut self, b: u32, wl: u16) -> Result<&mut WlEntry, Error> {
@@ -216,7 +216,7 @@ impl<'a> WeakWl<'a> {
         // Lists in order of decreasing errors: L_limit .. L_10, then L_<10.
         let order = self.lists;
         while list < order && n < out.len() {
-            let l = if list.saturating_add(1) == order {
+            let l = if list.wrapping_add(1) == order {
                 order.saturating_sub(1)
             } else {
                 order.saturating_sub(2).saturating_sub(list)
@@ -226,10 +226,10 @@ impl<'a> WeakWl<'a> {
                 if let Some(slot) = out.get_mut(n) {
                     *slot = cur;
                 }
-                n = n.saturating_add(1);
+                n = n.wrapping_add(1);
                 cur = self.ent(b, cur)?.next;
             }
-            list = list.saturating_add(1);
+            list = list.wrapping_add(1);
         }
         self.last_visited = n;
         Ok(n)
@@ -250,7 +250,7 @@ impl<'a> WeakWl<'a> {
                 if e.prev != prev || self.list_of(e.errs) != l {
                     return Err(Error::Corrupt(&"weak-WL list out of order"));
                 }
-                seen = seen.saturating_add(1);
+                seen = seen.wrapping_add(1);
                 if seen > usize::from(self.wls) {
                     return Err(Error::Corrupt(&"weak-WL list cycle"));
                 }

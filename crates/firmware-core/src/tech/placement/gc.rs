@@ -23,7 +23,7 @@ use crate::medium::addr::{BlockId, PlaneId};
 fn slot<H>(f: &Ftl<'_, H>, h: u8, p: PlaneId) -> usize {
     usize::from(h.saturating_sub(1))
         .saturating_mul(f.g.planes() as usize)
-        .saturating_add(p.0 as usize)
+        .wrapping_add(p.0 as usize)
 }
 
 /// The held GC blocks of plane `p`.
@@ -100,7 +100,7 @@ pub fn held_erased_pages<'a, H: Hooks + HasPlacement<'a>>(
     let mut erased = 0u32;
     for b in held(f, p) {
         let next = u32::from(f.blk(BlockId(b))?.next_page);
-        erased = erased.saturating_add(ppb.saturating_sub(next));
+        erased = erased.wrapping_add(ppb.saturating_sub(next));
     }
     Ok(erased)
 }

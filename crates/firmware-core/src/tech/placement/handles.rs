@@ -164,7 +164,7 @@ pub fn queue<'a, H: Hooks + HasPlacement<'a>>(
             *e = h;
         }
         if let Some(n) = p.t.host_units.get_mut(usize::from(h)) {
-            *n = n.saturating_add(1);
+            *n = n.wrapping_add(1);
         }
         h
     };
@@ -177,7 +177,7 @@ pub fn queue<'a, H: Hooks + HasPlacement<'a>>(
     } else {
         q.push_back(slots, s.0)?;
     }
-    p.queued = p.queued.saturating_add(1);
+    p.queued = p.queued.wrapping_add(1);
     Ok(())
 }
 
@@ -258,10 +258,10 @@ pub fn host_target<'a, H: Hooks + HasPlacement<'a>>(
                     .get_mut(usize::from(h))
                     .ok_or(Error::Corrupt(&"placement cursor"))?;
             let pl = *c;
-            *c = if pl.saturating_add(1) >= planes {
+            *c = if pl.wrapping_add(1) >= planes {
                 0
             } else {
-                pl.saturating_add(1)
+                pl.wrapping_add(1)
             };
             pl
         };
@@ -269,7 +269,7 @@ pub fn host_target<'a, H: Hooks + HasPlacement<'a>>(
         if !f.has_room(plane)? {
             continue;
         }
-        let at = base.saturating_add(pl as usize);
+        let at = base.wrapping_add(pl as usize);
         let cur = st(f)?.t.active.get(at).copied().unwrap_or(NIL);
         if cur != NIL {
             let m = f.blk(BlockId(cur))?;
@@ -287,17 +287,17 @@ pub fn host_target<'a, H: Hooks + HasPlacement<'a>>(
                         .get(
                             (k as usize)
                                 .saturating_mul(planes as usize)
-                                .saturating_add(pl as usize),
+                                .wrapping_add(pl as usize),
                         )
                         .is_some_and(|&b| b != NIL)
                 })
             })
             .count() as u64;
-        let open = open.saturating_add(u64::from(super::gc::held_blocks(f, plane)?));
+        let open = open.wrapping_add(u64::from(super::gc::held_blocks(f, plane)?));
         // The core's margin covers its host block and one more.
         let spare = u64::from(f.data_units_per_block()).saturating_mul(open.saturating_sub(1));
         let valid = u64::from(f.pl(plane)?.valid_units);
-        if valid.saturating_add(spare) >= f.room_units(plane)? {
+        if valid.wrapping_add(spare) >= f.room_units(plane)? {
             continue;
         }
         if let Some(b) = f.open_block(plane, Stream::Host)? {

@@ -179,7 +179,7 @@ pub(crate) fn held_erased_pages<'a, H: Hooks + HasRcftl<'a>>(
     for &b in rc.plane(p)?.levels.iter() {
         if b != NIL {
             let next = u32::from(f.blk(BlockId(b))?.next_page);
-            erased = erased.saturating_add(ppb.saturating_sub(next));
+            erased = erased.wrapping_add(ppb.saturating_sub(next));
         }
     }
     Ok(erased)
@@ -322,7 +322,7 @@ fn gc_level_target<'a, H: Hooks + HasRcftl<'a>>(
         let spare = free
             .saturating_sub(1)
             .saturating_mul(ppb)
-            .saturating_add(others);
+            .wrapping_add(others);
         if free == 0 || spare < ppb || !f.has_room(p)? {
             return Ok(None);
         }
@@ -360,7 +360,7 @@ fn victim_mode<'a, H: Hooks + HasRcftl<'a>>(f: &mut Ftl<'_, H>, p: PlaneId) -> b
     };
     let mode = rc.st.dmms.select(now, urgency);
     if mode == Mode::OffChip {
-        f.stats.offchip_victims = f.stats.offchip_victims.saturating_add(1);
+        f.stats.offchip_victims = f.stats.offchip_victims.wrapping_add(1);
     }
     mode == Mode::Copyback
 }
@@ -473,7 +473,7 @@ fn page_move<'a, H: Hooks + HasRcftl<'a>>(
         let unchecked = cp.mode == CopybackMode::Unchecked;
         let min_ct = if unchecked { 0 } else { ct };
         let Some(dst) = gc_level_target(f, p, level, min_ct)? else {
-            f.stats.epm_no_block_pages = f.stats.epm_no_block_pages.saturating_add(1);
+            f.stats.epm_no_block_pages = f.stats.epm_no_block_pages.wrapping_add(1);
             return Ok(PageMove::OffChip);
         };
         let dst_ct = block_ct(f, dst)?;
@@ -488,7 +488,7 @@ fn page_move<'a, H: Hooks + HasRcftl<'a>>(
 
 /// Counts a page the EPM check sent off-chip.
 fn epm_refused<H: Hooks>(f: &mut Ftl<'_, H>) -> PageMove {
-    f.stats.epm_offchip_pages = f.stats.epm_offchip_pages.saturating_add(1);
+    f.stats.epm_offchip_pages = f.stats.epm_offchip_pages.wrapping_add(1);
     PageMove::OffChip
 }
 
@@ -536,7 +536,7 @@ pub(crate) fn try_copyback<'a, H: Hooks + HasRcftl<'a>>(
     let mut extra = 0u32;
     for off in 0..f.g.units_per_page {
         if units.contains(off) {
-            extra = extra.saturating_add(H::extra_tps(f, f.g.pun(page, off))?);
+            extra = extra.wrapping_add(H::extra_tps(f, f.g.pun(page, off))?);
         }
     }
     if extra > 0xff_ffff || !H::room_for_extra(f, extra)? {
@@ -578,9 +578,9 @@ pub(crate) fn try_copyback<'a, H: Hooks + HasRcftl<'a>>(
     )?;
     H::emit_due(f)?;
     let pl = f.pl_mut(p)?;
-    pl.gc_reads = pl.gc_reads.saturating_add(1);
+    pl.gc_reads = pl.gc_reads.wrapping_add(1);
     let rp = rc_mut(f)?.plane_mut(p)?;
-    rp.inflight = rp.inflight.saturating_add(1);
+    rp.inflight = rp.inflight.wrapping_add(1);
     Ok(MigrateStep::Issued)
 }
 
@@ -627,13 +627,13 @@ pub(crate) fn copyback_done<'a, H: Hooks + HasRcftl<'a>>(
                     let to = f.g.pun(*dst, off);
                     f.move_unit(from, to, t)?;
                 } else {
-                    f.stats.gc_stale_units = f.stats.gc_stale_units.saturating_add(1);
+                    f.stats.gc_stale_units = f.stats.gc_stale_units.wrapping_add(1);
                 }
             }
         }
         Err(NandError::ProgramFailed) => {
             // The source is intact: scan the victim again to move what is left.
-            f.stats.program_failures = f.stats.program_failures.saturating_add(1);
+            f.stats.program_failures = f.stats.program_failures.wrapping_add(1);
             f.retire_block(db)?;
             let pl = f.pl_mut(p)?;
             if pl.victim == sb.0 {
@@ -693,7 +693,7 @@ pub(crate) fn classify_done<'a, H: Hooks + HasRcftl<'a>>(
         if matches!(m.state, BlockState::Open | BlockState::Full) {
             let class = f.cfg.copyback.classifier.classify(m.pe, r.bit_errors);
             rc_mut(f)?.block_mut(b)?.ber = Some(class);
-            f.stats.classified_blocks = f.stats.classified_blocks.saturating_add(1);
+            f.stats.classified_blocks = f.stats.classified_blocks.wrapping_add(1);
         }
     }
     Ok(())

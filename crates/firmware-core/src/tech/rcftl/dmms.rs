@@ -87,6 +87,10 @@ struct Bucket {
     covered: u64,
 }
 
+/// Widest bucket span: keeps [`part`]'s products within 64 bits (a
+/// window of 16 buckets can still span about a minute).
+const MAX_WIDTH_NS: u64 = u32::MAX as u64;
+
 const EMPTY: Bucket = Bucket {
     epoch: u64::MAX,
     integral: 0,
@@ -132,6 +136,11 @@ impl<const K: usize> Dmms<K> {
         if width == 0 {
             return Err(Error::InvalidConfig(
                 &"dmms window shorter than its bucket count",
+            ));
+        }
+        if width > MAX_WIDTH_NS {
+            return Err(Error::InvalidConfig(
+                &"dmms bucket width above 2^32 ns (window too long)",
             ));
         }
         self.width_ns = width;
@@ -183,12 +192,12 @@ impl<const K: usize> Dmms<K> {
         let pos = t.checked_rem(w).unwrap_or(0);
         let spans = u64::try_from(K.saturating_sub(1)).unwrap_or(0);
         let oldest = cur.saturating_sub(spans);
-        let (mut integral, mut covered) = (0u128, 0u128);
+        let (mut integral, mut covered) = (0u64, 0u64);
         for b in &self.buckets {
             if b.epoch > cur || b.epoch < oldest {
                 continue;
             }
-            let (mut i, mut c) = (u128::from(b.integral), u128::from(b.covered));
+            let (mut i, mut c) = (b.integral, b.covered);
             if b.epoch == oldest && cur >= spans {
                 // Only the last (w - pos) ns of the oldest span are in the window.
                 let keep = w.saturating_sub(pos);
@@ -198,8 +207,8 @@ impl<const K: usize> Dmms<K> {
             integral = integral.saturating_add(i);
             covered = covered.saturating_add(c);
         }
-        match div(integral, covered) {
-            Some(avg) => u32::try_from(avg.min(u128::from(UTIL_ONE))).unwrap_or(UTIL_ONE),
+        match integral.checked_div(covered) {
+            Some(avg) => u32::try_from(avg.min(u64::from(UTIL_ONE))).unwrap_or(UTIL_ONE),
             None => held,
         }
     }
@@ -263,17 +272,16 @@ impl<const K: usize> Dmms<K> {
     }
 }
 
-/// `x * keep / w` exactly (a `u64` product always fits in `u128`), 0 when
-/// `w` is 0.
-fn part(x: u64, keep: u64, w: u64) -> u128 {
-    div(u128::from(x).wrapping_mul(u128::from(keep)), u128::from(w)).unwrap_or(0)
-}
-
-/// `a / b`, `None` when `b` is 0. One out-of-line copy: a 128-bit division
-/// expands to a long instruction sequence on a 32-bit core.
-#[inline(never)]
-fn div(a: u128, b: u128) -> Option<u128> {
-    a.checked_div(b)
+/// `x * keep / w` exactly for `keep <= w <= MAX_WIDTH_NS`, 0 when `w` is
+/// 0. With `x = q * w + r` it is `q * keep + r * keep / w`: `q * keep` is at
+/// most `x` and `r * keep < 2^64`, so no 128-bit division (a long
+/// instruction sequence on a 32-bit core) is needed.
+fn part(x: u64, keep: u64, w: u64) -> u64 {
+    let (Some(q), Some(r)) = (x.checked_div(w), x.checked_rem(w)) else {
+        return 0;
+    };
+    q.saturating_mul(keep)
+        .saturating_add(r.saturating_mul(keep).checked_div(w).unwrap_or(0))
 }
 
 #[cfg(test)]
@@ -417,5 +425,23 @@ mod tests {
                 None => prop_assert_eq!(got, f64::from(samples.last().unwrap().1)),
             }
         }
+
+        /// The 64-bit split equals the exact 128-bit product and quotient
+        /// over the whole accepted range (bucket integrals are at most
+        /// `w * UTIL_ONE`).
+        #[test]
+        fn part_is_exact(w in 1u64..=MAX_WIDTH_NS, keep_f in 0.0f64..=1.0, x_f in 0.0f64..=1.0) {
+            let keep = ((w as f64) * keep_f) as u64;
+            let x = ((w as f64) * f64::from(UTIL_ONE) * x_f) as u64;
+            let exact = u128::from(x) * u128::from(keep) / u128::from(w);
+            prop_assert_eq!(u128::from(part(x, keep, w)), exact);
+        }
+    }
+
+    #[test]
+    fn rejects_buckets_wider_than_two_to_the_32_ns() {
+        assert!(Dmms::<2>::new(MAX_WIDTH_NS, Policy::Selective).is_ok());
+        assert!(Dmms::<2>::new(MAX_WIDTH_NS + 1, Policy::Selective).is_err());
+        assert!(Dmms::<17>::new(16 * MAX_WIDTH_NS, Policy::Selective).is_ok());
     }
 }

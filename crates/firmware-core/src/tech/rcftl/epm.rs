@@ -450,7 +450,7 @@ pub enum CounterDecision {
 pub fn decide_counter(count: u8, src_ct: u8) -> CounterDecision {
     if count < src_ct {
         CounterDecision::Copyback {
-            dst_count: count.saturating_add(1),
+            dst_count: count.wrapping_add(1),
         }
     } else {
         CounterDecision::OffChip { dst_count: 0 }

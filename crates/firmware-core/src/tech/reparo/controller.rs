@@ -128,7 +128,7 @@ impl Master {
         let i = self.rounds.len() as u64;
         let n = u64::from(self.cores);
         // Positions i N .. (i + 1) N must fit in a unit of D_ssd - 1.
-        let end = i.saturating_add(1).saturating_mul(n);
+        let end = i.wrapping_add(1).saturating_mul(n);
         if end > u64::from(s.dies).saturating_sub(1) {
             return Err(Error::InvalidConfig(&"controller: too many CDR rounds"));
         }
@@ -258,7 +258,7 @@ impl FailureView {
             if self.is_failed(e) {
                 found(Lpn(l));
             }
-            l = l.saturating_add(1);
+            l = l.wrapping_add(1);
         }
         region.len() as u64
     }
@@ -577,15 +577,15 @@ impl<'a, H: Hooks> FlashCore<'a, H> {
                 .filter(|&l| l < end);
             let Some(l) = l else { break };
             *slot = self.ftl.l2p_entry(Lpn(l))?;
-            n = i.saturating_add(1);
+            n = i.wrapping_add(1);
         }
-        self.stats.l2p_scanned = self.stats.l2p_scanned.saturating_add(n as u64);
+        self.stats.l2p_scanned = self.stats.l2p_scanned.wrapping_add(n as u64);
         Ok(n)
     }
 
     /// Counts failed LBAs the helpers found in the shared area.
     pub fn note_found(&mut self, n: u64) {
-        self.stats.found = self.stats.found.saturating_add(n);
+        self.stats.found = self.stats.found.wrapping_add(n);
     }
 
     /// Whether local `lpn` is failed: its L2P entry points into a retired
@@ -604,9 +604,9 @@ impl<'a, H: Hooks> FlashCore<'a, H> {
     ) -> Result<(), Error> {
         let end = first.saturating_add(count).min(self.ftl.logical_units());
         for l in first..end {
-            self.stats.l2p_scanned = self.stats.l2p_scanned.saturating_add(1);
+            self.stats.l2p_scanned = self.stats.l2p_scanned.wrapping_add(1);
             if self.entry_failed(self.ftl.l2p_entry(Lpn(l))?) {
-                self.stats.found = self.stats.found.saturating_add(1);
+                self.stats.found = self.stats.found.wrapping_add(1);
                 found(Lpn(l));
             }
         }
@@ -703,10 +703,10 @@ impl<'a, H: Hooks> FlashCore<'a, H> {
     ) -> Result<(), Error> {
         let end = first.saturating_add(count).min(self.ftl.logical_units());
         for l in first..end {
-            self.stats.marks_scanned = self.stats.marks_scanned.saturating_add(1);
+            self.stats.marks_scanned = self.stats.marks_scanned.wrapping_add(1);
             let w = self.marks.get((l / 32) as usize).copied().unwrap_or(0);
             if w & (1u32 << (l % 32)) != 0 && self.is_failed(Lpn(l))? {
-                self.stats.found = self.stats.found.saturating_add(1);
+                self.stats.found = self.stats.found.wrapping_add(1);
                 found(Lpn(l));
             }
         }

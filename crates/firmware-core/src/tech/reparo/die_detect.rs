@@ -92,7 +92,7 @@ impl Detector {
         let (Some(c), Some(f)) = (self.bad.get_mut(i), self.failed.get_mut(i)) else {
             return false;
         };
-        *c = c.saturating_add(1);
+        *c = c.wrapping_add(1);
         if !*f && u32::from(*c) > self.n_bad_die {
             *f = true;
             // A full queue drops the event; the die stays failed either way.
@@ -119,7 +119,7 @@ impl Detector {
         }
         let per_die = self.blocks_per_die().max(1);
         let within = block.0.checked_rem(per_die).unwrap_or(0);
-        let next = within.saturating_add(1).checked_rem(per_die).unwrap_or(0);
+        let next = within.wrapping_add(1).checked_rem(per_die).unwrap_or(0);
         let _ = self.walks.push_back(Walk {
             die: d,
             next,
@@ -143,7 +143,7 @@ impl Detector {
                 .checked_mul(self.blocks_per_die())
                 .and_then(|x| x.checked_add(w.next))?;
             self.inflight = Some(w);
-            self.probes = self.probes.saturating_add(1);
+            self.probes = self.probes.wrapping_add(1);
             return Some(BlockId(block));
         }
     }
@@ -161,7 +161,7 @@ impl Detector {
             return;
         }
         let per_die = self.blocks_per_die().max(1);
-        let next = w.next.saturating_add(1).checked_rem(per_die).unwrap_or(0);
+        let next = w.next.wrapping_add(1).checked_rem(per_die).unwrap_or(0);
         let _ = self.walks.push_front(Walk {
             die: w.die,
             next,

@@ -171,7 +171,7 @@ impl Cdr {
 
     /// A helper's logical space after the adjustment, `|LS_h| + floor(alpha)`.
     pub fn helper_logical_after(&self) -> u64 {
-        self.per_core.saturating_add(self.units)
+        self.per_core.wrapping_add(self.units)
     }
 
     /// The victim's logical space after the adjustment,

@@ -56,11 +56,11 @@ impl P2lCost {
     /// Both costs added up.
     pub fn plus(self, o: P2lCost) -> P2lCost {
         P2lCost {
-            page_reads: self.page_reads.saturating_add(o.page_reads),
-            candidates: self.candidates.saturating_add(o.candidates),
-            found: self.found.saturating_add(o.found),
-            ram_blocks: self.ram_blocks.saturating_add(o.ram_blocks),
-            ram_pages: self.ram_pages.saturating_add(o.ram_pages),
+            page_reads: self.page_reads.wrapping_add(o.page_reads),
+            candidates: self.candidates.wrapping_add(o.candidates),
+            found: self.found.wrapping_add(o.found),
+            ram_blocks: self.ram_blocks.wrapping_add(o.ram_blocks),
+            ram_pages: self.ram_pages.wrapping_add(o.ram_pages),
         }
     }
 
@@ -73,9 +73,9 @@ impl P2lCost {
         pun: Pun,
         found: &mut impl FnMut(Lpn),
     ) {
-        self.candidates = self.candidates.saturating_add(1);
+        self.candidates = self.candidates.wrapping_add(1);
         if unit_failed(ftl, lpn, pun) {
-            self.found = self.found.saturating_add(1);
+            self.found = self.found.wrapping_add(1);
             found(lpn);
         }
     }
@@ -147,7 +147,7 @@ impl<'a> P2lRecord<'a> {
                 self.units.get_mut(pun.0 as usize),
                 spare.lpns.get(usize::from(off)),
             ) {
-                *e = l.0.saturating_add(1);
+                *e = l.0.wrapping_add(1);
             }
         }
     }
@@ -156,7 +156,7 @@ impl<'a> P2lRecord<'a> {
     pub fn on_erase<H: Hooks>(&mut self, ftl: &Ftl<'_, H>, block: BlockId) {
         let upb = ftl.config().geometry.units_per_block() as usize;
         let first = (block.0 as usize).saturating_mul(upb);
-        if let Some(s) = self.units.get_mut(first..first.saturating_add(upb)) {
+        if let Some(s) = self.units.get_mut(first..first.wrapping_add(upb)) {
             s.fill(0);
         }
     }
@@ -166,7 +166,7 @@ impl<'a> P2lRecord<'a> {
         let upb = g.units_per_block() as usize;
         let first = (b.0 as usize).saturating_mul(upb);
         self.units
-            .get(first..first.saturating_add(upb))
+            .get(first..first.wrapping_add(upb))
             .ok_or(Error::AddressOutOfRange)
     }
 

@@ -45,7 +45,7 @@ const IN_RAM: u32 = 0;
 /// queue of [`PENDING`] lists plus its length per plane (the complete
 /// blocks waiting for a list page).
 pub const fn holder_words(blocks: usize, planes: usize) -> usize {
-    blocks.saturating_add(planes.saturating_mul(PENDING.saturating_add(1)))
+    blocks.wrapping_add(planes.saturating_mul(PENDING.wrapping_add(1)))
 }
 
 /// Memory the block-level lists borrow.
@@ -122,7 +122,7 @@ impl<'a> BlockLists<'a> {
         let planes = self.g.planes();
         let mut n = q.0;
         for _ in 1..self.g.dies() {
-            n = n.saturating_add(ppd).checked_rem(planes)?;
+            n = n.wrapping_add(ppd).checked_rem(planes)?;
             let die = self.g.die_of_plane(PlaneId(n));
             if !retired.get(die.0 as usize).copied().unwrap_or(false) {
                 return Some(PlaneId(n));
@@ -133,7 +133,7 @@ impl<'a> BlockLists<'a> {
 
     /// Plane `p`'s queue: its length word and its [`PENDING`] slots.
     fn queue(&mut self, p: usize) -> Option<(&mut u32, &mut [u32])> {
-        let words = PENDING.saturating_add(1);
+        let words = PENDING.wrapping_add(1);
         let start = p.checked_mul(words)?;
         self.pending
             .get_mut(start..start.checked_add(words)?)?
@@ -142,10 +142,10 @@ impl<'a> BlockLists<'a> {
 
     /// The block ids waiting in plane `p`'s queue.
     fn waiting(&self, p: usize) -> &[u32] {
-        let start = p.saturating_mul(PENDING.saturating_add(1));
+        let start = p.saturating_mul(PENDING.wrapping_add(1));
         let len = self.pending.get(start).copied().unwrap_or(0) as usize;
         self.pending
-            .get(start.saturating_add(1)..start.saturating_add(1).saturating_add(len))
+            .get(start.wrapping_add(1)..start.wrapping_add(1).wrapping_add(len))
             .unwrap_or(&[])
     }
 
@@ -161,7 +161,7 @@ impl<'a> BlockLists<'a> {
         // A full queue leaves the list in RAM for good.
         if let Some(slot) = q.get_mut(n) {
             *slot = b.0;
-            *len = len.saturating_add(1);
+            *len = len.wrapping_add(1);
         }
     }
 
@@ -238,7 +238,7 @@ impl<'a> BlockLists<'a> {
         };
         let pb = self.g.page_bytes as usize;
         let words = pb / 4;
-        let per_list = (self.data_units as usize).saturating_add(2);
+        let per_list = (self.data_units as usize).wrapping_add(2);
         let fit = words.saturating_sub(2).checked_div(per_list).unwrap_or(0);
         let take = waiting.min(fit);
         let mut listed = [0u32; PENDING];
@@ -249,7 +249,7 @@ impl<'a> BlockLists<'a> {
             let start = bi.saturating_mul(pb);
             let buf = self
                 .bufs
-                .get_mut(start..start.saturating_add(pb))
+                .get_mut(start..start.wrapping_add(pb))
                 .ok_or(Error::Corrupt(&"list buffer"))?;
             buf.fill(0);
             let mut w = Words { buf, at: 0 };
@@ -265,7 +265,7 @@ impl<'a> BlockLists<'a> {
             }
         }
         for &b in listed.get(..take).unwrap_or(&[]) {
-            self.set_holder(BlockId(b), page.0.saturating_add(1));
+            self.set_holder(BlockId(b), page.0.wrapping_add(1));
         }
         if let Some((len, qs)) = self.queue(ni) {
             if let Some(s) = qs.get_mut(..waiting) {
@@ -276,7 +276,7 @@ impl<'a> BlockLists<'a> {
         if let Some(o) = self.buf_ops.get_mut(bi) {
             *o = Some(op.id);
         }
-        let buf = MetaBuf(LIST_BUF_BASE.saturating_add(u16::try_from(bi).unwrap_or(0)));
+        let buf = MetaBuf(LIST_BUF_BASE.wrapping_add(u16::try_from(bi).unwrap_or(0)));
         op.cmd = NandCmd::ProgramMeta { page, buf, spare };
         Ok(())
     }
@@ -305,11 +305,11 @@ impl<'a> BlockLists<'a> {
         let start = bi.saturating_mul(pb);
         let mut failed = [0u32; PENDING];
         let mut n = 0usize;
-        if let Some(buf) = self.bufs.get(start..start.saturating_add(pb)) {
+        if let Some(buf) = self.bufs.get(start..start.wrapping_add(pb)) {
             let _ = parse(buf, |b, _| {
                 if let Some(f) = failed.get_mut(n) {
                     *f = b;
-                    n = n.saturating_add(1);
+                    n = n.wrapping_add(1);
                 }
             });
         }
@@ -346,7 +346,7 @@ impl<'a> BlockLists<'a> {
     /// to waiting (or RAM).
     fn requeue_held_in(&mut self, n: PlaneId, held: impl Fn(Ppn) -> bool) {
         let first = self.g.first_block(n).0;
-        for x in first..first.saturating_add(self.g.blocks_per_plane) {
+        for x in first..first.wrapping_add(self.g.blocks_per_plane) {
             if let Some(h) = self.holder(BlockId(x)) {
                 if held(h) {
                     self.set_holder(BlockId(x), IN_RAM);
@@ -403,11 +403,11 @@ impl<'a> BlockLists<'a> {
             let b = self.job.cursor;
             let die = self.g.die_of(BlockId(b));
             if !retired.get(die.0 as usize).copied().unwrap_or(false) || self.is_done(b) {
-                self.job.cursor = b.saturating_add(1);
+                self.job.cursor = b.wrapping_add(1);
                 continue;
             }
             if !record.block_programmed(&self.g, BlockId(b))? {
-                self.job.cursor = b.saturating_add(1);
+                self.job.cursor = b.wrapping_add(1);
                 continue;
             }
             match self.holder(BlockId(b)) {
@@ -415,14 +415,14 @@ impl<'a> BlockLists<'a> {
                     let c = record.identify_block(ftl, BlockId(b), &mut found)?;
                     self.job.cost = self.job.cost.plus(P2lCost { ram_blocks: 1, ..c });
                     self.mark_done(b);
-                    self.job.cursor = b.saturating_add(1);
+                    self.job.cursor = b.wrapping_add(1);
                 }
                 Some(page) => {
                     self.job.reading = true;
-                    let buf =
-                        MetaBuf(LIST_BUF_BASE.saturating_add(
-                            u16::try_from(LIST_BUFS.saturating_sub(1)).unwrap_or(0),
-                        ));
+                    let buf = MetaBuf(
+                        LIST_BUF_BASE
+                            .wrapping_add(u16::try_from(LIST_BUFS.saturating_sub(1)).unwrap_or(0)),
+                    );
                     return Ok(Some(NandOp {
                         id: IDENT_ID,
                         cmd: NandCmd::ReadMeta { page, buf },
@@ -448,7 +448,7 @@ impl<'a> BlockLists<'a> {
         mut found: impl FnMut(Lpn),
     ) -> Result<(), Error> {
         self.job.reading = false;
-        self.job.cost.page_reads = self.job.cost.page_reads.saturating_add(1);
+        self.job.cost.page_reads = self.job.cost.page_reads.wrapping_add(1);
         if result.is_err() {
             self.job.active = false;
             return Err(Error::InvalidConfig(
@@ -459,7 +459,7 @@ impl<'a> BlockLists<'a> {
         let start = LIST_BUFS.saturating_sub(1).saturating_mul(pb);
         let buf = self
             .bufs
-            .get(start..start.saturating_add(pb))
+            .get(start..start.wrapping_add(pb))
             .ok_or(Error::Corrupt(&"list buffer"))?;
         let g = self.g;
         let mut lists = [0u32; PENDING];
@@ -470,7 +470,7 @@ impl<'a> BlockLists<'a> {
             let block = BlockId(b);
             let die = g.die_of(block);
             let mine = holders.get(b as usize).copied().unwrap_or(IN_RAM) & !DONE
-                == page.0.saturating_add(1);
+                == page.0.wrapping_add(1);
             if !mine || !retired.get(die.0 as usize).copied().unwrap_or(false) {
                 return;
             }
@@ -484,7 +484,7 @@ impl<'a> BlockLists<'a> {
             }
             if let Some(l) = lists.get_mut(nl) {
                 *l = b;
-                nl = nl.saturating_add(1);
+                nl = nl.wrapping_add(1);
             }
         });
         if !ok {
@@ -514,7 +514,7 @@ struct Words<'b> {
 
 impl Words<'_> {
     fn put(&mut self, v: u32) -> Result<(), Error> {
-        let end = self.at.saturating_add(4);
+        let end = self.at.wrapping_add(4);
         let d = self
             .buf
             .get_mut(self.at..end)
@@ -546,11 +546,11 @@ fn parse(buf: &[u8], mut each: impl FnMut(u32, &mut dyn Iterator<Item = u32>)) -
     };
     let mut at = 2usize;
     for _ in 0..count {
-        let (Some(b), Some(n)) = (word(buf, at), word(buf, at.saturating_add(1))) else {
+        let (Some(b), Some(n)) = (word(buf, at), word(buf, at.wrapping_add(1))) else {
             return false;
         };
-        let first = at.saturating_add(2);
-        let end = first.saturating_add(n as usize);
+        let first = at.wrapping_add(2);
+        let end = first.wrapping_add(n as usize);
         if word(buf, end.saturating_sub(1)).is_none() && n > 0 {
             return false;
         }

@@ -182,7 +182,7 @@ impl<'a> PageEntrust<'a> {
             }
         }
         for (i, op) in self.run.iter_mut().enumerate() {
-            let j = i.saturating_add(1).checked_rem(n).unwrap_or(i);
+            let j = i.wrapping_add(1).checked_rem(n).unwrap_or(i);
             let (Some(&mine), Some(&theirs), Some(&(lpns, units))) =
                 (pages.get(i), pages.get(j), lbas.get(j))
             else {
@@ -193,8 +193,8 @@ impl<'a> PageEntrust<'a> {
                     spare.entrusted = lpns;
                     spare.entrusted_units = units;
                 }
-                Self::set(self.holder, theirs, mine.0.saturating_add(1));
-                Self::set(self.held, mine, theirs.0.saturating_add(1));
+                Self::set(self.holder, theirs, mine.0.wrapping_add(1));
+                Self::set(self.held, mine, theirs.0.wrapping_add(1));
             } else {
                 Self::set(self.holder, mine, 0);
                 Self::set(self.held, mine, 0);
@@ -223,7 +223,7 @@ impl<'a> PageEntrust<'a> {
             .get(page.0 as usize)
             .and_then(|h| h.checked_sub(1))
         {
-            if self.holder.get(j as usize) == Some(&page.0.saturating_add(1)) {
+            if self.holder.get(j as usize) == Some(&page.0.wrapping_add(1)) {
                 Self::set(self.holder, Ppn(j), 0);
             }
         }
@@ -242,7 +242,7 @@ impl<'a> PageEntrust<'a> {
     pub fn on_retire_die(&mut self, d: crate::medium::addr::DieId) {
         let per_die = u32::from(self.g.planes_per_die).saturating_mul(self.g.blocks_per_plane);
         let first = d.0.saturating_mul(per_die);
-        for b in first..first.saturating_add(per_die) {
+        for b in first..first.wrapping_add(per_die) {
             for i in 0..self.g.pages_per_block {
                 self.drop_held_by(self.g.ppn(crate::medium::addr::BlockId(b), i));
             }
@@ -283,24 +283,24 @@ impl<'a> PageEntrust<'a> {
             let page = Ppn(self.job.cursor);
             let die = self.g.die_of(self.g.block_of(page));
             if !retired.get(die.0 as usize).copied().unwrap_or(false) {
-                self.job.cursor = self.job.cursor.saturating_add(1);
+                self.job.cursor = self.job.cursor.wrapping_add(1);
                 continue;
             }
             let block = self.g.block_of(page);
             let at = (self.g.page_in_block(page) as usize).saturating_mul(upp);
             let entries = record.block_entries(&self.g, block)?;
             let programmed = entries
-                .get(at..at.saturating_add(upp))
+                .get(at..at.wrapping_add(upp))
                 .is_some_and(|s| s.iter().any(|&e| e != 0));
             if !programmed {
-                self.job.cursor = self.job.cursor.saturating_add(1);
+                self.job.cursor = self.job.cursor.wrapping_add(1);
                 continue;
             }
             match self.holder(page) {
                 None => {
                     let c = record.identify_page(ftl, page, &mut found)?;
                     self.job.cost = self.job.cost.plus(P2lCost { ram_pages: 1, ..c });
-                    self.job.cursor = self.job.cursor.saturating_add(1);
+                    self.job.cursor = self.job.cursor.wrapping_add(1);
                 }
                 Some(h) => {
                     self.job.reading = true;
@@ -330,9 +330,9 @@ impl<'a> PageEntrust<'a> {
         mut found: impl FnMut(Lpn),
     ) -> Result<(), Error> {
         self.job.reading = false;
-        self.job.cost.page_reads = self.job.cost.page_reads.saturating_add(1);
+        self.job.cost.page_reads = self.job.cost.page_reads.wrapping_add(1);
         let page = Ppn(self.job.cursor);
-        self.job.cursor = self.job.cursor.saturating_add(1);
+        self.job.cursor = self.job.cursor.wrapping_add(1);
         let report = match result {
             Ok(r) => r,
             Err(_) => {

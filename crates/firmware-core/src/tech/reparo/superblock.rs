@@ -136,7 +136,7 @@ pub(crate) fn sb_host_target<H: Hooks + HasSuperblocks>(
             }
             members = true;
             if !f.has_room(p)? {
-                f.stats.superpage_skips = f.stats.superpage_skips.saturating_add(1);
+                f.stats.superpage_skips = f.stats.superpage_skips.wrapping_add(1);
                 continue;
             }
             return Ok(Some(BlockId(active)));
@@ -189,7 +189,7 @@ fn sb_close_member<H: Hooks + HasSuperblocks>(
 fn sb_advance<H: Hooks + HasSuperblocks>(f: &mut Ftl<'_, H>) -> Result<(), Error> {
     let planes = f.g.planes();
     let c = &mut sb_mut(f)?.cursor;
-    c.next = c.next.saturating_add(1);
+    c.next = c.next.wrapping_add(1);
     if c.next >= planes {
         c.next = 0;
     }
@@ -212,7 +212,7 @@ fn sb_form<H: Hooks + HasSuperblocks>(f: &mut Ftl<'_, H>) -> Result<bool, Error>
             continue;
         }
         if f.pl(p)?.host_active != NIL {
-            members = members.saturating_add(1);
+            members = members.wrapping_add(1);
             continue;
         }
         if !f.host_may_open(p)? {
@@ -224,7 +224,7 @@ fn sb_form<H: Hooks + HasSuperblocks>(f: &mut Ftl<'_, H>) -> Result<bool, Error>
         };
         f.pl_mut(p)?.host_active = b.0;
         f.refresh_ready(p)?;
-        members = members.saturating_add(1);
+        members = members.wrapping_add(1);
     }
     if members == 0 {
         return Ok(false);
@@ -233,7 +233,7 @@ fn sb_form<H: Hooks + HasSuperblocks>(f: &mut Ftl<'_, H>) -> Result<bool, Error>
         formed: true,
         next: 0,
     };
-    f.stats.superblocks = f.stats.superblocks.saturating_add(1);
+    f.stats.superblocks = f.stats.superblocks.wrapping_add(1);
     Ok(true)
 }
 
@@ -286,7 +286,7 @@ fn emit_list_page<H: Hooks + HasSuperblocks>(f: &mut Ftl<'_, H>, b: BlockId) -> 
         0,
         0,
     )?;
-    f.stats.list_pages = f.stats.list_pages.saturating_add(1);
+    f.stats.list_pages = f.stats.list_pages.wrapping_add(1);
     Ok(())
 }
 
@@ -298,7 +298,7 @@ fn claim_list_page<H: Hooks + HasSuperblocks>(
     let ppb = f.g.pages_per_block;
     let m = f.blk_mut(b)?;
     let page = u32::from(m.next_page);
-    m.pending = m.pending.saturating_add(1);
+    m.pending = m.pending.wrapping_add(1);
     m.next_page = u16::try_from(ppb).unwrap_or(u16::MAX);
     Ok(f.g.ppn(b, page))
 }
