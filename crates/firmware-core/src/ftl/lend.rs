@@ -53,15 +53,21 @@ impl<'a> Lend<'a> {
         self.rest.as_ref().map_or(0, |r| r.len())
     }
 
-    /// Counts `len` bytes aligned to `align` and, when carving, takes them
-    /// off the front of the region: `None` when only counting or when `len`
-    /// is 0.
+    /// Counts `n` elements of `size` bytes aligned to `align` and, when
+    /// carving, takes them off the front of the region: `None` when only
+    /// counting or when the table is empty. One out-of-line copy serves
+    /// every table type.
+    #[inline(never)]
     fn take(
         &mut self,
-        len: usize,
+        n: usize,
+        size: usize,
         align: usize,
         what: crate::error::Reason,
     ) -> Result<Option<*mut u8>, Error> {
+        let len = n.checked_mul(size).ok_or(Error::InvalidConfig(
+            &"lent tables exceed the address space",
+        ))?;
         if len == 0 {
             // An empty table needs neither bytes nor alignment.
             return Ok(None);
@@ -96,10 +102,7 @@ impl<'a> Lend<'a> {
         init: T,
         what: crate::error::Reason,
     ) -> Result<&'a mut [T], Error> {
-        let len = n.checked_mul(size_of::<T>()).ok_or(Error::InvalidConfig(
-            &"lent tables exceed the address space",
-        ))?;
-        let Some(ptr) = self.take(len, align_of::<T>(), what)? else {
+        let Some(ptr) = self.take(n, size_of::<T>(), align_of::<T>(), what)? else {
             return Ok(&mut []);
         };
         let ptr = ptr.cast::<T>();
@@ -125,10 +128,7 @@ impl<'a> Lend<'a> {
         n: usize,
         what: crate::error::Reason,
     ) -> Result<&'a mut [u16], Error> {
-        let len = n.checked_mul(size_of::<u16>()).ok_or(Error::InvalidConfig(
-            &"lent tables exceed the address space",
-        ))?;
-        let Some(ptr) = self.take(len, align_of::<u16>(), what)? else {
+        let Some(ptr) = self.take(n, size_of::<u16>(), align_of::<u16>(), what)? else {
             return Ok(&mut []);
         };
         // SAFETY: as in `slice`, the `n * 2` bytes at `ptr` are aligned,

@@ -350,27 +350,29 @@ impl<'a, H: Hooks> FlashCore<'a, H> {
 
     /// Next operation for the driver: the FTL's first, then a probe.
     pub fn poll_op(&mut self) -> Option<NandOp> {
-        let next = match self.pages.as_mut() {
+        let mut next = match self.pages.as_mut() {
             Some(pe) => {
                 let ftl = &mut self.ftl;
                 pe.next_op(|| ftl.poll_op())
             }
             None => self.ftl.poll_op(),
         };
-        if let Some(mut op) = next {
-            match op.cmd {
+        // Worked on in place: an operation is large, and each copy of it
+        // is a long run of loads and stores on a 32-bit core.
+        if let Some(op) = next.as_mut() {
+            match &op.cmd {
                 NandCmd::Program { page, spare, .. }
                 | NandCmd::Copyback {
                     dst: page, spare, ..
-                } => self.entrust.on_program(&self.ftl, page, &spare),
+                } => self.entrust.on_program(&self.ftl, *page, spare),
                 _ => {}
             }
             if let Some(l) = self.lists.as_mut() {
-                if let Err(e) = l.on_emit(&self.ftl, &self.entrust, &self.retired, &mut op) {
+                if let Err(e) = l.on_emit(&self.ftl, &self.entrust, &self.retired, op) {
                     self.fault.get_or_insert(e);
                 }
             }
-            return Some(op);
+            return next;
         }
         if let Some(pe) = self.pages.as_mut() {
             let marks = &mut *self.marks;
