@@ -66,11 +66,19 @@ fn zns_without_a_zone_workload_is_refused() {
 fn placement_experiment_shows_fdp_and_zns_gains() {
     let dir = std::env::temp_dir().join(format!("ftl-zns-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
+    // The 80 % cells (the other fills are `rand20+seq60 fillF SERIES`) and
+    // conventional at 50 %.
     let mut args = vec![
         "experiment",
         "placement",
         "--only",
-        "rand20+seq60",
+        "rand20+seq60 conventional",
+        "--only",
+        "rand20+seq60 fdp",
+        "--only",
+        "rand20+seq60 zns",
+        "--only",
+        "rand20+seq60 fill50 conventional",
         "--out",
         dir.to_str().unwrap(),
     ];
@@ -85,21 +93,41 @@ fn placement_experiment_shows_fdp_and_zns_gains() {
     let mut lines = csv.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
     let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
-    let (series, waf) = (col("series"), col("waf"));
+    let (series, waf, fill) = (col("series"), col("waf"), col("fill"));
     let _ = (
         col("perf.iops"),
         col("perf.latency_us.p99"),
         col("waf_end_to_end"),
     );
     let mut wafs = std::collections::BTreeMap::new();
+    let mut conv50 = None;
     for l in lines {
         let f: Vec<&str> = l.split(',').collect();
-        wafs.insert(f[series].to_string(), f[waf].parse::<f64>().unwrap());
+        let w = f[waf].parse::<f64>().unwrap();
+        match f[fill] {
+            "80" => {
+                wafs.insert(f[series].to_string(), w);
+            }
+            "50" => conv50 = Some(w),
+            other => panic!("fill {other}"),
+        }
     }
     let (conv, fdp, zns) = (wafs["conventional"], wafs["fdp"], wafs["zns"]);
+    let conv50 = conv50.expect("the 50 % cell");
+    assert!(
+        conv50 < conv,
+        "less fill, less GC: {conv50} at 50 % vs {conv} at 80 %"
+    );
     assert!(fdp <= 0.7 * conv, "FDP {fdp} vs conventional {conv}");
     assert!(zns <= 1.05, "ZNS device WAF {zns}");
-    for f in ["waf.svg", "waf_end_to_end.svg", "iops.svg", "p99.svg"] {
+    for f in [
+        "waf.svg",
+        "waf_end_to_end.svg",
+        "iops.svg",
+        "p99.svg",
+        "waf_fill.svg",
+        "waf_end_to_end_fill.svg",
+    ] {
         assert!(dir.join(f).exists(), "{f}");
     }
 }
