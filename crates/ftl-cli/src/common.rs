@@ -148,8 +148,9 @@ impl CommonOpts {
             // Only commands that run a zone host take a zoned namespace.
             return Err(CliError::Input(
                 "config: key host.interface: zns runs need a zone workload: ftl synth \
-                 (without --flow, --precondition, copies or lifetime), ftl crash or ftl \
-                 experiment placement (docs/placement.md)"
+                 (without --flow, --precondition, copies or lifetime), ftl replay of a zone \
+                 trace (without --flows or --precondition), ftl crash or ftl experiment \
+                 placement (docs/placement.md)"
                     .into(),
             ));
         }

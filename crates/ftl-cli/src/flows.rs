@@ -139,6 +139,7 @@ pub fn run(a: ReplayArgs) -> Result<(), CliError> {
             .collect();
         let p = trace::prepare(&inputs, &opts, region_bytes)
             .map_err(|e| CliError::Input(e.to_string()))?;
+        crate::replay_zones::check_commands(&p.stats, &cfg)?;
         prepared.push(p);
     }
     for p in &prepared {

@@ -14,6 +14,7 @@ mod progress;
 mod raid;
 mod replay;
 mod replay_feed;
+mod replay_zones;
 mod serve;
 mod sweep;
 mod synth;

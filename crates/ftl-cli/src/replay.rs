@@ -12,7 +12,9 @@ use sim_harness::trace::{
 
 use crate::common::{CommonOpts, PreconditionMode, Preconditioning};
 use crate::replay_feed::StreamSource;
+use crate::replay_zones;
 use crate::CliError;
+use sim_harness::config::InterfaceKey;
 
 /// The bundled default trace (see `crates/ftl-cli/traces/README.md`).
 const BUNDLED: &str = include_str!("../traces/fin1-5k.ascii");
@@ -192,6 +194,9 @@ pub fn trace_json(names: &[String], s: &TraceStats, a: &ReplayArgs, capacity: u6
         "writes": s.writes,
         "trims": s.trims,
         "copies": s.copies,
+        "placed_writes": s.placed_writes,
+        "appends": s.appends,
+        "zone_sends": s.zone_sends,
         "read_bytes": s.read_bytes,
         "write_bytes": s.write_bytes,
         "trim_bytes": s.trim_bytes,
@@ -219,9 +224,23 @@ pub fn run(a: ReplayArgs) -> Result<(), CliError> {
         }
         return crate::flows::run(a);
     }
-    let (cfg, plan) = a.common.plan(a.qd)?;
+    // A zoned namespace replays through the zone front end, from a fresh
+    // drive (preconditioning writes outside the zones' order).
+    let (cfg, plan) = if a.precondition.is_none() {
+        a.common.plan_any_interface(a.qd)?
+    } else {
+        a.common.plan(a.qd)?
+    };
+    let zoned = cfg.host.interface == InterfaceKey::Zns;
     let unit = u64::from(plan.core.geometry.unit_bytes());
-    let capacity = u64::from(plan.core.logical_units) * unit;
+    let capacity = if zoned {
+        let geo = cfg
+            .zone_geometry()
+            .map_err(|e| CliError::Input(e.to_string()))?;
+        geo.data_blocks() * unit
+    } else {
+        u64::from(plan.core.logical_units) * unit
+    };
     let opts = trace_options(&a)?;
     // The counted first pass of every run, before anything is simulated, so
     // a malformed line anywhere is reported first.
@@ -229,6 +248,7 @@ pub fn run(a: ReplayArgs) -> Result<(), CliError> {
     for g in groups(&a) {
         let t0 = Instant::now();
         let p = trace::prepare(&g, &opts, capacity).map_err(|e| CliError::Input(e.to_string()))?;
+        replay_zones::check_commands(&p.stats, &cfg)?;
         prepared.push((p, t0.elapsed().as_secs_f64()));
     }
     if a.parse_only {
@@ -242,15 +262,23 @@ pub fn run(a: ReplayArgs) -> Result<(), CliError> {
                 eprintln!("warning: {w}");
             }
         }
-        let mut src = StreamSource::spawn(p, unit, 0);
-        let precondition = Preconditioning::whole_drive(a.precondition);
-        let out = a.common.simulate(&plan, &mut src, precondition, a.verify);
-        let stats = src.finish().map_err(CliError::Input)?;
-        let out = out?;
+        let (out, stats, zones) = if zoned {
+            let (o, s, z) = replay_zones::simulate(&a.common, &cfg, &plan, p, a.verify)?;
+            (o, s, Some(z))
+        } else {
+            let mut src = StreamSource::spawn(p, unit, 0);
+            let precondition = Preconditioning::whole_drive(a.precondition);
+            let out = a.common.simulate(&plan, &mut src, precondition, a.verify);
+            let stats = src.finish().map_err(CliError::Input)?;
+            (out?, stats, None)
+        };
         let mut input = trace_json(&names, &stats, &a, capacity);
         input["preconditioned"] = json!(a.precondition.is_some());
         input["precondition_mode"] = json!(PreconditionMode::name(a.precondition));
-        let v = a.common.report(&cfg, &out, "trace", input);
+        let mut v = a.common.report(&cfg, &out, "trace", input);
+        if let Some(z) = &zones {
+            v["zns"] = replay_zones::zns_json(z);
+        }
         let header = header(&names.join(" + "), &stats, &a, &v);
         reports.push((v, header, out));
     }

@@ -22,12 +22,22 @@ const BATCHES_IN_FLIGHT: usize = 4;
 /// `ceil(len / unit)` units from the unit holding its source offset to the
 /// unit holding its destination offset, so an unaligned destination does
 /// not make the source longer than the bytes it copies.
+///
+/// A write keeps its placement identifier. Zone commands (append, Zone
+/// Send) are for [`sim_harness::zone_replay`]; the replay refuses them
+/// before running on any other namespace, so here they never occur.
 pub fn to_units(r: &TraceRequest, unit: u64, base: u32) -> HostRequest {
     let first = r.offset_bytes / unit;
+    let touched = (r.end_bytes() - 1) / unit - first + 1;
+    let mut placement = 0;
     let (op, units) = match r.op {
-        TraceOp::Read => (HostOp::Read, (r.end_bytes() - 1) / unit - first + 1),
-        TraceOp::Write => (HostOp::Write, (r.end_bytes() - 1) / unit - first + 1),
-        TraceOp::Trim => (HostOp::Trim, (r.end_bytes() - 1) / unit - first + 1),
+        TraceOp::Read | TraceOp::Zone(_) => (HostOp::Read, touched),
+        TraceOp::Write | TraceOp::Append => (HostOp::Write, touched),
+        TraceOp::PlacedWrite { pid } => {
+            placement = pid;
+            (HostOp::Write, touched)
+        }
+        TraceOp::Trim => (HostOp::Trim, touched),
         TraceOp::Copy { src_bytes } => (
             HostOp::Copy {
                 src: base + (src_bytes / unit) as u32,
@@ -41,14 +51,16 @@ pub fn to_units(r: &TraceRequest, unit: u64, base: u32) -> HostRequest {
         lpn: base + first as u32,
         units: units as u32,
         idle_ns: 0,
-        placement: 0,
+        placement,
     }
 }
 
-/// A [`RequestSource`] fed by a reader thread running a trace's second pass.
-pub struct StreamSource {
-    rx: Receiver<Result<Vec<HostRequest>, String>>,
-    buf: std::vec::IntoIter<HostRequest>,
+/// A [`RequestSource`] fed by a reader thread running a trace's second
+/// pass; its items are `T`, core requests unless a zone replay takes the
+/// trace's own requests.
+pub struct StreamSource<T = HostRequest> {
+    rx: Receiver<Result<Vec<T>, String>>,
+    buf: std::vec::IntoIter<T>,
     records: u64,
     error: Option<String>,
     handle: Option<JoinHandle<TraceStats>>,
@@ -58,6 +70,17 @@ impl StreamSource {
     /// Starts the reader thread over `prepared`, converting requests to
     /// units of `unit` bytes from unit `base` (a flow's region).
     pub fn spawn(prepared: Prepared<'static>, unit: u64, base: u32) -> StreamSource {
+        StreamSource::spawn_map(prepared, move |r| to_units(r, unit, base))
+    }
+}
+
+impl<T: Send + 'static> StreamSource<T> {
+    /// Starts the reader thread over `prepared`, converting each request
+    /// with `conv`.
+    pub fn spawn_map(
+        prepared: Prepared<'static>,
+        conv: impl Fn(&TraceRequest) -> T + Send + 'static,
+    ) -> StreamSource<T> {
         let (tx, rx) = sync_channel(BATCHES_IN_FLIGHT);
         let records = prepared.stats.records;
         let handle = std::thread::spawn(move || {
@@ -72,7 +95,7 @@ impl StreamSource {
             let mut batch = Vec::with_capacity(BATCH);
             for r in &mut stream {
                 match r {
-                    Ok(r) => batch.push(to_units(&r, unit, base)),
+                    Ok(r) => batch.push(conv(&r)),
                     Err(e) => {
                         let _ = tx.send(Err(e.to_string()));
                         return stats;
@@ -121,8 +144,10 @@ impl StreamSource {
     }
 }
 
-impl RequestSource for StreamSource {
-    fn next_request(&mut self) -> Option<HostRequest> {
+impl<T> Iterator for StreamSource<T> {
+    type Item = T;
+
+    fn next(&mut self) -> Option<T> {
         loop {
             if let Some(r) = self.buf.next() {
                 return Some(r);
@@ -139,6 +164,19 @@ impl RequestSource for StreamSource {
                 Err(_) => return None,
             }
         }
+    }
+}
+
+impl<T> StreamSource<T> {
+    /// The trace's request records (from its first pass).
+    pub fn records(&self) -> u64 {
+        self.records
+    }
+}
+
+impl RequestSource for StreamSource {
+    fn next_request(&mut self) -> Option<HostRequest> {
+        self.next()
     }
 
     fn len_hint(&self) -> Option<u64> {

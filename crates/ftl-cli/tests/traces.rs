@@ -24,7 +24,7 @@ fn tmp(name: &str) -> PathBuf {
 
 /// Sample, format, requests, reads, read bytes, writes, write bytes
 /// (counted with awk; see docs/traces.md).
-const SAMPLES: [(&str, &str, [u64; 5]); 12] = [
+const SAMPLES: [(&str, &str, [u64; 5]); 13] = [
     (
         "alibaba.csv",
         "alibaba",
@@ -69,6 +69,8 @@ const SAMPLES: [(&str, &str, [u64; 5]); 12] = [
         [2000, 664, 11_063_296, 1336, 23_080_960],
     ),
     ("ftl.trace", "ftl", [2000, 459, 8_024_064, 942, 16_764_928]),
+    // Placement identifiers, ignored by the default (conventional) drive.
+    ("fdp.trace", "ftl", [2000, 480, 1_966_080, 1520, 6_225_920]),
 ];
 
 fn counts(v: &Value) -> [u64; 5] {

@@ -31,3 +31,5 @@ pub mod timing;
 pub mod trace;
 pub mod workload;
 pub mod zns_host;
+pub mod zone_front;
+pub mod zone_replay;

@@ -15,9 +15,10 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use firmware_core::tech::zns::zone::{Marker, ZoneAction, ZoneGeometry, ZoneStatus, Zones};
+use firmware_core::tech::zns::zone::{ZoneAction, ZoneGeometry, ZoneStatus, Zones};
 
 use crate::workload::{HostOp, HostRequest, RequestSource};
+use crate::zone_front::ZoneFront;
 
 const NONE: u32 = u32::MAX;
 
@@ -41,7 +42,7 @@ pub struct ZoneHostStats {
 /// A log-structured application over a zoned namespace (see the module).
 pub struct ZoneLog<'z, S> {
     inner: S,
-    zones: Zones<'z>,
+    front: ZoneFront<'z>,
     /// Application block -> zone LBA (`NONE`: never written).
     fwd: Vec<u32>,
     /// Zone LBA -> application block (`NONE`: none).
@@ -54,7 +55,6 @@ pub struct ZoneLog<'z, S> {
     open: Vec<Option<u32>>,
     /// Empty zones kept for compaction.
     reserve: u32,
-    out: VecDeque<HostRequest>,
     /// Application requests taken so far.
     seen: u64,
     /// The statistics restart after this many application requests.
@@ -74,7 +74,7 @@ impl<'z, S: RequestSource> ZoneLog<'z, S> {
         streams: u32,
         app_units: u32,
     ) -> Result<Self, String> {
-        let zones = Zones::new(geo, table).map_err(|e| e.to_string())?;
+        let front = ZoneFront::new(geo, table)?;
         // Streams plus compaction's zone must be open together.
         let streams = streams.clamp(1, geo.max_open.saturating_sub(1).max(1));
         let reserve = streams + 2;
@@ -86,14 +86,13 @@ impl<'z, S: RequestSource> ZoneLog<'z, S> {
         }
         Ok(ZoneLog {
             inner,
-            zones,
+            front,
             fwd: vec![NONE; app_units as usize],
             rev: vec![NONE; geo.data_blocks() as usize],
             live: vec![0; geo.zones as usize],
             empty: (0..geo.zones).collect(),
             open: vec![None; streams as usize + 1],
             reserve,
-            out: VecDeque::new(),
             seen: 0,
             restart_at: u64::MAX,
             stats: ZoneHostStats::default(),
@@ -115,22 +114,11 @@ impl<'z, S: RequestSource> ZoneLog<'z, S> {
 
     /// The zones now.
     pub fn zones(&self) -> &Zones<'z> {
-        &self.zones
+        self.front.zones()
     }
 
     fn refused(&mut self, s: ZoneStatus) {
         *self.stats.refused.entry(s as u8).or_default() += 1;
-    }
-
-    fn emit(&mut self, op: HostOp, lba: u64, units: u32, placement: u8, t: u64) {
-        self.out.push_back(HostRequest {
-            time_ns: t,
-            op,
-            lpn: lba as u32,
-            units,
-            placement,
-            idle_ns: 0,
-        });
     }
 
     /// The open zone of stream `s`, taking an empty one if needed.
@@ -139,7 +127,7 @@ impl<'z, S: RequestSource> ZoneLog<'z, S> {
             return Some(z);
         }
         if s + 1 < self.open.len() {
-            for _ in 0..self.zones.geometry().zones {
+            for _ in 0..self.zones().geometry().zones {
                 if self.empty.len() >= self.reserve as usize || !self.compact(t) {
                     break;
                 }
@@ -153,17 +141,18 @@ impl<'z, S: RequestSource> ZoneLog<'z, S> {
     /// Appends application blocks `apps` (each `NONE` or a block) to
     /// stream `s`, splitting at zone ends.
     fn append(&mut self, s: usize, apps: &[u32], t: u64) {
-        let cap = self.zones.geometry().cap;
+        let cap = self.zones().geometry().cap;
         let mut i = 0;
         while i < apps.len() {
             let Some(z) = self.zone_of_stream(s, t) else {
                 self.refused(ZoneStatus::ZoneIsFull);
                 return;
             };
-            let wp = self.zones.zone(z).map_or(cap, |e| e.wp);
+            let wp = self.zones().zone(z).map_or(cap, |e| e.wp);
             let n = (cap - wp).min((apps.len() - i) as u32);
-            match self.zones.append(self.zones.zslba(z), n) {
-                Ok((lba, handle)) => {
+            let zslba = self.zones().zslba(z);
+            match self.front.append(zslba, n, t) {
+                Ok(lba) => {
                     self.stats.appends += 1;
                     for (k, &a) in apps[i..i + n as usize].iter().enumerate() {
                         let at = lba as u32 + k as u32;
@@ -174,7 +163,6 @@ impl<'z, S: RequestSource> ZoneLog<'z, S> {
                         self.rev[at as usize] = a;
                         self.live[z as usize] += 1;
                     }
-                    self.emit(HostOp::Write, lba, n, handle, t);
                 }
                 Err(e) => {
                     self.refused(e);
@@ -194,7 +182,7 @@ impl<'z, S: RequestSource> ZoneLog<'z, S> {
             return;
         }
         self.rev[lba as usize] = NONE;
-        if let Some(z) = self.zones.zone_of(u64::from(lba)) {
+        if let Some(z) = self.zones().zone_of(u64::from(lba)) {
             self.live[z as usize] = self.live[z as usize].saturating_sub(1);
         }
     }
@@ -204,19 +192,20 @@ impl<'z, S: RequestSource> ZoneLog<'z, S> {
     /// false when no zone can be compacted.
     fn compact(&mut self, t: u64) -> bool {
         let open: Vec<u32> = self.open.iter().flatten().copied().collect();
-        let geo = self.zones.geometry();
+        let geo = self.zones().geometry();
         let victim = (0..geo.zones)
             .filter(|z| !open.contains(z))
-            .filter(|&z| self.zones.zone(z).is_some_and(|e| e.wp > 0))
+            .filter(|&z| self.zones().zone(z).is_some_and(|e| e.wp > 0))
             .min_by_key(|&z| self.live[z as usize]);
         let Some(v) = victim else { return false };
-        let base = self.zones.zslba(v) as u32;
-        let wp = self.zones.zone(v).map_or(0, |e| e.wp);
+        let base = self.zones().zslba(v) as u32;
+        let wp = self.zones().zone(v).map_or(0, |e| e.wp);
         let mut run: Vec<u32> = Vec::new();
         let mut moved: Vec<u32> = Vec::new();
         let flush = |me: &mut Self, run: &mut Vec<u32>| {
             if let Some(&first) = run.first() {
-                me.emit(HostOp::Read, u64::from(first), run.len() as u32, 0, t);
+                me.front
+                    .emit(HostOp::Read, u64::from(first), run.len() as u32, 0, t);
                 run.clear();
             }
         };
@@ -240,8 +229,8 @@ impl<'z, S: RequestSource> ZoneLog<'z, S> {
 
     /// Resets zone `z`: trims its written blocks (and its finish marker).
     fn reset(&mut self, z: u32, t: u64) {
-        let zslba = self.zones.zslba(z);
-        match self.zones.manage(zslba, ZoneAction::Reset) {
+        let zslba = self.zones().zslba(z);
+        match self.front.manage(zslba, ZoneAction::Reset, t) {
             Ok(written) => {
                 for k in 0..written {
                     let lba = zslba as u32 + k;
@@ -252,11 +241,6 @@ impl<'z, S: RequestSource> ZoneLog<'z, S> {
                     }
                 }
                 self.live[z as usize] = 0;
-                if written > 0 {
-                    self.emit(HostOp::Trim, zslba, written, 0, t);
-                }
-                let m = self.zones.marker_lba(z, Marker::Finished);
-                self.emit(HostOp::Trim, m, 1, 0, t);
                 self.stats.resets += 1;
                 self.empty.push_back(z);
             }
@@ -267,7 +251,7 @@ impl<'z, S: RequestSource> ZoneLog<'z, S> {
     /// Turns one application request into zone commands.
     fn translate(&mut self, r: HostRequest) {
         let t = r.time_ns;
-        let first = self.out.len();
+        let first = self.front.queued();
         let n = self.fwd.len() as u32;
         let apps: Vec<u32> = (r.lpn..r.lpn.saturating_add(r.units))
             .map(|a| a % n.max(1))
@@ -288,12 +272,12 @@ impl<'z, S: RequestSource> ZoneLog<'z, S> {
                         continue;
                     }
                     if start != NONE {
-                        self.emit(HostOp::Read, u64::from(start), len, 0, t);
+                        self.front.emit(HostOp::Read, u64::from(start), len, 0, t);
                     }
                     (start, len) = if lba == NONE { (NONE, 0) } else { (lba, 1) };
                 }
                 if start != NONE {
-                    self.emit(HostOp::Read, u64::from(start), len, 0, t);
+                    self.front.emit(HostOp::Read, u64::from(start), len, 0, t);
                 }
             }
             HostOp::Trim => {
@@ -303,10 +287,10 @@ impl<'z, S: RequestSource> ZoneLog<'z, S> {
                     self.fwd[a as usize] = NONE;
                 }
             }
-            HostOp::Flush => self.out.push_back(r),
+            HostOp::Flush => self.front.push(r),
             HostOp::Copy { .. } => {}
         }
-        if let Some(q) = self.out.get_mut(first) {
+        if let Some(q) = self.front.queued_mut(first) {
             q.idle_ns = r.idle_ns;
         }
     }
@@ -315,7 +299,7 @@ impl<'z, S: RequestSource> ZoneLog<'z, S> {
 impl<S: RequestSource> RequestSource for ZoneLog<'_, S> {
     fn next_request(&mut self) -> Option<HostRequest> {
         loop {
-            if let Some(r) = self.out.pop_front() {
+            if let Some(r) = self.front.pop() {
                 return Some(r);
             }
             if self.seen == self.restart_at {

@@ -211,14 +211,19 @@ pub fn draw(
             };
             chart::grouped_bars(&axes, &groups, &series)
         }
-        ChartKind::Lines => {
+        ChartKind::Lines | ChartKind::SeriesLines => {
             let col = def.columns.first().map_or("", |c| c.0);
+            let line_of = |c: &Cell| match def.kind {
+                ChartKind::SeriesLines => format!("{} {}", c.workload, c.series),
+                _ => c.group.clone(),
+            };
             let on_chart = || cells.iter().enumerate().filter(|(_, c)| c.x.is_some());
-            let series = unique(on_chart().map(|(_, c)| c.group.as_str()))
+            let lines: Vec<String> = on_chart().map(|(_, c)| line_of(c)).collect();
+            let series = unique(lines.iter().map(String::as_str))
                 .into_iter()
                 .map(|g| {
                     let mut points: Vec<(f64, f64)> = on_chart()
-                        .filter(|(_, c)| c.group == g)
+                        .filter(|(_, c)| line_of(c) == g)
                         .filter_map(|(r, c)| Some((c.x?, t.num(r, col)?)))
                         .collect();
                     points.sort_by(|a, b| a.0.total_cmp(&b.0));

@@ -4,10 +4,11 @@
 //!
 //! Every cell runs on the `default` drive with [`SETS`]. Fill is a share
 //! of the exposed capacity: the logical space (conventional, FDP), or
-//! every zone's capacity (ZNS). Tenants write 4 KiB units; each first
-//! fills its region once (unmeasured, with [`WARM_PASSES`] passes of the
-//! mix), then [`MEASURE_PASSES`] times the fill in mixed writes are
-//! measured. Under FDP every tenant writes through its own placement
+//! every zone's capacity (ZNS); the multi-tenant mixes run at every fill
+//! of [`FILLS`], the log-structured application at 80 %. Tenants write
+//! 4 KiB units; each first fills its region once (unmeasured, with
+//! [`WARM_PASSES`] passes of the mix), then [`MEASURE_PASSES`] times the
+//! fill in mixed writes are measured. Under FDP every tenant writes through its own placement
 //! identifier; under ZNS every tenant is a stream of the zone host
 //! (`sim_harness::zns_host`): a log-structured writer appending to zones,
 //! compacting the zone with the fewest live blocks when empty zones run
@@ -31,7 +32,7 @@ use crate::synth::SynthJob;
 pub const PRESET: &str = "default";
 
 /// `--set`s of every cell: a quarter of the default drive (64 blocks a
-/// plane), so the nine cells take minutes.
+/// plane), so the 33 cells take about a minute.
 pub const SETS: &[&str] = &["geometry.blocks_per_plane=64"];
 
 /// Passes of the fill the mix writes before measuring.
@@ -128,28 +129,63 @@ const WORKLOADS: [Workload; 3] = [
     },
 ];
 
-/// The grid: workload x series.
+/// Fill levels (% of the exposed capacity) of the multi-tenant mixes;
+/// their tenants' spaces scale in proportion to the 80 % of [`WORKLOADS`].
+pub const FILLS: [u32; 5] = [50, 60, 70, 80, 90];
+
+/// The fill [`WORKLOADS`] are written for.
+const BASE_FILL: u32 = 80;
+
+/// Whether a workload is swept over [`FILLS`] (the multi-tenant mixes;
+/// the log-structured application stays at 80 %).
+fn swept(w: &Workload) -> bool {
+    !w.name.starts_with("log-")
+}
+
+/// The grid: workload x fill x series. The 80 % cells keep their labels
+/// and groups (`WORKLOAD SERIES`, group `WORKLOAD`); the others are
+/// `WORKLOAD fillF SERIES` in group `WORKLOAD fillF`, so each fill's FDP
+/// and ZNS are normalised to its own conventional.
 pub fn cells() -> Result<Vec<Cell>, String> {
     let mut out = Vec::new();
     for w in &WORKLOADS {
-        let fill: f64 = w.tenants.iter().map(|t| t.space).sum();
-        for (series, interface) in SERIES {
-            let mut sets: Vec<String> = SETS.iter().map(|s| s.to_string()).collect();
-            sets.push(format!("host.interface={interface}"));
-            out.push(Cell {
-                label: format!("{} {series}", w.name),
-                group: w.name.to_string(),
-                series: series.to_string(),
-                x: None,
-                preset: PRESET.to_string(),
-                sets,
-                workload: w.name.to_string(),
-                job: SynthJob::of(WorkloadParams::default()),
-                attrs: vec![("fill_pct".into(), format!("{:.0}", fill * 100.0))],
-            });
+        let fills: &[u32] = if swept(w) { &FILLS } else { &[BASE_FILL] };
+        for &fill in fills {
+            let group = if fill == BASE_FILL {
+                w.name.to_string()
+            } else {
+                format!("{} fill{fill}", w.name)
+            };
+            for (series, interface) in SERIES {
+                let mut sets: Vec<String> = SETS.iter().map(|s| s.to_string()).collect();
+                sets.push(format!("host.interface={interface}"));
+                out.push(Cell {
+                    label: format!("{group} {series}"),
+                    group: group.clone(),
+                    series: series.to_string(),
+                    x: swept(w).then_some(f64::from(fill)),
+                    preset: PRESET.to_string(),
+                    sets,
+                    workload: w.name.to_string(),
+                    job: SynthJob::of(WorkloadParams::default()),
+                    attrs: vec![
+                        ("fill_pct".into(), fill.to_string()),
+                        ("fill".into(), fill.to_string()),
+                    ],
+                });
+            }
         }
     }
     Ok(out)
+}
+
+/// The fill of cell `c` (% of the exposed capacity).
+fn fill_of(c: &Cell) -> Result<u32, String> {
+    c.attrs
+        .iter()
+        .find(|(k, _)| k == "fill")
+        .and_then(|(_, v)| v.parse().ok())
+        .ok_or_else(|| format!("cell {}: no fill", c.label))
 }
 
 /// Runs one cell (the experiment's `evaluate`): its tenants on its interface.
@@ -158,6 +194,7 @@ pub fn evaluate(cfg: &SimConfig, c: &Cell) -> Result<Value, String> {
         .iter()
         .find(|w| w.name == c.workload)
         .ok_or_else(|| format!("unknown workload {}", c.workload))?;
+    let scale = f64::from(fill_of(c)?) / f64::from(BASE_FILL);
     let plan = Plan::from_config(cfg).map_err(|e| e.to_string())?;
     let zns = cfg.host.interface == InterfaceKey::Zns;
     let geo = if zns {
@@ -173,7 +210,7 @@ pub fn evaluate(cfg: &SimConfig, c: &Cell) -> Result<Value, String> {
     let mut base = 0u32;
     let mut tenants = Vec::new();
     for (i, t) in w.tenants.iter().enumerate() {
-        let units = (exposed as f64 * t.space) as u32;
+        let units = (exposed as f64 * t.space * scale) as u32;
         tenants.push(Tenant {
             base,
             units,
@@ -217,4 +254,41 @@ fn run_measured(
     src: &mut dyn RequestSource,
 ) -> Result<sim_harness::sim::Outcome, String> {
     run_phased(plan, warm, src).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The multi-tenant mixes at every fill, the log-structured
+    /// application at 80 %, the 80 % cells under their old labels, and a
+    /// normalisation group per workload and fill holding all three series.
+    #[test]
+    fn the_grid_sweeps_fill_for_the_mixes() {
+        let cells = cells().unwrap();
+        assert_eq!(cells.len(), (2 * FILLS.len() + 1) * SERIES.len());
+        for c in &cells {
+            let fill = fill_of(c).unwrap();
+            let in_group: Vec<&str> = cells
+                .iter()
+                .filter(|d| d.group == c.group)
+                .map(|d| d.series.as_str())
+                .collect();
+            assert_eq!(in_group, ["conventional", "fdp", "zns"], "{}", c.group);
+            let swept = !c.workload.starts_with("log-");
+            assert_eq!(c.x, swept.then_some(f64::from(fill)), "{}", c.label);
+            if fill == 80 {
+                assert_eq!(c.label, format!("{} {}", c.workload, c.series));
+            } else {
+                assert!(swept, "{}", c.label);
+                assert_eq!(c.label, format!("{} fill{fill} {}", c.workload, c.series));
+            }
+        }
+        let fills: Vec<u32> = cells
+            .iter()
+            .filter(|c| c.workload == "rand40x10+rand40" && c.series == "fdp")
+            .map(|c| fill_of(c).unwrap())
+            .collect();
+        assert_eq!(fills, FILLS);
+    }
 }

@@ -48,6 +48,10 @@ pub enum ChartKind {
     Bars,
     /// Lines: one line per cell group, x = cell x, y = the column.
     Lines,
+    /// Lines: one line per cell workload and series (named `workload
+    /// series`), x = cell x, y = the column; for sweeps whose groups are
+    /// the sweep's points (each normalised on its own).
+    SeriesLines,
     /// CDF per cell, from the report array named by the column
     /// (`[value, fraction]` pairs).
     Cdf,
@@ -522,8 +526,8 @@ static EXPERIMENTS: [Experiment; 8] = [
         name: "placement",
         description: "Conventional vs FDP vs ZNS: device and end-to-end WAF, IOPS and p99 \
                       latency of two-tenant mixes (random beside a sequential log; two random \
-                      tenants at 10x different rates) and a hot/cold log-structured \
-                      application, 80 % fill",
+                      tenants at 10x different rates) at 50-90 % fill and a hot/cold \
+                      log-structured application at 80 % fill",
         keys: super::placement::KEYS,
         normalise: &[Normalise {
             key: "waf",
@@ -543,6 +547,22 @@ static EXPERIMENTS: [Experiment; 8] = [
                 kind: ChartKind::Bars,
                 title: "End-to-end WAF (host compaction included)",
                 x: "workload",
+                y: "NAND programs / application writes",
+                columns: &[("waf_end_to_end", "")],
+            },
+            ChartDef {
+                file: "waf_fill.svg",
+                kind: ChartKind::SeriesLines,
+                title: "Device WAF against fill (multi-tenant mixes)",
+                x: "fill (% of the exposed capacity)",
+                y: "write amplification (NAND programs / device writes)",
+                columns: &[("waf", "")],
+            },
+            ChartDef {
+                file: "waf_end_to_end_fill.svg",
+                kind: ChartKind::SeriesLines,
+                title: "End-to-end WAF against fill (host compaction included)",
+                x: "fill (% of the exposed capacity)",
                 y: "NAND programs / application writes",
                 columns: &[("waf_end_to_end", "")],
             },

@@ -136,6 +136,94 @@ def native():
     write("ftl.trace", out)
 
 
+ZONE = 16 << 20  # the default drive's zone: one erase block in each of its 16 planes
+UNIT = 4096
+
+
+def zns():
+    """A log-structured writer on zones 0..11 of the default zone size:
+    three streams write at their zones' pointers and append, read back
+    what they wrote, finish, close and reopen zones, and reset the full
+    zone with the least recent data when no zone is empty. Every command
+    is valid (a model of the zone states runs beside it)."""
+    r = rng("zns")
+    cap = ZONE // UNIT
+    wp = [0] * 12
+    full = [False] * 12
+    stream = [None, None, None]
+    out, t = ["# ftl trace: zone commands (host.interface = zns, 16 MiB zones)"], 0
+    filled = []
+    opened = set()  # zones open or closed (an empty zone cannot be closed)
+
+    def take(s):
+        free = [z for z in range(12) if wp[z] == 0 and not full[z] and z not in stream]
+        if not free:
+            z = filled.pop(0)
+            out.append(f"{t} ZR {z * ZONE}")
+            wp[z], full[z] = 0, False
+            free = [z]
+        z = free[0]
+        stream[s] = z
+        if r.random() < 0.5:
+            out.append(f"{t} ZO {z * ZONE}")
+            opened.add(z)
+
+    def done(s):
+        z = stream[s]
+        full[z] = True
+        filled.append(z)
+        opened.discard(z)
+        stream[s] = None
+
+    while len(out) < N:
+        t += r.randint(1000, 60000)
+        s = r.randrange(3)
+        if stream[s] is None:
+            take(s)
+        z = stream[s]
+        k = r.random()
+        if k < 0.55 or k < 0.75:
+            n = min(r.choice([16, 16, 32, 64]), cap - wp[z])
+            if k < 0.55:
+                out.append(f"{t} W {z * ZONE + wp[z] * UNIT} {n * UNIT}")
+            else:
+                out.append(f"{t} A {z * ZONE} {n * UNIT}")
+            wp[z] += n
+            opened.add(z)
+            if wp[z] == cap:
+                done(s)
+        elif k < 0.93:
+            data = [y for y in range(12) if wp[y] > 0]
+            if data:
+                y = r.choice(data)
+                at = r.randrange(wp[y])
+                n = min(r.choice([1, 4, 16]), wp[y] - at)
+                out.append(f"{t} R {y * ZONE + at * UNIT} {n * UNIT}")
+        elif k < 0.96:
+            out.append(f"{t} ZF {z * ZONE}")
+            done(s)
+        elif z in opened:
+            out.append(f"{t} ZC {z * ZONE}")
+    write("zns.trace", out)
+
+
+def fdp():
+    """Two tenants with placement identifiers (host.interface = fdp,
+    fdp.handles = 4): a hot one over 64 MiB on identifier 0, a cold one
+    over 1 GiB spread over identifiers 1-3, and reads of both."""
+    r = rng("fdp")
+    out, t = ["# ftl trace: writes with FDP placement identifiers"], 0
+    for _ in range(N):
+        t += r.randint(1000, 60000)
+        hot = r.random() < 0.7
+        off = r.randrange(0, 64 << 20, UNIT) if hot else (64 << 20) + r.randrange(0, GIB, UNIT)
+        if r.random() < 0.25:
+            out.append(f"{t} R {off} {UNIT}")
+        else:
+            out.append(f"{t} W {off} {UNIT} {0 if hot else r.randint(1, 3)}")
+    write("fdp.trace", out)
+
+
 def blkparse_default():
     r = rng("blkdefault")
     out, t, seq = [], 0, 0
@@ -151,4 +239,4 @@ def blkparse_default():
 
 if __name__ == "__main__":
     alibaba(); tencent(); systor(); fiu(); spc(); fio(2); fio(3)
-    blkparse_custom(); blkparse_default(); msr(); vscsi(); native()
+    blkparse_custom(); blkparse_default(); msr(); vscsi(); native(); zns(); fdp()

@@ -252,6 +252,73 @@ pub enum TraceOp {
         /// Start of the source range in bytes (same length as the request).
         src_bytes: u64,
     },
+    /// Host write carrying an FDP placement identifier (only the
+    /// [`native`] format); counted as a write.
+    PlacedWrite {
+        /// The placement identifier (reclaim-unit handle), 0..=255.
+        pid: u8,
+    },
+    /// Zone Append to the zone that starts at the request's offset (only
+    /// the [`native`] format); the drive picks the LBA (its write pointer).
+    Append,
+    /// A Zone Send action on the zone that starts at the request's offset
+    /// (only the [`native`] format); its length is 1 byte, a placeholder.
+    Zone(ZoneSend),
+}
+
+impl TraceOp {
+    /// Whether this is a zone command (append or Zone Send), which only a
+    /// zoned namespace takes.
+    pub fn is_zone(self) -> bool {
+        matches!(self, TraceOp::Append | TraceOp::Zone(_))
+    }
+}
+
+/// The Zone Send actions a trace can carry (NVMe ZNS Zone Management Send).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ZoneSend {
+    /// Open Zone: explicitly open.
+    Open,
+    /// Close Zone.
+    Close,
+    /// Finish Zone: to full, whatever its write pointer.
+    Finish,
+    /// Reset Zone: to empty, its data gone.
+    Reset,
+}
+
+/// A line of a trace file, for checks made after the first pass (a zone
+/// command under a namespace that is not zoned, a placement identifier
+/// beyond the drive's handles).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LineRef {
+    /// File name, as in [`TraceError::file`].
+    pub file: String,
+    /// 1-based line number.
+    pub line: u64,
+}
+
+impl LineRef {
+    /// An error on this line in `field`, for `reason`.
+    pub fn error(&self, field: &str, reason: impl Into<String>) -> TraceError {
+        TraceError::new(&self.file, self.line, field, reason)
+    }
+}
+
+/// Where a trace first uses what only some namespaces take: zone
+/// commands (`host.interface = zns`), placement identifiers (`fdp`), and
+/// trims or copies (not `zns`). Filled by the first pass.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct NamespaceUse {
+    /// First zone append or Zone Send line.
+    pub zone_op: Option<LineRef>,
+    /// First write with a placement identifier.
+    pub placed: Option<LineRef>,
+    /// Highest placement identifier and the first line carrying it.
+    pub max_placement: Option<(u8, LineRef)>,
+    /// First trim or copy line.
+    pub trim_or_copy: Option<LineRef>,
 }
 
 /// One host request, in bytes and nanoseconds whatever the source format.
@@ -484,6 +551,16 @@ pub struct TraceStats {
     pub trim_bytes: u64,
     /// Bytes copied by the copy records.
     pub copy_bytes: u64,
+    /// Writes with a placement identifier (`ftl` format; also in `writes`).
+    pub placed_writes: u64,
+    /// Zone Append records (`ftl` format).
+    pub appends: u64,
+    /// Bytes of the zone append records.
+    pub append_bytes: u64,
+    /// Zone Send records (open, close, finish, reset; `ftl` format).
+    pub zone_sends: u64,
+    /// Where the trace first uses namespace-specific commands.
+    pub uses: NamespaceUse,
     /// Non-request lines (and unselected requests), by kind.
     #[serde(serialize_with = "ser_skipped")]
     pub skipped: BTreeMap<SkipKind, u64>,
@@ -540,6 +617,11 @@ impl TraceStats {
             write_bytes: 0,
             trim_bytes: 0,
             copy_bytes: 0,
+            placed_writes: 0,
+            appends: 0,
+            append_bytes: 0,
+            zone_sends: 0,
+            uses: NamespaceUse::default(),
             skipped: BTreeMap::new(),
             devices: BTreeMap::new(),
             device_span_bytes: None,
@@ -594,6 +676,20 @@ impl fmt::Display for TraceStats {
         )?;
         if self.copies > 0 {
             writeln!(f, "copy records: {} / {} B", self.copies, self.copy_bytes)?;
+        }
+        if self.placed_writes > 0 {
+            writeln!(
+                f,
+                "writes with a placement identifier: {}",
+                self.placed_writes
+            )?;
+        }
+        if self.appends + self.zone_sends > 0 {
+            writeln!(
+                f,
+                "zone records: {} appends / {} B, {} zone sends",
+                self.appends, self.append_bytes, self.zone_sends
+            )?;
         }
         writeln!(f, "requests after capacity policy: {}", self.requests)?;
         writeln!(f, "skipped: {}", self.skipped_total())?;

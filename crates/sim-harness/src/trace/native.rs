@@ -1,34 +1,72 @@
 //! The project's own trace format, `ftl`: the only one that can carry a
-//! copy command (seed 003's copyless copy).
+//! copy command (seed 003's copyless copy), placement identifiers (NVMe
+//! FDP) and zone commands (NVMe ZNS).
 //!
 //! One request per line, whitespace-separated:
 //!
 //! ```text
-//! time_ns op offset_bytes len_bytes [src_offset_bytes]
+//! time_ns op offset_bytes [len_bytes [src_offset_bytes | placement]]
 //! ```
 //!
-//! `time_ns` is an integer time in nanoseconds; `op` is `R` (read), `W`
-//! (write), `T` (trim) or `C` (copy), any case; offsets and lengths are
-//! bytes. A copy has a fifth field, the source offset: it copies
-//! `len_bytes` from `src_offset_bytes` to `offset_bytes`, and the two
-//! ranges must not overlap. The other ops have exactly four fields. The
-//! device number is always 0. Offsets should be multiples of the mapping
-//! unit: replay maps a request to the units it touches, and a copy to as
-//! many units from the unit holding its source offset.
+//! `time_ns` is an integer time in nanoseconds; offsets and lengths are
+//! bytes; `op` is one of (any case):
 //!
-//! Example (a 4 KiB write, then a copy of it 1 MiB further):
+//! | op | command | fields |
+//! |---|---|---|
+//! | `R` | read | `time R offset len` |
+//! | `W` | write; under `host.interface = zns` a zone write, at the zone's write pointer | `time W offset len [placement]` |
+//! | `T` | trim (discard) | `time T offset len` |
+//! | `C` | copy `len` bytes from `src` to `offset` (ranges must not overlap) | `time C offset len src` |
+//! | `A` | zone append to the zone starting at `offset` | `time A offset len` |
+//! | `ZO`, `ZC`, `ZF`, `ZR` | Zone Send open, close, finish, reset of the zone starting at `offset` | `time ZR offset` |
+//!
+//! A write's optional fifth field is an FDP placement identifier
+//! (0..=255; the drive's `fdp.handles` bound it at replay). The device
+//! number is always 0. Offsets should be multiples of the mapping unit:
+//! replay maps a request to the units it touches, and a copy to as many
+//! units from the unit holding its source offset.
+//!
+//! Example (a 4 KiB write, then a copy of it 1 MiB further, a write on
+//! placement identifier 2, an append to the zone at 16 MiB and its reset):
 //!
 //! ```text
 //! # ftl trace
 //! 0 W 0 4096
 //! 1000 C 1048576 4096 0
+//! 2000 W 8192 4096 2
+//! 3000 A 16777216 8192
+//! 4000 ZR 16777216
 //! ```
 
 use super::num::{parse_u64, quote};
-use super::{FieldError, Parsed, TraceOp, TraceRequest};
+use super::{FieldError, Parsed, TraceOp, TraceRequest, ZoneSend};
 
 /// Field names, in column order, as used in error messages.
 pub(super) const FIELDS: [&str; 5] = ["time", "op", "offset", "len", "src"];
+
+/// Every op code, as the error for an unknown one lists them.
+const OPS: &str = "R, W, T, C, A, ZO, ZC, ZF or ZR";
+
+/// The Zone Send action of a `Z?` op code.
+fn zone_send(op: &str) -> Option<ZoneSend> {
+    match op.to_ascii_uppercase().as_str() {
+        "ZO" => Some(ZoneSend::Open),
+        "ZC" => Some(ZoneSend::Close),
+        "ZF" => Some(ZoneSend::Finish),
+        "ZR" => Some(ZoneSend::Reset),
+        _ => None,
+    }
+}
+
+/// The op code of a Zone Send action.
+fn zone_code(a: ZoneSend) -> &'static str {
+    match a {
+        ZoneSend::Open => "ZO",
+        ZoneSend::Close => "ZC",
+        ZoneSend::Finish => "ZF",
+        ZoneSend::Reset => "ZR",
+    }
+}
 
 /// Parses one non-blank, non-comment line.
 pub(super) fn parse_line(line: &str) -> Result<Parsed<'_>, FieldError> {
@@ -44,10 +82,48 @@ pub(super) fn parse_line(line: &str) -> Result<Parsed<'_>, FieldError> {
         toks[n] = t;
         n += 1;
     }
+    if let Some(action) = (n >= 2).then(|| zone_send(toks[1])).flatten() {
+        if n < 3 {
+            return Err(FieldError::new(
+                "offset",
+                "missing field 3 (`time Z? offset`)",
+            ));
+        }
+        if n > 3 {
+            return Err(FieldError::new(
+                "len",
+                format!(
+                    "a zone send ({}) has no length: `time {} offset`",
+                    toks[1], toks[1]
+                ),
+            ));
+        }
+        let time_ns = parse_u64(toks[0]).map_err(|r| FieldError::new("time", r))?;
+        let offset = parse_u64(toks[2]).map_err(|r| FieldError::new("offset", r))?;
+        return TraceRequest::checked(
+            time_ns,
+            TraceOp::Zone(action),
+            offset,
+            1,
+            0,
+            ["offset", "len"],
+        )
+        .map(Parsed::Request);
+    }
+    let known = ["R", "W", "T", "C", "A"];
+    if n >= 2 && !known.iter().any(|k| k.eq_ignore_ascii_case(toks[1])) {
+        return Err(FieldError::new(
+            "op",
+            format!("unknown op {} (expected {OPS})", quote(toks[1])),
+        ));
+    }
     if n < 4 {
         return Err(FieldError::new(
             FIELDS[n],
-            format!("missing field {} (`time op offset len [src]`)", n + 1),
+            format!(
+                "missing field {} (`time op offset len [src | placement]`)",
+                n + 1
+            ),
         ));
     }
     let time_ns = parse_u64(toks[0]).map_err(|r| FieldError::new("time", r))?;
@@ -55,8 +131,19 @@ pub(super) fn parse_line(line: &str) -> Result<Parsed<'_>, FieldError> {
     let len = parse_u64(toks[3]).map_err(|r| FieldError::new("len", r))?;
     let op = match toks[1] {
         "R" | "r" => TraceOp::Read,
+        "W" | "w" if n == 5 => {
+            let pid = parse_u64(toks[4]).map_err(|r| FieldError::new("placement", r))?;
+            let pid = u8::try_from(pid).map_err(|_| {
+                FieldError::new(
+                    "placement",
+                    format!("placement identifier {pid} is beyond 255"),
+                )
+            })?;
+            TraceOp::PlacedWrite { pid }
+        }
         "W" | "w" => TraceOp::Write,
         "T" | "t" => TraceOp::Trim,
+        "A" | "a" => TraceOp::Append,
         "C" | "c" => {
             if n < 5 {
                 return Err(FieldError::new(
@@ -82,33 +169,60 @@ pub(super) fn parse_line(line: &str) -> Result<Parsed<'_>, FieldError> {
         other => {
             return Err(FieldError::new(
                 "op",
-                format!("unknown op {} (expected R, W, T or C)", quote(other)),
+                format!("unknown op {} (expected {OPS})", quote(other)),
             ))
         }
     };
-    if n == 5 && !matches!(op, TraceOp::Copy { .. }) {
-        return Err(FieldError::new("src", "only a copy (C) has a fifth field"));
+    if n == 5 && !matches!(op, TraceOp::Copy { .. } | TraceOp::PlacedWrite { .. }) {
+        return Err(FieldError::new(
+            "src",
+            "only a copy (C, source offset) or a write (W, placement identifier) has a fifth field",
+        ));
     }
     TraceRequest::checked(time_ns, op, offset, len, 0, ["offset", "len"]).map(Parsed::Request)
 }
 
-/// Whether a line looks like this format (for detection): 4 or 5 tokens,
-/// integers around an op letter.
+/// Writes `r` as one line of this format (without a newline); what
+/// [`parse_line`] reads back as `r` (device 0).
+pub fn format_line(r: &TraceRequest) -> String {
+    let (t, o, l) = (r.time_ns, r.offset_bytes, r.len_bytes);
+    match r.op {
+        TraceOp::Read => format!("{t} R {o} {l}"),
+        TraceOp::Write => format!("{t} W {o} {l}"),
+        TraceOp::PlacedWrite { pid } => format!("{t} W {o} {l} {pid}"),
+        TraceOp::Trim => format!("{t} T {o} {l}"),
+        TraceOp::Copy { src_bytes } => format!("{t} C {o} {l} {src_bytes}"),
+        TraceOp::Append => format!("{t} A {o} {l}"),
+        TraceOp::Zone(a) => format!("{t} {} {o}", zone_code(a)),
+    }
+}
+
+/// Whether a line looks like this format (for detection): 3 to 5 tokens,
+/// integers around an op code.
 pub(super) fn looks_like(t: &str) -> bool {
     let toks: Vec<&str> = t.split_ascii_whitespace().take(6).collect();
     let int = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
     match toks.as_slice() {
+        [a, op, b] => int(a) && int(b) && zone_send(op).is_some(),
         [a, op, b, c] => {
-            int(a) && int(b) && int(c) && matches!(*op, "R" | "r" | "W" | "w" | "T" | "t")
+            int(a)
+                && int(b)
+                && int(c)
+                && matches!(*op, "R" | "r" | "W" | "w" | "T" | "t" | "A" | "a")
         }
-        [a, op, b, c, d] => int(a) && int(b) && int(c) && int(d) && matches!(*op, "C" | "c"),
+        [a, op, b, c, d] => {
+            int(a) && int(b) && int(c) && int(d) && matches!(*op, "C" | "c" | "W" | "w")
+        }
         _ => false,
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::{parse_bytes, CapacityPolicy, TraceFormat, TraceOp, TraceOptions};
+    use super::super::{
+        parse_bytes, CapacityPolicy, TraceFormat, TraceOp, TraceOptions, TraceRequest, ZoneSend,
+    };
+    use super::format_line;
 
     const BIG: u64 = 1 << 40;
 
@@ -161,7 +275,8 @@ mod tests {
             (e.line, e.field)
         };
         assert_eq!(field("0 C 0 4096\n"), (1, "src".to_string()));
-        assert_eq!(field("0 W 0 4096 8192\n"), (1, "src".to_string()));
+        assert_eq!(field("0 W 0 4096 8192\n"), (1, "placement".to_string()));
+        assert_eq!(field("0 R 0 4096 1\n"), (1, "src".to_string()));
         assert_eq!(
             field("0 C 0 8192 4096\n"),
             (1, "src".to_string()),
@@ -214,5 +329,133 @@ mod tests {
         let lens: Vec<u64> = t.requests.iter().map(|r| r.len_bytes).collect();
         assert_eq!(lens, vec![2048, 2048, 4096]);
         assert_eq!(t.stats.split, 2);
+    }
+
+    /// Parses `text` as an `ftl` trace (format given, not detected).
+    fn parse_ftl(text: &str) -> Result<super::super::Trace, super::super::TraceError> {
+        let opts = TraceOptions {
+            format: Some(TraceFormat::Ftl),
+            ..TraceOptions::default()
+        };
+        parse_bytes("z.trace", text.as_bytes(), &opts, BIG)
+    }
+
+    /// One op code: `line` parses into `op` at offset 1 MiB, writes back as
+    /// the same line and parses again into the same request, and is
+    /// detected as this format; `bad` is refused naming file, line 2,
+    /// `field` and a reason.
+    fn op_code(line: &str, op: TraceOp, len: u64, bad: &str, field: &str) {
+        let t = parse(&format!("# ftl\n{line}\n"), BIG, CapacityPolicy::Reject).unwrap();
+        assert_eq!(t.stats.format, TraceFormat::Ftl, "{line}");
+        let want = TraceRequest {
+            time_ns: 0,
+            op,
+            offset_bytes: 1 << 20,
+            len_bytes: len,
+            device: 0,
+        };
+        assert_eq!(t.requests, vec![want], "{line}");
+        let back = format_line(&t.requests[0]);
+        assert_eq!(back.to_ascii_uppercase(), line.to_ascii_uppercase());
+        assert_eq!(parse_ftl(&back).unwrap().requests, vec![want]);
+        let e = parse_ftl(&format!("{line}\n{bad}\n")).unwrap_err();
+        assert_eq!((e.line, e.field.as_str()), (2, field), "{bad}: {e}");
+        assert!(
+            e.to_string()
+                .starts_with(&format!("z.trace:2: field {field}: "))
+                && !e.reason.is_empty(),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn read_write_trim_and_copy_round_trip() {
+        op_code("0 R 1048576 4096", TraceOp::Read, 4096, "1 R 0", "len");
+        op_code("0 W 1048576 8192", TraceOp::Write, 8192, "1 W 0 x", "len");
+        op_code("0 T 1048576 4096", TraceOp::Trim, 4096, "1 T 0 0", "len");
+        op_code(
+            "0 C 1048576 4096 0",
+            TraceOp::Copy { src_bytes: 0 },
+            4096,
+            "1 C 0 4096",
+            "src",
+        );
+    }
+
+    #[test]
+    fn placement_identifiers_round_trip() {
+        op_code(
+            "0 W 1048576 4096 7",
+            TraceOp::PlacedWrite { pid: 7 },
+            4096,
+            "1 W 0 4096 256",
+            "placement",
+        );
+        op_code(
+            "0 w 1048576 4096 255",
+            TraceOp::PlacedWrite { pid: 255 },
+            4096,
+            "1 W 0 4096 -1",
+            "placement",
+        );
+        let t = parse_ftl("0 W 0 4096 3\n1 W 4096 4096\n2 W 0 4096 9\n3 W 0 4096 9\n").unwrap();
+        assert_eq!((t.stats.writes, t.stats.placed_writes), (4, 3));
+        let (max, at) = t.stats.uses.max_placement.clone().unwrap();
+        assert_eq!((max, at.line), (9, 3));
+        assert_eq!(t.stats.uses.placed.as_ref().map(|l| l.line), Some(1));
+        assert!(t.stats.uses.zone_op.is_none());
+    }
+
+    #[test]
+    fn zone_append_round_trips() {
+        op_code(
+            "0 A 1048576 16384",
+            TraceOp::Append,
+            16384,
+            "1 A 0 0",
+            "len",
+        );
+        op_code(
+            "0 a 1048576 4096",
+            TraceOp::Append,
+            4096,
+            "1 A 0 4096 1",
+            "src",
+        );
+    }
+
+    #[test]
+    fn zone_sends_round_trip() {
+        for (code, action) in [
+            ("ZO", ZoneSend::Open),
+            ("ZC", ZoneSend::Close),
+            ("ZF", ZoneSend::Finish),
+            ("ZR", ZoneSend::Reset),
+        ] {
+            let line = format!("0 {code} 1048576");
+            let bad = format!("1 {code} 0 4096");
+            op_code(&line, TraceOp::Zone(action), 1, &bad, "len");
+            op_code(
+                &line,
+                TraceOp::Zone(action),
+                1,
+                &format!("1 {code}"),
+                "offset",
+            );
+        }
+        op_code(
+            "0 zr 1048576",
+            TraceOp::Zone(ZoneSend::Reset),
+            1,
+            "1 ZX 0",
+            "op",
+        );
+        let t = parse_ftl("0 W 0 4096\n1 T 0 4096\n2 A 0 4096\n3 ZF 0\n4 ZR 0\n").unwrap();
+        assert_eq!(
+            (t.stats.appends, t.stats.append_bytes, t.stats.zone_sends),
+            (1, 4096, 2)
+        );
+        assert_eq!(t.stats.uses.zone_op.as_ref().map(|l| l.line), Some(3));
+        assert_eq!(t.stats.uses.trim_or_copy.as_ref().map(|l| l.line), Some(2));
     }
 }

@@ -13,7 +13,8 @@ use super::fiu::Fiu;
 use super::source::{self, Lines};
 use super::{
     alibaba, ascii, msr, native, policy, spc, systor, tencent, vscsi, DevicePolicy, FieldError,
-    Parsed, SkipKind, TraceError, TraceFormat, TraceOp, TraceOptions, TraceRequest, TraceStats,
+    LineRef, NamespaceUse, Parsed, SkipKind, TraceError, TraceFormat, TraceOp, TraceOptions,
+    TraceRequest, TraceStats,
 };
 
 /// Lines examined by auto-detection.
@@ -235,6 +236,25 @@ fn detect_input(input: &TraceInput<'_>) -> Result<TraceFormat, TraceError> {
     ))
 }
 
+/// Records the first line (`at`) of each namespace-specific use of `op`.
+fn note_use(u: &mut NamespaceUse, op: TraceOp, at: impl Fn() -> LineRef) {
+    match op {
+        TraceOp::Append | TraceOp::Zone(_) if u.zone_op.is_none() => u.zone_op = Some(at()),
+        TraceOp::Trim | TraceOp::Copy { .. } if u.trim_or_copy.is_none() => {
+            u.trim_or_copy = Some(at())
+        }
+        TraceOp::PlacedWrite { pid } => {
+            if u.placed.is_none() {
+                u.placed = Some(at());
+            }
+            if u.max_placement.as_ref().is_none_or(|(m, _)| pid > *m) {
+                u.max_placement = Some((pid, at()));
+            }
+        }
+        _ => {}
+    }
+}
+
 /// A trace after its counted first pass: the statistics every consumer
 /// needs up front, and what the second pass needs to transform requests.
 #[derive(Debug, Clone)]
@@ -312,12 +332,23 @@ pub fn prepare<'a>(
         let mut rd = Reader::new(input, format, opts)?;
         let devices = &mut stats.devices;
         let mut on_req = |d: u32| *devices.entry(d).or_default() += 1;
-        while let Some((r, _)) = rd.next(&mut counts, &mut on_req)? {
+        while let Some((r, line)) = rd.next(&mut counts, &mut on_req)? {
+            note_use(&mut stats.uses, r.op, || LineRef {
+                file: rd.name.clone(),
+                line,
+            });
+            let mut no_bytes = 0u64;
             let (count, bytes) = match r.op {
                 TraceOp::Read => (&mut stats.reads, &mut stats.read_bytes),
                 TraceOp::Write => (&mut stats.writes, &mut stats.write_bytes),
+                TraceOp::PlacedWrite { .. } => {
+                    stats.placed_writes += 1;
+                    (&mut stats.writes, &mut stats.write_bytes)
+                }
                 TraceOp::Trim => (&mut stats.trims, &mut stats.trim_bytes),
                 TraceOp::Copy { .. } => (&mut stats.copies, &mut stats.copy_bytes),
+                TraceOp::Append => (&mut stats.appends, &mut stats.append_bytes),
+                TraceOp::Zone(_) => (&mut stats.zone_sends, &mut no_bytes),
             };
             *count += 1;
             *bytes = bytes.saturating_add(r.len_bytes);

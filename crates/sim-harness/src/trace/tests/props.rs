@@ -414,7 +414,7 @@ proptest! {
                 TraceOp::Read => "R",
                 TraceOp::Write => "W",
                 TraceOp::Trim => "D",
-                TraceOp::Copy { .. } => unreachable!("blkparse has no copies"),
+                op => unreachable!("blkparse has no {op:?}"),
             };
             let rwbs = match flags[i] {
                 0 => letter.to_string(),

@@ -19,7 +19,7 @@ struct Expect {
     other: [u64; 4],
 }
 
-const SAMPLES: [Expect; 12] = [
+const SAMPLES: [Expect; 14] = [
     Expect {
         file: "alibaba.csv",
         format: TraceFormat::Alibaba,
@@ -91,6 +91,18 @@ const SAMPLES: [Expect; 12] = [
         format: TraceFormat::Ftl,
         rw: [2000, 459, 8_024_064, 942, 16_764_928],
         other: [499, 8_802_304, 100, 1_855_488],
+    },
+    Expect {
+        file: "zns.trace",
+        format: TraceFormat::Ftl,
+        rw: [1999, 335, 9_154_560, 1073, 139_132_928],
+        other: [0; 4],
+    },
+    Expect {
+        file: "fdp.trace",
+        format: TraceFormat::Ftl,
+        rw: [2000, 480, 1_966_080, 1520, 6_225_920],
+        other: [0; 4],
     },
 ];
 
