@@ -454,6 +454,11 @@ pub struct Engine<'a, N: Nand, H = StampOracle> {
     reads: Vec<ReadTrack>,
     free_reads: Vec<u32>,
     blocked: VecDeque<u32>,
+    /// Copy requests waiting only for the source read of a physical copy.
+    /// A copy inside the device holds its own queue slot and the dies it
+    /// reads, nothing else: requests that touch neither its source nor its
+    /// destination go past it (see [`Self::overlaps_parked`]).
+    parked: Vec<u32>,
     outstanding: u32,
     /// When the last host request completed, ns (for idle gaps).
     last_done_ns: u64,
@@ -533,7 +538,7 @@ where
                     self.step_event()?;
                 }
                 (Some(_), None) | (None, None) => {
-                    if next.is_some() || !self.blocked.is_empty() {
+                    if next.is_some() || !self.blocked.is_empty() || !self.parked.is_empty() {
                         return Err(Error::OutOfSpace);
                     }
                     break;
@@ -647,6 +652,7 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
             reads: Vec::new(),
             free_reads: Vec::new(),
             blocked: VecDeque::new(),
+            parked: Vec::new(),
             outstanding: 0,
             last_done_ns: 0,
             qd,
@@ -878,15 +884,60 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
             phase: 0,
             placement: r.placement,
         };
-        if self.blocked.is_empty() {
+        if self.blocked.is_empty() && !self.overlaps_parked(id) {
             if !self.advance(id)? {
-                self.blocked.push_back(id);
+                self.hold(id);
             }
         } else {
             self.blocked.push_back(id);
         }
         self.drain()?;
         Ok(id)
+    }
+
+    /// Whether request `id` is a copy waiting for its source read.
+    fn reading_source(&self, id: u32) -> bool {
+        let q = &self.reqs[id as usize];
+        matches!(q.op, HostOp::Copy { .. }) && q.phase == 1
+    }
+
+    /// Keeps request `id`, which could not be issued in full, for later: a
+    /// copy waiting for its source read is parked, anything else blocks
+    /// the requests behind it.
+    fn hold(&mut self, id: u32) {
+        if self.reading_source(id) {
+            self.parked.push(id);
+        } else {
+            self.blocked.push_back(id);
+        }
+    }
+
+    /// The logical ranges request `id` reads or writes: its own range, and
+    /// a copy's source range.
+    fn ranges(&self, id: u32) -> [(u32, u32); 2] {
+        let q = &self.reqs[id as usize];
+        let own = (q.lpn, q.lpn + q.units);
+        match q.op {
+            HostOp::Copy { src } => [own, (src, src + q.units)],
+            _ => [own, own],
+        }
+    }
+
+    /// Whether request `id` touches a range of a parked copy (then it waits
+    /// behind it, in order). A flush waits for every parked copy.
+    fn overlaps_parked(&self, id: u32) -> bool {
+        if self.parked.is_empty() {
+            return false;
+        }
+        if matches!(self.reqs[id as usize].op, HostOp::Flush) {
+            return true;
+        }
+        let mine = self.ranges(id);
+        self.parked.iter().any(|&p| {
+            let theirs = self.ranges(p);
+            mine.iter()
+                .any(|a| theirs.iter().any(|b| a.0 < b.1 && b.0 < a.1))
+        })
     }
 
     /// A host write of `lpn` with placement handle `handle` when the drive
@@ -996,9 +1047,9 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
     }
 
     /// One unit of a copy request, `src` to `dst`. Returns false when it
-    /// must wait (the core is busy, or the source read of a physical copy is
-    /// in flight); the request then stays blocked, so no later request
-    /// overtakes it.
+    /// must wait: the core is busy (the request then blocks the ones behind
+    /// it), or the source read of a physical copy is in flight (the request
+    /// is parked, and only requests that touch its ranges wait for it).
     ///
     /// The core remaps the unit if it can. Otherwise the unit is copied
     /// inside the device: the source is read (a NAND read unless it is in
@@ -1170,10 +1221,29 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
         let r = std::mem::replace(&mut self.results[idx], Ok(ReadReport::default()));
         self.ftl.complete(firmware_core::OpId(id), r, self.now)?;
         self.drain()?;
+        // Parked copies whose source has arrived go on first (they came
+        // before everything blocked that overlaps them).
+        let mut i = 0;
+        while i < self.parked.len() {
+            let p = self.parked[i];
+            if !self.reading_source(p) && self.advance(p)? {
+                self.parked.remove(i);
+            } else {
+                i += 1;
+            }
+        }
         // Completions free buffer space: let blocked requests go on, in order.
         while let Some(&b) = self.blocked.front() {
-            if !self.advance(b)? {
+            if self.overlaps_parked(b) {
                 break;
+            }
+            if !self.advance(b)? {
+                if !self.reading_source(b) {
+                    break;
+                }
+                self.blocked.pop_front();
+                self.parked.push(b);
+                continue;
             }
             self.blocked.pop_front();
         }

@@ -8,6 +8,10 @@ use sim_harness::workload::{HostOp, HostRequest, VecSource};
 use test_kit::rng::XorShift64;
 
 fn plan(mode: &str) -> Plan {
+    plan_with(mode, &[])
+}
+
+fn plan_with(mode: &str, extra: &[&str]) -> Plan {
     let mut cfg = SimConfig::preset("default").unwrap();
     for s in [
         "geometry.channels=2",
@@ -22,6 +26,9 @@ fn plan(mode: &str) -> Plan {
         cfg.apply_set(s).unwrap();
     }
     cfg.apply_set(&format!("copy.mode={mode}")).unwrap();
+    for s in extra {
+        cfg.apply_set(s).unwrap();
+    }
     Plan::from_config(&cfg).unwrap()
 }
 
@@ -64,10 +71,13 @@ fn workload(logical: u32, seed: u64) -> Vec<HostRequest> {
 }
 
 fn go(mode: &str, reqs: Vec<HostRequest>) -> Outcome {
-    let p = plan(mode);
+    go_on(&plan(mode), reqs)
+}
+
+fn go_on(p: &Plan, reqs: Vec<HostRequest>) -> Outcome {
     let mut src = VecSource::new(reqs);
     run(
-        &p,
+        p,
         RunSpec {
             precondition: false,
             precondition_units: 1,
@@ -133,4 +143,43 @@ fn a_remapped_copy_programs_nothing() {
         "a 512-unit remapped copy costs no program"
     );
     assert!(p.core.logical_units > 1536);
+}
+
+/// A physical copy holds its own queue slot and the dies it reads, not the
+/// whole queue: one-unit copies of data on flash, interleaved with one-unit
+/// writes at queue depth 32, run at about the speed of the same number of
+/// writes (1.2 times as long in this setup). When a copy held every later
+/// request until its source read returned, the mix took 1.8 times as long.
+#[test]
+fn physical_copies_overlap_like_writes() {
+    let p = plan_with("physical", &["host.queue_depth=32"]);
+    let n = 2048u32;
+    let mut base = Vec::new();
+    for l in (0..n).step_by(8) {
+        base.push(req(HostOp::Write, l, 8));
+    }
+    base.push(req(HostOp::Flush, 0, 1));
+    let then = |op: HostOp, lpn: u32, first: bool| HostRequest {
+        // The first waits for everything before it, so every source is on flash.
+        idle_ns: u64::from(first),
+        ..req(op, lpn, 1)
+    };
+    let mut copies = base.clone();
+    let mut writes = base.clone();
+    for i in 0..n {
+        copies.push(then(HostOp::Write, n + i, i == 0));
+        copies.push(then(HostOp::Copy { src: i }, 2 * n + i, false));
+        writes.push(then(HostOp::Write, n + i, i == 0));
+        writes.push(then(HostOp::Write, 2 * n + i, false));
+    }
+    let b = go_on(&p, base).run.end_ns;
+    let c = go_on(&p, copies);
+    let w = go_on(&p, writes);
+    assert_eq!(c.run.mismatches, 0);
+    assert_eq!(c.ftl.copy_fallback_units, u64::from(n));
+    let (tc, tw) = (c.run.end_ns - b, w.run.end_ns - b);
+    assert!(
+        tc * 10 <= tw * 15,
+        "copies and writes took {tc} ns, writes alone {tw} ns"
+    );
 }

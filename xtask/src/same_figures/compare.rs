@@ -6,12 +6,13 @@ use serde_json::Value;
 
 /// Leaf key names whose values depend on the host (the `run` section of
 /// every report): wall-clock times, rates per wall second and the
-/// process's peak resident memory.
-const HOST_KEYS: [&str; 4] = [
+/// process's peak resident memory, also per simulated GiB of flash.
+const HOST_KEYS: [&str; 5] = [
     "wall_seconds",
     "total_wall_seconds",
     "host_requests_per_wall_second",
     "peak_rss_mib",
+    "bytes_per_simulated_gib",
 ];
 
 /// True when the leaf `key` holds a host-dependent value (see [`HOST_KEYS`];
@@ -106,6 +107,9 @@ mod tests {
         let b = json!({"perf": {"iops": 1.5, "latency_us": {"cdf": [[1.0, 0.5]]}},
                        "run": {"wall_seconds": 2.0, "peak_rss_mib": 4.0}});
         assert_eq!(differences(&a, &b), vec![]);
+        let c = json!({"run": {"bytes_per_simulated_gib": 9.1}});
+        let d = json!({"run": {"bytes_per_simulated_gib": 9.0}});
+        assert_eq!(differences(&c, &d), vec![]);
     }
 
     #[test]
