@@ -185,7 +185,8 @@ static EXPERIMENTS: [Experiment; 8] = [
         name: "rcftl",
         description: "rcFTL (seed 000 Fig. 6, seed 001 Fig. 22/24): normalised throughput of \
                       off-chip, FastGC, rcFTL2/3/4, per-page rcFTL, rcFTL- vs rcFTL at 0 and \
-                      end-of-table P/E on scaled rcftl-dac18 and rcftl-thesis drives",
+                      end-of-table P/E on scaled rcftl-dac18 and rcftl-thesis drives, and \
+                      off-chip, FastGC and rcFTL4 over DRAM 1400-6400 MiB/s at 0 P/E",
         keys: RCFTL_KEYS,
         normalise: &[Normalise {
             key: "perf.throughput_mib_s",
@@ -893,9 +894,53 @@ const RCFTL_TRACES: [&str; 4] = ["oltp", "ntrx", "varmail", "fileserver"];
 /// Intensity mixes.
 const RCFTL_INTENSITIES: [&str; 3] = ["high", "mid", "low"];
 
-/// The rcFTL grid.
+/// DRAM bandwidths of the sensitivity axis, MiB/s: the rcFTL presets'
+/// 1400, 2400, the 3200 of the other presets, and 6400.
+const RCFTL_DRAM_MIB_S: [u32; 4] = [1400, 2400, 3200, 6400];
+
+/// Configurations of the DRAM axis: the baseline, FastGC and rcFTL4.
+const RCFTL_DRAM_CONFIGS: [usize; 3] = [0, 1, 4];
+
+/// The rcFTL grid: every configuration on every trace, drive and P/E
+/// count, the selector on the intensity mixes, and at 0 P/E the off-chip
+/// baseline, FastGC and rcFTL4 over [`RCFTL_DRAM_MIB_S`] (groups
+/// `"<drive> <trace> 0K DRAM <MiB/s>"`), since off-chip copies contend for
+/// the DRAM bus and the gain depends on its bandwidth.
 fn rcftl_cells() -> Result<Vec<Cell>, String> {
     let mut cells = Vec::new();
+    for (preset, _) in RCFTL_DRIVES {
+        let scaling = rcftl_scaling(preset)?;
+        for w in RCFTL_TRACES {
+            let p = profile(w)?;
+            for dram in RCFTL_DRAM_MIB_S {
+                let group = format!("{preset} {w} 0K DRAM {dram}");
+                for i in RCFTL_DRAM_CONFIGS {
+                    let (series, sets, _) = RCFTL_CONFIGS
+                        .get(i)
+                        .ok_or("rcftl DRAM axis names a missing configuration")?;
+                    let mut all = scaling.clone();
+                    all.extend(sets.iter().map(|s| s.to_string()));
+                    all.push("copyback.retention_months=12".to_string());
+                    all.push("nand.initial_pe=0".to_string());
+                    all.push(format!("timing.dram_mib_s={dram}"));
+                    cells.push(Cell {
+                        label: format!("{group} {series}"),
+                        group: group.clone(),
+                        series: series.to_string(),
+                        x: None,
+                        preset: preset.to_string(),
+                        sets: all,
+                        workload: w.to_string(),
+                        job: profile_job(p, Some(RCFTL_REQUESTS)),
+                        attrs: vec![
+                            ("initial_pe".into(), "0".into()),
+                            ("dram_mib_s".into(), dram.to_string()),
+                        ],
+                    });
+                }
+            }
+        }
+    }
     for (preset, pes) in RCFTL_DRIVES {
         let scaling = rcftl_scaling(preset)?;
         for pe in pes {
@@ -942,8 +987,9 @@ mod tests {
     #[test]
     fn rcftl_grid_has_every_configuration_workload_drive_and_pe() {
         let cells = rcftl_cells().unwrap();
-        // 2 drives x 2 P/E x (4 traces x 6 configurations + 3 intensities x 3).
-        assert_eq!(cells.len(), 2 * 2 * (4 * 6 + 3 * 3));
+        // 2 drives x 2 P/E x (4 traces x 6 configurations + 3 intensities x 3),
+        // plus the DRAM axis: 2 drives x 4 traces x 4 bandwidths x 3.
+        assert_eq!(cells.len(), 2 * 2 * (4 * 6 + 3 * 3) + 2 * 4 * 4 * 3);
         let mut labels: Vec<&str> = cells.iter().map(|c| c.label.as_str()).collect();
         labels.sort_unstable();
         labels.dedup();
@@ -975,6 +1021,14 @@ mod tests {
             "copyback.selector=greedy"
         ));
         assert!(has("rcftl-dac18 low 0K rcFTL2", "copyback.selector=dmms"));
+        assert!(has(
+            "rcftl-dac18 fileserver 0K DRAM 6400 rcFTL4",
+            "timing.dram_mib_s=6400"
+        ));
+        assert!(has(
+            "rcftl-thesis oltp 0K DRAM 2400 FastGC",
+            "copyback.mode=fastgc"
+        ));
         assert!(has(
             "rcftl-thesis high 5K rcFTL2",
             "copyback.retention_months=12"
