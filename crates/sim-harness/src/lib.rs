@@ -13,6 +13,7 @@ pub mod gc_copy;
 pub mod gc_merge;
 mod gc_xway;
 pub mod hist;
+pub mod identify_time;
 pub mod image;
 pub mod interactive;
 pub mod lifetime;

@@ -19,6 +19,7 @@ pub fn raid_report(o: &crate::raid::RaidOutcome) -> Value {
             "rebuild_seconds": o.rebuild_seconds,
             "rebuild_bytes": o.rebuild_bytes,
             "identify_seconds": o.identify_seconds,
+            "identify_formula_seconds": o.identify_formula_seconds,
             "failed_lbas": o.failed_lbas,
             "fake_failures": o.fake_failures,
             "truth_failed_lbas": o.truth_failed,

@@ -340,6 +340,14 @@ impl Timing {
         s + x
     }
 
+    /// Reserves the DRAM bus for `bytes` from `now` on (a controller core
+    /// reading or copying a table); returns when the transfer ends.
+    pub fn dram_transfer(&mut self, bytes: u64, now: u64) -> u64 {
+        let s = now.max(self.dram_free);
+        self.dram_free = s + xfer_ns(bytes, self.p.dram_bytes_per_ns);
+        self.dram_free
+    }
+
     /// Resets the busy accounting (after preconditioning), keeping reservations.
     pub fn reset_busy(&mut self) {
         self.chan_busy.iter_mut().for_each(|b| *b = 0);
