@@ -189,6 +189,7 @@ pub fn json_report(o: &Outcome, extra: Value) -> Value {
         "gc": {
             "retransmitted_bytes": o.gc_retx_bytes,
             "ddt_pages": o.gc_ddt_pages,
+            "ddt_messages": o.gc_ddt_messages.to_json(),
         },
         "die": { "utilisation_mean": die_util_mean, "utilisation": die_util },
         "erase": {
