@@ -149,7 +149,7 @@ impl Config {
     pub fn with_op_ratio(geometry: Geometry, op_ratio: f64) -> Result<Self, Error> {
         geometry.validate()?;
         if !(op_ratio.is_finite() && op_ratio > 0.0) {
-            return Err(Error::InvalidConfig("op_ratio must be positive"));
+            return Err(Error::InvalidConfig(&"op_ratio must be positive"));
         }
         let physical = f64::from(geometry.total_units());
         let logical = physical / (1.0 + op_ratio);
@@ -182,23 +182,23 @@ impl Config {
         let g = &self.geometry;
         g.validate()?;
         if self.logical_units == 0 {
-            return Err(Error::InvalidConfig("logical capacity is zero"));
+            return Err(Error::InvalidConfig(&"logical capacity is zero"));
         }
         if self.gc_reserve_blocks < 1 {
             return Err(Error::InvalidConfig(
-                "gc reserve must be at least one block",
+                &"gc reserve must be at least one block",
             ));
         }
         if self.gc_trigger_blocks < self.gc_reserve_blocks {
-            return Err(Error::InvalidConfig("gc trigger below gc reserve"));
+            return Err(Error::InvalidConfig(&"gc trigger below gc reserve"));
         }
         if self.gc_trigger_blocks.saturating_add(2) > g.blocks_per_plane {
             return Err(Error::InvalidConfig(
-                "too few blocks per plane for the gc thresholds",
+                &"too few blocks per plane for the gc thresholds",
             ));
         }
         if self.write_buffer_units < u32::from(g.units_per_page) {
-            return Err(Error::InvalidConfig("write buffer smaller than one page"));
+            return Err(Error::InvalidConfig(&"write buffer smaller than one page"));
         }
         // GC may hold a partly filled page (up to units_per_page - 1 units)
         // while it reads the next victim page (up to units_per_page units):
@@ -206,28 +206,28 @@ impl Config {
         let upp = u32::from(g.units_per_page);
         if self.gc_slots_per_plane < upp.saturating_mul(2).saturating_sub(1) {
             return Err(Error::InvalidConfig(
-                "gc slots per plane below 2 x units per page - 1",
+                &"gc slots per plane below 2 x units per page - 1",
             ));
         }
         if self.max_inflight > crate::medium::nand::OpId::CORE_INDEXES {
             return Err(Error::InvalidConfig(
-                "max_inflight above 65535 (the operation index is 16 bits)",
+                &"max_inflight above 65535 (the operation index is 16 bits)",
             ));
         }
         if self.read_slots == 0 || self.max_inflight < 4 {
             return Err(Error::InvalidConfig(
-                "read slots or in-flight operations too few",
+                &"read slots or in-flight operations too few",
             ));
         }
         if u64::from(self.total_slots_u64()) > u64::from(u16::MAX) {
-            return Err(Error::InvalidConfig("too many buffer slots (limit 65535)"));
+            return Err(Error::InvalidConfig(&"too many buffer slots (limit 65535)"));
         }
         if self.copy.remap() {
             if self.copy.refcount_bits == 0 || self.copy.refcount_bits > 8 {
-                return Err(Error::InvalidConfig("copy refcount bits must be 1..=8"));
+                return Err(Error::InvalidConfig(&"copy refcount bits must be 1..=8"));
             }
             if self.copy.shadow_entries == u32::MAX {
-                return Err(Error::InvalidConfig("copy shadow entries below 2^32 - 1"));
+                return Err(Error::InvalidConfig(&"copy shadow entries below 2^32 - 1"));
             }
         }
         check_superblock(self)?;
@@ -244,7 +244,7 @@ impl Config {
         if u64::from(self.logical_units).saturating_add(reserve_units) > u64::from(g.total_units())
         {
             return Err(Error::InvalidConfig(
-                "over-provisioning below the gc reserve (logical + reserve > physical)",
+                &"over-provisioning below the gc reserve (logical + reserve > physical)",
             ));
         }
         Ok(())
@@ -272,17 +272,17 @@ fn check_superblock(cfg: &Config) -> Result<(), Error> {
     }
     if cfg.geometry.pages_per_block < 2 {
         return Err(Error::InvalidConfig(
-            "list pages need at least two pages per block",
+            &"list pages need at least two pages per block",
         ));
     }
     if cfg.persist.map_entries_per_page != 0 {
         return Err(Error::InvalidConfig(
-            "list pages are not recovered after a power cut: turn persistence off",
+            &"list pages are not recovered after a power cut: turn persistence off",
         ));
     }
     if cfg.guard.enabled() || cfg.copy.remap() {
         return Err(Error::InvalidConfig(
-            "list pages need every page of a block usable and no copyless copy",
+            &"list pages need every page of a block usable and no copyless copy",
         ));
     }
     Ok(())

@@ -119,7 +119,7 @@ impl<'n, N: Nand> SyncDriver<'n, N> {
                     *self
                         .data
                         .get_mut(usize::from(s.0))
-                        .ok_or(Error::Corrupt("slot outside data pool"))? = unit;
+                        .ok_or(Error::Corrupt(&"slot outside data pool"))? = unit;
                     return self.run(ftl);
                 }
                 Err(Error::Busy) => {
@@ -175,7 +175,7 @@ impl<'n, N: Nand> SyncDriver<'n, N> {
                     match self.read(ftl, s)? {
                         ReadValue::Data(u) => self.write(ftl, d, u)?,
                         ReadValue::Unmapped => self.trim(ftl, d)?,
-                        ReadValue::Error => return Err(Error::Corrupt("copy source unreadable")),
+                        ReadValue::Error => return Err(Error::Corrupt(&"copy source unreadable")),
                     }
                     done = done.saturating_add(1);
                 }
@@ -211,7 +211,7 @@ impl<'n, N: Nand> SyncDriver<'n, N> {
         if ftl.ops_queued() == 0 {
             return Err(Error::OutOfSpace);
         }
-        Err(Error::Corrupt("flush did not complete"))
+        Err(Error::Corrupt(&"flush did not complete"))
     }
 
     /// Flushes, then shuts down cleanly ([`Ftl::shutdown`]) and waits until
@@ -224,7 +224,7 @@ impl<'n, N: Nand> SyncDriver<'n, N> {
         if ftl.cut_finished() {
             Ok(())
         } else {
-            Err(Error::Corrupt("shutdown did not finish"))
+            Err(Error::Corrupt(&"shutdown did not finish"))
         }
     }
 }
@@ -293,7 +293,7 @@ pub fn read<'t, C: SyncCore<'t> + ?Sized>(
                     }
                 }
             }
-            Err(c.core_error(Error::Corrupt("read completion missing")))
+            Err(c.core_error(Error::Corrupt(&"read completion missing")))
         }
     }
 }
@@ -320,7 +320,7 @@ impl<'t, N: Nand, H: Hooks> SyncCore<'t> for Driven<'_, '_, '_, 't, N, H> {
             .data
             .get(usize::from(slot.0))
             .copied()
-            .ok_or(Error::Corrupt("slot outside data pool"))
+            .ok_or(Error::Corrupt(&"slot outside data pool"))
     }
     fn core_error(&self, e: Error) -> Error {
         e

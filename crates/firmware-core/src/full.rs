@@ -80,37 +80,37 @@ fn built(cfg: &Config) -> Result<(), Error> {
         (
             cfg.copyback.mode != crate::tech::rcftl::policy::CopybackMode::OffChip,
             cfg!(feature = "rcftl"),
-            "copyback.mode other than off-chip needs the rcftl feature",
+            &"copyback.mode other than off-chip needs the rcftl feature",
         ),
         (
             cfg.guard.enabled(),
             cfg!(feature = "longftl"),
-            "erase.mode gerase or bpm needs the longftl feature",
+            &"erase.mode gerase or bpm needs the longftl feature",
         ),
         (
             cfg.persist.flush_policy == crate::config::FlushPolicy::Lidf,
             cfg!(feature = "dawid"),
-            "buffer.flush_policy lidf needs the dawid feature",
+            &"buffer.flush_policy lidf needs the dawid feature",
         ),
         (
             cfg.copy.remap(),
             cfg!(feature = "copyless"),
-            "copy.mode remap needs the copyless feature",
+            &"copy.mode remap needs the copyless feature",
         ),
         (
             cfg.superblock.enabled || cfg.superblock.list_pages,
             cfg!(feature = "reparo"),
-            "superblocks and list pages need the reparo feature",
+            &"superblocks and list pages need the reparo feature",
         ),
         (
             cfg.placement.enabled(),
             cfg!(feature = "placement"),
-            "placement handles need the placement feature",
+            &"placement handles need the placement feature",
         ),
         (
             cfg.gc_destination != crate::tech::crossway::config::GcDestination::Plane,
             cfg!(feature = "crossway"),
-            "gc destination channel needs the crossway feature",
+            &"gc destination channel needs the crossway feature",
         ),
     ];
     for (on, have, why) in wanted {
@@ -123,7 +123,7 @@ fn built(cfg: &Config) -> Result<(), Error> {
     {
         // Placement keeps GC inside each handle's blocks of the victim's plane.
         return Err(Error::InvalidConfig(
-            "gc destination channel cannot be combined with placement handles",
+            &"gc destination channel cannot be combined with placement handles",
         ));
     }
     Ok(())

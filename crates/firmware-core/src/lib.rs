@@ -41,7 +41,7 @@ pub mod tech;
 
 pub use config::{Config, CopyConfig, CopyMode, FlushPolicy, PersistConfig};
 pub use driver::{ReadValue, SyncDriver};
-pub use error::Error;
+pub use error::{Error, Reason};
 pub use ftl::host::{
     CopyFallback, CopyProgress, CopyStop, HostCompletion, ReadStart, ReadStatus, Tag,
 };

@@ -40,13 +40,13 @@ impl Fifo {
     /// Appends entry `i`.
     pub fn push_back<T: Linked>(&mut self, v: &mut [T], i: u16) -> Result<(), Error> {
         v.get_mut(usize::from(i))
-            .ok_or(Error::Corrupt("fifo entry"))?
+            .ok_or(Error::Corrupt(&"fifo entry"))?
             .set_next(NIL16);
         if self.tail == NIL16 {
             self.head = i;
         } else {
             v.get_mut(usize::from(self.tail))
-                .ok_or(Error::Corrupt("fifo tail"))?
+                .ok_or(Error::Corrupt(&"fifo tail"))?
                 .set_next(i);
         }
         self.tail = i;
@@ -57,7 +57,7 @@ impl Fifo {
     /// Prepends entry `i` (it becomes the oldest).
     pub fn push_front<T: Linked>(&mut self, v: &mut [T], i: u16) -> Result<(), Error> {
         v.get_mut(usize::from(i))
-            .ok_or(Error::Corrupt("fifo entry"))?
+            .ok_or(Error::Corrupt(&"fifo entry"))?
             .set_next(self.head);
         if self.head == NIL16 {
             self.tail = i;
@@ -75,7 +75,7 @@ impl Fifo {
         let i = self.head;
         let n = v
             .get(usize::from(i))
-            .ok_or(Error::Corrupt("fifo head"))?
+            .ok_or(Error::Corrupt(&"fifo head"))?
             .next();
         self.head = n;
         if n == NIL16 {
@@ -89,7 +89,7 @@ impl Fifo {
 /// A LIFO stack threaded through `next` links (free lists).
 pub fn stack_push<T: Linked>(v: &mut [T], head: &mut u16, i: u16) -> Result<(), Error> {
     v.get_mut(usize::from(i))
-        .ok_or(Error::Corrupt("stack entry"))?
+        .ok_or(Error::Corrupt(&"stack entry"))?
         .set_next(*head);
     *head = i;
     Ok(())
@@ -103,7 +103,7 @@ pub fn stack_pop<T: Linked>(v: &mut [T], head: &mut u16) -> Result<Option<u16>, 
     let i = *head;
     *head = v
         .get(usize::from(i))
-        .ok_or(Error::Corrupt("stack head"))?
+        .ok_or(Error::Corrupt(&"stack head"))?
         .next();
     Ok(Some(i))
 }

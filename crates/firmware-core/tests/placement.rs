@@ -61,7 +61,7 @@ fn blocks_by_handle(n: u8) -> BTreeMap<u32, BTreeSet<u8>> {
         assert_eq!(
             handles::write(&mut ftl, Lpn(0), n, drv.now),
             Err(Error::BadRequest(
-                "placement handle beyond the configured handles"
+                &"placement handle beyond the configured handles"
             ))
         );
         let p = ftl.hooks().placement().unwrap();

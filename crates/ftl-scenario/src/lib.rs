@@ -865,7 +865,7 @@ impl Run<'_> {
         };
         run_ops(drv, ftl, Step::Cut, count, |_| {})?;
         if !ftl.cut_finished() {
-            return Err(err(Error::Corrupt("power-cut flush did not finish")));
+            return Err(err(Error::Corrupt(&"power-cut flush did not finish")));
         }
         self.report.cut_programs_max = self.report.cut_programs_max.max(programs);
         // The drive stays off a while.
@@ -1120,7 +1120,7 @@ fn corrupt(
     }
     let Some(target) = best else {
         return Err(core(Error::Corrupt(
-            "no full block with live data to damage",
+            &"no full block with live data to damage",
         )));
     };
     drv.nand

@@ -323,43 +323,45 @@ impl ReliabilityConfig {
         let positive = |x: f32| x.is_finite() && x > 0.0;
         let fraction = |x: f32| x.is_finite() && (0.0..=1.0).contains(&x);
         if self.rated_pe == 0 {
-            return Err(Error::InvalidConfig("rated_pe is zero"));
+            return Err(Error::InvalidConfig(&"rated_pe is zero"));
         }
         if !(non_neg(self.base_errors) && non_neg(self.wear_errors)) {
-            return Err(Error::InvalidConfig("error rates must be finite and >= 0"));
+            return Err(Error::InvalidConfig(&"error rates must be finite and >= 0"));
         }
         if !(positive(self.best_factor)
             && positive(self.worst_factor)
             && positive(self.edge_factor))
         {
-            return Err(Error::InvalidConfig("quality factors must be positive"));
+            return Err(Error::InvalidConfig(&"quality factors must be positive"));
         }
         if !(fraction(self.best_fraction)
             && fraction(self.worst_fraction)
             && self.best_fraction + self.worst_fraction <= 1.0)
         {
-            return Err(Error::InvalidConfig("quality class fractions out of range"));
+            return Err(Error::InvalidConfig(
+                &"quality class fractions out of range",
+            ));
         }
         if !(fraction(self.quality_jitter) && self.quality_jitter < 1.0) {
-            return Err(Error::InvalidConfig("quality_jitter must be in [0, 1)"));
+            return Err(Error::InvalidConfig(&"quality_jitter must be in [0, 1)"));
         }
         if !(fraction(self.read_noise) && self.read_noise < 1.0) {
-            return Err(Error::InvalidConfig("read_noise must be in [0, 1)"));
+            return Err(Error::InvalidConfig(&"read_noise must be in [0, 1)"));
         }
         if !(non_neg(self.wear_exponent) && non_neg(self.retention_wear)) {
             return Err(Error::InvalidConfig(
-                "wear_exponent and retention_wear must be finite and >= 0",
+                &"wear_exponent and retention_wear must be finite and >= 0",
             ));
         }
         if !self.class_correction.iter().flatten().all(|&c| positive(c)) {
-            return Err(Error::InvalidConfig("class corrections must be positive"));
+            return Err(Error::InvalidConfig(&"class corrections must be positive"));
         }
         if !(non_neg(self.upper_page_step)
             && non_neg(self.retention_months)
             && non_neg(self.retention_per_month))
         {
             return Err(Error::InvalidConfig(
-                "wordline and retention knobs must be finite and >= 0",
+                &"wordline and retention knobs must be finite and >= 0",
             ));
         }
         Ok(())
@@ -401,7 +403,7 @@ impl FaultConfig {
             Ok(())
         } else {
             Err(Error::InvalidConfig(
-                "fault probabilities must be in [0, 1]",
+                &"fault probabilities must be in [0, 1]",
             ))
         }
     }

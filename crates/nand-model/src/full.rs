@@ -205,7 +205,7 @@ impl<const B: usize> FullDataMedium<B> {
         let upp = u64::from(geo.units_per_page);
         if B == 0 || upp == 0 || (B as u64).checked_mul(upp) != Some(u64::from(geo.page_bytes)) {
             return Err(Error::InvalidConfig(
-                "full-data unit size must equal page_bytes / units_per_page",
+                &"full-data unit size must equal page_bytes / units_per_page",
             ));
         }
         Ok(())

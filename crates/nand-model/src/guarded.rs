@@ -123,13 +123,13 @@ impl<N: WlMedium> GuardedMedium<N> {
             || usize::from(geo.pages_per_wordline) != PAGES_PER_WL
         {
             return Err(Error::InvalidConfig(
-                "wordline model: blocks of 192 wordlines x 3 pages",
+                &"wordline model: blocks of 192 wordlines x 3 pages",
             ));
         }
         let scale_ok = cfg.endurance_scale.is_finite() && cfg.endurance_scale > 0.0;
         if !(scale_ok && (0.0..0.5).contains(&cfg.jitter)) {
             return Err(Error::InvalidConfig(
-                "wordline model: endurance scale > 0, jitter in [0, 0.5)",
+                &"wordline model: endurance scale > 0, jitter in [0, 0.5)",
             ));
         }
         let profile = paper_profile();

@@ -416,13 +416,13 @@ impl<S: Storage> Medium<S> {
         {
             let (b, p, u) = store.split();
             if b.len() < need.blocks {
-                return Err(Error::TableTooSmall("nand-model block records"));
+                return Err(Error::TableTooSmall(&"nand-model block records"));
             }
             if p.len() < need.pages {
-                return Err(Error::TableTooSmall("nand-model page records"));
+                return Err(Error::TableTooSmall(&"nand-model page records"));
             }
             if u.len() < need.units {
-                return Err(Error::TableTooSmall("nand-model unit records"));
+                return Err(Error::TableTooSmall(&"nand-model unit records"));
             }
         }
         let ppw = u32::from(geo.pages_per_wordline);
@@ -491,7 +491,7 @@ impl<S: Storage> Medium<S> {
     pub fn set_retention_months(&mut self, months: f32) -> Result<(), Error> {
         if !(months.is_finite() && months >= 0.0) {
             return Err(Error::InvalidConfig(
-                "retention months must be finite and >= 0",
+                &"retention months must be finite and >= 0",
             ));
         }
         self.m.rel.retention_months = months;
@@ -677,14 +677,14 @@ impl<S: Storage> Medium<S> {
     pub fn schedule_die_failure(&mut self, f: DieFailure) -> Result<(), Error> {
         let geo = &self.m.geo;
         if f.channel >= geo.channels || f.die >= geo.dies_per_channel {
-            return Err(Error::InvalidConfig("die failure outside the array"));
+            return Err(Error::InvalidConfig(&"die failure outside the array"));
         }
         let slot = self
             .m
             .die_failures
             .iter_mut()
             .find(|s| s.is_none())
-            .ok_or(Error::InvalidConfig("too many pending die failures"))?;
+            .ok_or(Error::InvalidConfig(&"too many pending die failures"))?;
         *slot = Some(f);
         self.fire_due_failures();
         Ok(())

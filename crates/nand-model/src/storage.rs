@@ -273,7 +273,7 @@ impl<'a> LentMeta<'a> {
         page_bytes: usize,
     ) -> Result<Self, Error> {
         if bytes.len() < Self::bytes_for(pages.len(), page_bytes) {
-            return Err(Error::TableTooSmall("nand-model metadata page bytes"));
+            return Err(Error::TableTooSmall(&"nand-model metadata page bytes"));
         }
         pages.fill(NO_PAGE);
         Ok(LentMeta {

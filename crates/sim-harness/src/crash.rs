@@ -203,7 +203,7 @@ pub fn run_crash(
 ) -> Result<CrashReport, Error> {
     if !cfg.persist.enabled() {
         return Err(Error::InvalidConfig(
-            "crash tests need ftl.map_entries_per_page > 0",
+            &"crash tests need ftl.map_entries_per_page > 0",
         ));
     }
     let mut rng = Rng(spec.seed.wrapping_mul(GOLDEN_GAMMA) | 1);
@@ -259,7 +259,7 @@ pub fn run_crash(
                         Ok(s) => break s,
                         Err(Error::Busy) => {
                             if !d.step(&mut ftl, &mut medium, data, &mut rng, true)? {
-                                return Err(Error::Corrupt("prefill stuck"));
+                                return Err(Error::Corrupt(&"prefill stuck"));
                             }
                         }
                         Err(e) => return Err(e),
@@ -332,7 +332,7 @@ pub fn run_crash(
             }
             d.settle_with(&mut ftl, &mut medium, data, &mut rng)?;
             if !ftl.is_ready() {
-                return Err(Error::Corrupt("mount did not finish"));
+                return Err(Error::Corrupt(&"mount did not finish"));
             }
             ftl.audit()?;
             let mount_ops = ftl.stats().mount_ops;
@@ -440,7 +440,7 @@ pub fn run_crash(
                             Ok(s) => break s,
                             Err(Error::Busy) => {
                                 if !d.step(&mut ftl, &mut medium, data, &mut rng, true)? {
-                                    return Err(Error::Corrupt("write stuck"));
+                                    return Err(Error::Corrupt(&"write stuck"));
                                 }
                             }
                             Err(e) => return Err(e),
@@ -455,7 +455,7 @@ pub fn run_crash(
                             Ok(()) => break,
                             Err(Error::Busy) => {
                                 if !d.step(&mut ftl, &mut medium, data, &mut rng, true)? {
-                                    return Err(Error::Corrupt("trim stuck"));
+                                    return Err(Error::Corrupt(&"trim stuck"));
                                 }
                             }
                             Err(e) => return Err(e),
@@ -527,7 +527,7 @@ pub fn run_crash(
                     ftl.complete(op.id, r, d.now)?;
                 }
                 if !ftl.cut_finished() && programs <= capacity {
-                    return Err(Error::Corrupt("power-cut flush did not finish"));
+                    return Err(Error::Corrupt(&"power-cut flush did not finish"));
                 }
                 rep.cut_programs_max = rep.cut_programs_max.max(programs);
                 rep.cuts += 1;
@@ -639,7 +639,7 @@ impl Drive {
         }
         self.settle_with(ftl, medium, data, rng)?;
         if !ftl.cut_finished() {
-            return Err(Error::Corrupt("shutdown did not finish"));
+            return Err(Error::Corrupt(&"shutdown did not finish"));
         }
         self.power_off();
         Ok(true)
@@ -660,7 +660,7 @@ impl Drive {
         while self.step(ftl, medium, data, rng, false)? {
             steps += 1;
             if steps > limit {
-                return Err(Error::Corrupt("settling did not end"));
+                return Err(Error::Corrupt(&"settling did not end"));
             }
         }
         Ok(())
@@ -689,7 +689,7 @@ impl Drive {
                 CopyStop::Done => {}
                 CopyStop::Busy => {
                     if !self.step(ftl, medium, data, rng, true)? {
-                        return Err(Error::Corrupt("copy stuck"));
+                        return Err(Error::Corrupt(&"copy stuck"));
                     }
                 }
                 CopyStop::Physical(_) => {
@@ -700,7 +700,7 @@ impl Drive {
                                 Ok(()) => break,
                                 Err(Error::Busy) => {
                                     if !self.step(ftl, medium, data, rng, true)? {
-                                        return Err(Error::Corrupt("trim stuck"));
+                                        return Err(Error::Corrupt(&"trim stuck"));
                                     }
                                 }
                                 Err(e) => return Err(e),
@@ -712,7 +712,7 @@ impl Drive {
                                     Ok(slot) => break slot,
                                     Err(Error::Busy) => {
                                         if !self.step(ftl, medium, data, rng, true)? {
-                                            return Err(Error::Corrupt("write stuck"));
+                                            return Err(Error::Corrupt(&"write stuck"));
                                         }
                                     }
                                     Err(e) => return Err(e),
@@ -747,7 +747,7 @@ impl Drive {
                 Ok(s) => break s,
                 Err(Error::Busy) => {
                     if !self.step(ftl, medium, data, rng, false)? {
-                        return Err(Error::Corrupt("read stuck"));
+                        return Err(Error::Corrupt(&"read stuck"));
                     }
                 }
                 Err(e) => return Err(e),
@@ -776,7 +776,7 @@ impl Drive {
                 return Ok(g);
             }
             if !self.step(ftl, medium, data, rng, false)? {
-                return Err(Error::Corrupt("read never completed"));
+                return Err(Error::Corrupt(&"read never completed"));
             }
         }
     }

@@ -730,7 +730,7 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
             self.ftl.complete(op.id, r, self.now)?;
         }
         if !self.ftl.cut_finished() {
-            return Err(Error::Corrupt("the power-cut flush did not finish"));
+            return Err(Error::Corrupt(&"the power-cut flush did not finish"));
         }
         Ok(ops)
     }
@@ -889,7 +889,7 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
                 return Err(Error::LpnOutOfRange);
             }
             if src != lpn && src < lpn + units && lpn < src + units {
-                return Err(Error::BadRequest("copy ranges overlap"));
+                return Err(Error::BadRequest(&"copy ranges overlap"));
             }
         }
         let Some(id) = self.free_reqs.pop() else {

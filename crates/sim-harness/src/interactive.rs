@@ -261,7 +261,7 @@ impl<N: FullMedium<B>, const B: usize> Device for Drive<'_, N, B> {
     ) -> Result<u32, Error> {
         if op == HostOp::Write && data.len() != units as usize * B {
             return Err(Error::InvalidConfig(
-                "a write must bring exactly its units' bytes",
+                &"a write must bring exactly its units' bytes",
             ));
         }
         self.eng.host_mut().set_incoming(data);
@@ -310,7 +310,7 @@ pub fn open<R>(plan: &Plan, f: impl FnOnce(&mut dyn Device) -> R) -> Result<R, E
         4096 => open_with::<4096, R>(plan, f),
         8192 => open_with::<8192, R>(plan, f),
         16384 => open_with::<16384, R>(plan, f),
-        _ => Err(Error::InvalidConfig(FULL_DATA_UNIT_ERROR)),
+        _ => Err(Error::InvalidConfig(&FULL_DATA_UNIT_ERROR)),
     }
 }
 

@@ -106,7 +106,7 @@ pub fn run_lifetime(
         None => plan.with_wordline_model(1.0),
     };
     let Some(wl) = plan.wordline else {
-        return Err(firmware_core::Error::InvalidConfig("no wordline model"));
+        return Err(firmware_core::Error::InvalidConfig(&"no wordline model"));
     };
     let geo = plan.core.geometry;
     if !plan.full_data {
@@ -129,7 +129,7 @@ pub fn run_lifetime(
             spec,
             GuardedMedium::new(plan.full_medium::<16384>()?, &geo, wl)?,
         ),
-        _ => Err(firmware_core::Error::InvalidConfig(FULL_DATA_UNIT_ERROR)),
+        _ => Err(firmware_core::Error::InvalidConfig(&FULL_DATA_UNIT_ERROR)),
     }
 }
 

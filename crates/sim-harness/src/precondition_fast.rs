@@ -38,18 +38,18 @@ pub const CORE_FREE_ABOVE_TRIGGER: u32 = 2;
 
 /// Why `plan` cannot be preconditioned fast, if it cannot: the steady
 /// state is built for the baseline data path on a fault-free medium.
-pub fn fast_unsupported(plan: &Plan) -> Option<&'static str> {
+pub fn fast_unsupported(plan: &Plan) -> Option<firmware_core::Reason> {
     let c = &plan.core;
     if c.copyback.mode != firmware_core::CopybackMode::OffChip {
-        Some("copyback.mode must be off-chip (rcFTL keeps per-page copyback state)")
+        Some(&"copyback.mode must be off-chip (rcFTL keeps per-page copyback state)")
     } else if c.superblock.enabled || c.superblock.list_pages {
-        Some("ftl.superblock and ftl.list_pages must be off")
+        Some(&"ftl.superblock and ftl.list_pages must be off")
     } else if c.placement.handles > 0 {
-        Some("host.interface must be the block interface (no placement handles)")
+        Some(&"host.interface must be the block interface (no placement handles)")
     } else if c.guard.enabled() {
-        Some("erase.mode must be normal")
+        Some(&"erase.mode must be normal")
     } else if plan.faults.program_fail_prob > 0.0 || plan.faults.erase_fail_prob > 0.0 {
-        Some("nand.program_fail_prob and nand.erase_fail_prob must be 0")
+        Some(&"nand.program_fail_prob and nand.erase_fail_prob must be 0")
     } else {
         None
     }
@@ -188,7 +188,7 @@ where
             for _ in 0..e.erases {
                 eng.nand
                     .erase(b)
-                    .map_err(|_| firmware_core::Error::Corrupt("fast precondition erase"))?;
+                    .map_err(|_| firmware_core::Error::Corrupt(&"fast precondition erase"))?;
             }
             // Which of the written slots hold live units, hot ones first.
             let live = e.hot + e.cold;
@@ -232,7 +232,7 @@ where
                 }
                 eng.nand
                     .program(ppn, &data, &spare)
-                    .map_err(|_| firmware_core::Error::Corrupt("fast precondition program"))?;
+                    .map_err(|_| firmware_core::Error::Corrupt(&"fast precondition program"))?;
                 for u in 0..upp {
                     let l = owner[(page * upp + u) as usize];
                     if l != u32::MAX {
@@ -246,7 +246,7 @@ where
     }
     if hot_k != u64::from(hot_total) || cold_k != u64::from(logical - hot_total) {
         return Err(firmware_core::Error::Corrupt(
-            "fast precondition placed the wrong number of units",
+            &"fast precondition placed the wrong number of units",
         ));
     }
     eng.start_adopted()

@@ -236,7 +236,7 @@ impl Group<'_> {
             match dr.read(lba)? {
                 ReadValue::Data(v) => x ^= v,
                 ReadValue::Unmapped => {}
-                ReadValue::Error => return Err(Error::Corrupt("second failure in a stripe")),
+                ReadValue::Error => return Err(Error::Corrupt(&"second failure in a stripe")),
             }
         }
         Ok(x)
@@ -265,7 +265,7 @@ impl Group<'_> {
 pub fn run(spec: &RaidSpec) -> Result<RaidOutcome, Error> {
     let n = spec.ssds as usize;
     if n < 3 {
-        return Err(Error::InvalidConfig("raid: need at least three drives"));
+        return Err(Error::InvalidConfig(&"raid: need at least three drives"));
     }
     let mut stores = (0..=n)
         .map(|_| DriveStore::new(&spec.drive, effective_p2l(spec.mode, spec.p2l)))
@@ -351,7 +351,7 @@ pub fn run(spec: &RaidSpec) -> Result<RaidOutcome, Error> {
         }
         guard += 1;
         if guard > 1_000_000 {
-            return Err(Error::Corrupt("raid: die failure never detected"));
+            return Err(Error::Corrupt(&"raid: die failure never detected"));
         }
     }
     // The ground truth at detection: LBAs stored on the failed die when it
@@ -422,7 +422,7 @@ pub fn run(spec: &RaidSpec) -> Result<RaidOutcome, Error> {
                 g.drives[fd].write(lba, v)?;
                 if g.expect[fd][lba as usize] != v {
                     return Err(Error::Corrupt(
-                        "raid: rebuilt value differs from the oracle",
+                        &"raid: rebuilt value differs from the oracle",
                     ));
                 }
             }

@@ -337,7 +337,7 @@ impl Core<'_> {
                     *self
                         .data
                         .get_mut(usize::from(s.0))
-                        .ok_or(Error::Corrupt("slot"))? = v;
+                        .ok_or(Error::Corrupt(&"slot"))? = v;
                     return self.run();
                 }
                 Err(Error::Busy) => {
@@ -376,7 +376,7 @@ impl<'a> SyncCore<'a> for Core<'a> {
         self.data
             .get(usize::from(slot.0))
             .copied()
-            .ok_or(Error::Corrupt("slot"))
+            .ok_or(Error::Corrupt(&"slot"))
     }
 
     fn core_error(&self, e: Error) -> Error {
@@ -422,7 +422,7 @@ impl<'a> Drive<'a> {
         let cfg = store.cfg;
         if effective_p2l(mode, p2l) != store.p2l {
             return Err(Error::InvalidConfig(
-                "drive store built for another p2l mode (list pages differ)",
+                &"drive store built for another p2l mode (list pages differ)",
             ));
         }
         let mut cores = Vec::new();
@@ -584,7 +584,7 @@ impl<'a> Drive<'a> {
                 }
                 let cost =
                     c.fc.identify_result()?
-                        .ok_or(Error::Corrupt("P2L identification unfinished"))?;
+                        .ok_or(Error::Corrupt(&"P2L identification unfinished"))?;
                 if let Some(clock) = self.clocks.get_mut(i) {
                     // Each LBA read from a list is checked against the L2P.
                     clock.marks(0, cost.candidates);
@@ -633,7 +633,10 @@ impl<'a> Drive<'a> {
                             .collect();
                         handles
                             .into_iter()
-                            .map(|h| h.join().map_err(|_| Error::Corrupt("scan thread panicked")))
+                            .map(|h| {
+                                h.join()
+                                    .map_err(|_| Error::Corrupt(&"scan thread panicked"))
+                            })
                             .collect::<Result<Vec<_>, Error>>()
                     })?;
                     let total: usize = found.iter().map(Vec::len).sum();
@@ -934,7 +937,7 @@ impl<'a> Drive<'a> {
             self.write(l, v)?;
             guard += 1;
             if guard > 10 * n {
-                return Err(Error::Corrupt("die failure never detected"));
+                return Err(Error::Corrupt(&"die failure never detected"));
             }
         }
         if matches!(self.mode, Mode::Cdr | Mode::CdrStar) {

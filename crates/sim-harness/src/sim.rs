@@ -250,7 +250,7 @@ pub fn run(plan: &Plan, spec: RunSpec<'_>) -> Result<Outcome, firmware_core::Err
         4096 => run_full::<4096>(plan, spec, t_start),
         8192 => run_full::<8192>(plan, spec, t_start),
         16384 => run_full::<16384>(plan, spec, t_start),
-        _ => Err(firmware_core::Error::InvalidConfig(FULL_DATA_UNIT_ERROR)),
+        _ => Err(firmware_core::Error::InvalidConfig(&FULL_DATA_UNIT_ERROR)),
     }
 }
 

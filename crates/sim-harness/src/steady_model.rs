@@ -95,7 +95,7 @@ struct Plane {
 impl Plane {
     /// Opens a free block for a stream, running GC first when the free
     /// blocks are at the trigger (not for GC's own block).
-    fn open(&mut self, for_gc: bool) -> Result<u32, &'static str> {
+    fn open(&mut self, for_gc: bool) -> Result<u32, firmware_core::Reason> {
         if !for_gc {
             while self.free.len() as u32 <= self.trigger {
                 if !self.gc_once()? {
@@ -105,10 +105,10 @@ impl Plane {
         }
         self.free
             .pop_front()
-            .ok_or("the plane ran out of free blocks (too little spare space)")
+            .ok_or(&"the plane ran out of free blocks (too little spare space)")
     }
 
-    fn append(&mut self, gc: bool, hot: bool) -> Result<(), &'static str> {
+    fn append(&mut self, gc: bool, hot: bool) -> Result<(), firmware_core::Reason> {
         let cur = if gc { self.gc } else { self.host };
         let blk = match cur {
             Some(b) if self.b[b as usize].written < self.upb => b,
@@ -138,7 +138,7 @@ impl Plane {
     }
 
     /// Greedy GC of one victim; false if no full block has a dead unit.
-    fn gc_once(&mut self) -> Result<bool, &'static str> {
+    fn gc_once(&mut self) -> Result<bool, firmware_core::Reason> {
         let mut best: Option<(u32, u32)> = None;
         for (i, e) in self.b.iter().enumerate() {
             if self.full[i] && best.is_none_or(|(_, v)| e.hot + e.cold < v) {
@@ -172,10 +172,10 @@ impl Plane {
 }
 
 /// Runs the model of one plane; the blocks' end state in plane order.
-pub fn run_plane(load: &PlaneLoad) -> Result<Vec<BlockEnd>, &'static str> {
+pub fn run_plane(load: &PlaneLoad) -> Result<Vec<BlockEnd>, firmware_core::Reason> {
     let n = load.blocks as usize;
     if load.units_per_block == 0 || n == 0 {
-        return Err("a plane without blocks");
+        return Err(&"a plane without blocks");
     }
     let mut p = Plane {
         b: vec![BlockEnd::default(); n],
@@ -206,7 +206,7 @@ pub fn run_plane(load: &PlaneLoad) -> Result<Vec<BlockEnd>, &'static str> {
 
 impl Plane {
     /// One random overwrite of a live footprint unit; false if none is live.
-    fn overwrite(&mut self, rng: &mut XorShift64Star) -> Result<bool, &'static str> {
+    fn overwrite(&mut self, rng: &mut XorShift64Star) -> Result<bool, firmware_core::Reason> {
         if self.hot_live == 0 {
             return Ok(false);
         }
@@ -222,7 +222,7 @@ impl Plane {
     /// whole blocks at a time (a mounted core takes a written block as
     /// full): overwrites until the host block is full, then GC moves units
     /// of the emptiest blocks into the GC block until it is full.
-    fn close_streams(&mut self, rng: &mut XorShift64Star) -> Result<(), &'static str> {
+    fn close_streams(&mut self, rng: &mut XorShift64Star) -> Result<(), firmware_core::Reason> {
         while let Some(h) = self.host {
             if self.b[h as usize].written >= self.upb || !self.overwrite(rng)? {
                 break;

@@ -30,7 +30,7 @@ impl<'t> SyncCore<'t> for Driven<'_, '_, 't> {
             .data
             .get(usize::from(slot.0))
             .copied()
-            .ok_or(Error::Corrupt("slot"))
+            .ok_or(Error::Corrupt(&"slot"))
     }
     fn core_error(&self, e: Error) -> Error {
         e

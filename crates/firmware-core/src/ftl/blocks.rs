@@ -57,7 +57,7 @@ impl<H: Hooks> Ftl<'_, H> {
             .buckets
             .get(self.bucket_index(p, valid))
             .copied()
-            .ok_or(Error::Corrupt("bucket index"))
+            .ok_or(Error::Corrupt(&"bucket index"))
     }
 
     fn set_bucket_head(&mut self, p: PlaneId, valid: u16, v: u32) -> Result<(), Error> {
@@ -66,7 +66,7 @@ impl<H: Hooks> Ftl<'_, H> {
             .t
             .buckets
             .get_mut(i)
-            .ok_or(Error::Corrupt("bucket index"))? = v;
+            .ok_or(Error::Corrupt(&"bucket index"))? = v;
         Ok(())
     }
 
@@ -109,7 +109,7 @@ impl<H: Hooks> Ftl<'_, H> {
         };
         if prev == NIL {
             if self.bucket_head(p, valid)? != b.0 {
-                return Err(Error::Corrupt("bucket list head"));
+                return Err(Error::Corrupt(&"bucket list head"));
             }
             self.set_bucket_head(p, valid, next)?;
         } else {
@@ -166,7 +166,7 @@ impl<H: Hooks> Ftl<'_, H> {
     /// and GC would erase forever without gaining any.
     pub(crate) fn greedy_victim(&mut self, p: PlaneId) -> Result<Option<BlockId>, Error> {
         let ub = u16::try_from(self.data_units_per_block())
-            .map_err(|_| Error::Corrupt("units per block"))?;
+            .map_err(|_| Error::Corrupt(&"units per block"))?;
         let limit = ub.saturating_sub(u16::from(self.g.units_per_page));
         let mut v = self.pl(p)?.min_bucket_hint;
         while v <= limit {
@@ -276,7 +276,7 @@ impl<H: Hooks> Ftl<'_, H> {
         };
         H::opened(self, b);
         let first = u16::try_from(H::usable_page(self, b, 0))
-            .map_err(|_| Error::Corrupt("first usable page beyond a block"))?;
+            .map_err(|_| Error::Corrupt(&"first usable page beyond a block"))?;
         {
             let m = self.blk_mut(b)?;
             m.state = BlockState::Open;
@@ -330,7 +330,7 @@ impl<H: Hooks> Ftl<'_, H> {
                 H::forget(self, b)?;
             }
             BlockState::Free | BlockState::Unknown | BlockState::Victim => {
-                return Err(Error::Corrupt("retiring a block that was not written"))
+                return Err(Error::Corrupt(&"retiring a block that was not written"))
             }
             BlockState::Open => H::forget(self, b)?,
         }
@@ -381,10 +381,10 @@ fn step_valid(valid: u16, inc: bool) -> Result<u16, Error> {
     if inc {
         valid
             .checked_add(1)
-            .ok_or(Error::Corrupt("valid count overflow"))
+            .ok_or(Error::Corrupt(&"valid count overflow"))
     } else {
         valid
             .checked_sub(1)
-            .ok_or(Error::Corrupt("valid count underflow"))
+            .ok_or(Error::Corrupt(&"valid count underflow"))
     }
 }

@@ -18,7 +18,7 @@ impl<H: Hooks> Ftl<'_, H> {
         self.t
             .slots
             .get(usize::from(s.0))
-            .ok_or(Error::Corrupt("slot index"))
+            .ok_or(Error::Corrupt(&"slot index"))
     }
 
     #[inline]
@@ -26,7 +26,7 @@ impl<H: Hooks> Ftl<'_, H> {
         self.t
             .slots
             .get_mut(usize::from(s.0))
-            .ok_or(Error::Corrupt("slot index"))
+            .ok_or(Error::Corrupt(&"slot index"))
     }
 
     /// Lays out the slot classes and fills every free stack.
@@ -41,7 +41,7 @@ impl<H: Hooks> Ftl<'_, H> {
         let mut i = total;
         while i > 0 {
             i = i.saturating_sub(1);
-            let idx = u16::try_from(i).map_err(|_| Error::InvalidConfig("slot count"))?;
+            let idx = u16::try_from(i).map_err(|_| Error::InvalidConfig(&"slot count"))?;
             *self.slot_mut(Slot(idx))? = SlotMeta::default();
             if i < w {
                 stack_push(self.t.slots, &mut self.wb_free, idx)?;
@@ -56,7 +56,7 @@ impl<H: Hooks> Ftl<'_, H> {
                     .t
                     .planes
                     .get_mut(p as usize)
-                    .ok_or(Error::Corrupt("gc slot plane"))?;
+                    .ok_or(Error::Corrupt(&"gc slot plane"))?;
                 stack_push(self.t.slots, &mut pl.gc_free_head, idx)?;
             }
         }
@@ -161,7 +161,7 @@ impl<H: Hooks> Ftl<'_, H> {
                 }
                 _ => {
                     return Err(Error::Corrupt(
-                        "flush queue holds a slot in the wrong state",
+                        &"flush queue holds a slot in the wrong state",
                     ))
                 }
             }

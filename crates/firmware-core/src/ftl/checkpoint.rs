@@ -102,7 +102,7 @@ impl<H: Hooks> Ftl<'_, H> {
 
     /// Fills buffer `buf` with block-table page `i` and seals it.
     pub(crate) fn table_encode(&mut self, buf: MetaBuf, i: u32) -> Result<(), Error> {
-        const NO_BUF: Error = Error::Corrupt("block table buffer");
+        const NO_BUF: Error = Error::Corrupt(&"block table buffer");
         let per = self.table_entries();
         let first = i.saturating_mul(per);
         let n = per.min(self.g.total_blocks().saturating_sub(first));
@@ -159,7 +159,7 @@ impl<H: Hooks> Ftl<'_, H> {
     /// dirty marker.
     fn anchor_encode(&mut self, buf: MetaBuf, table: Option<&[u32]>) -> Result<(), Error> {
         let Some(b) = self.ps.buf_mut(buf) else {
-            return Err(Error::Corrupt("anchor buffer"));
+            return Err(Error::Corrupt(&"anchor buffer"));
         };
         b.fill(0xff);
         let (kind, n) = match table {
@@ -236,10 +236,10 @@ impl<H: Hooks> Ftl<'_, H> {
         }
         // No other block to move to: one page left will do for the marker.
         if a_bad || self.anc.seal_failed || self.anc.next_page >= ppb {
-            return Err(Error::Corrupt("no anchor block can take the seal"));
+            return Err(Error::Corrupt(&"no anchor block can take the seal"));
         }
         let Some(buf) = self.ps.buf_alloc() else {
-            return Err(Error::Corrupt("no metadata buffer for the seal"));
+            return Err(Error::Corrupt(&"no metadata buffer for the seal"));
         };
         self.anchor_encode(buf, None)?;
         let page = self.g.ppn(self.anchor_block(a), self.anc.next_page);
@@ -258,7 +258,7 @@ impl<H: Hooks> Ftl<'_, H> {
     /// Mount: reads page `page` of anchor block `i`.
     pub(crate) fn anchor_read(&mut self, i: u8, page: u32) -> Result<(), Error> {
         let Some(buf) = self.ps.buf_alloc() else {
-            return Err(Error::Corrupt("no metadata buffer for the anchor"));
+            return Err(Error::Corrupt(&"no metadata buffer for the anchor"));
         };
         let page = self.g.ppn(self.anchor_block(i), page);
         self.mount_emit(
@@ -277,9 +277,9 @@ impl<H: Hooks> Ftl<'_, H> {
         result: NandResult,
     ) -> Result<(), Error> {
         let NandCmd::ReadMeta { page, buf } = *cmd else {
-            return Err(Error::Corrupt("mount anchor op"));
+            return Err(Error::Corrupt(&"mount anchor op"));
         };
-        let i = u8::try_from(tag).map_err(|_| Error::Corrupt("anchor index"))?;
+        let i = u8::try_from(tag).map_err(|_| Error::Corrupt(&"anchor index"))?;
         let idx = usize::from(i);
         let pib = self.g.page_in_block(page);
         let next = match result {
@@ -392,7 +392,7 @@ impl<H: Hooks> Ftl<'_, H> {
 
     /// Mount: the seal's erase of anchor block `tag` finished.
     pub(crate) fn seal_erase_done(&mut self, tag: u32, ok: bool) -> Result<(), Error> {
-        let i = u8::try_from(tag).map_err(|_| Error::Corrupt("anchor index"))?;
+        let i = u8::try_from(tag).map_err(|_| Error::Corrupt(&"anchor index"))?;
         let b = self.anchor_block(i);
         let m = self.blk_mut(b)?;
         m.pe = m.pe.saturating_add(1);

@@ -139,11 +139,11 @@ impl<H: Hooks> Ftl<'_, H> {
                         continue;
                     }
                     let pun = self.g.pun(page, off);
-                    let lpn = self.p2l(pun)?.ok_or(Error::Corrupt("gc unit vanished"))?;
+                    let lpn = self.p2l(pun)?.ok_or(Error::Corrupt(&"gc unit vanished"))?;
                     self.prefetch_l2p(lpn);
                     let s = self
                         .gc_slot_alloc(p)?
-                        .ok_or(Error::Corrupt("gc slot count"))?;
+                        .ok_or(Error::Corrupt(&"gc slot count"))?;
                     {
                         let m = self.slot_mut(s)?;
                         m.lpn = lpn.0;
@@ -289,7 +289,7 @@ impl<H: Hooks> Ftl<'_, H> {
     /// A GC read finished: queue live units for programming, or record them lost.
     pub(crate) fn gc_read_done(&mut self, cmd: &NandCmd, result: NandResult) -> Result<(), Error> {
         let NandCmd::Read { page, units, dst } = cmd else {
-            return Err(Error::Corrupt("gc read op is not a read"));
+            return Err(Error::Corrupt(&"gc read op is not a read"));
         };
         let p = self.g.plane_of(self.g.block_of(*page));
         {
@@ -335,7 +335,7 @@ impl<H: Hooks> Ftl<'_, H> {
         result: NandResult,
     ) -> Result<(), Error> {
         let NandCmd::Program { page, src, spare } = cmd else {
-            return Err(Error::Corrupt("gc program op is not a program"));
+            return Err(Error::Corrupt(&"gc program op is not a program"));
         };
         self.map_release_page(spare);
         H::reserve_extra(self, extra, false);
@@ -387,7 +387,7 @@ impl<H: Hooks> Ftl<'_, H> {
     /// A victim erase finished: the block is free again, or bad.
     pub(crate) fn erase_done(&mut self, cmd: &NandCmd, result: NandResult) -> Result<(), Error> {
         let (NandCmd::Erase { block } | NandCmd::GuardedErase { block, .. }) = cmd else {
-            return Err(Error::Corrupt("erase op is not an erase"));
+            return Err(Error::Corrupt(&"erase op is not an erase"));
         };
         let p = self.g.plane_of(*block);
         let pl = self.pl_mut(p)?;

@@ -80,7 +80,9 @@ pub trait Migration: Sized {
         _tag: u32,
         _result: NandResult,
     ) -> Result<(), Error> {
-        Err(Error::Corrupt("migration op without a migration technique"))
+        Err(Error::Corrupt(
+            &"migration op without a migration technique",
+        ))
     }
 
     /// Where off-chip GC data of plane `p` goes; the default is the
@@ -307,7 +309,7 @@ pub trait Ownership: Sized {
 
     /// Mount: `lpn` maps to `p`, which owner `first` already claimed.
     fn mount_share(_f: &mut Ftl<'_, Self>, _p: Pun, _first: Lpn, _lpn: Lpn) -> Result<(), Error> {
-        Err(Error::Corrupt("unit validated twice"))
+        Err(Error::Corrupt(&"unit validated twice"))
     }
 
     /// Audit of one L2P entry `lpn -> p`: whether the ownership records agree.

@@ -60,7 +60,7 @@ impl<'a> Lend<'a> {
         &mut self,
         len: usize,
         align: usize,
-        what: &'static str,
+        what: crate::error::Reason,
     ) -> Result<Option<*mut u8>, Error> {
         if len == 0 {
             // An empty table needs neither bytes nor alignment.
@@ -70,7 +70,9 @@ impl<'a> Lend<'a> {
             let worst = len
                 .checked_add(align.saturating_sub(1))
                 .and_then(|b| b.checked_add(self.counted))
-                .ok_or(Error::InvalidConfig("lent tables exceed the address space"))?;
+                .ok_or(Error::InvalidConfig(
+                    &"lent tables exceed the address space",
+                ))?;
             self.counted = worst;
             return Ok(None);
         };
@@ -92,11 +94,11 @@ impl<'a> Lend<'a> {
         &mut self,
         n: usize,
         init: T,
-        what: &'static str,
+        what: crate::error::Reason,
     ) -> Result<&'a mut [T], Error> {
-        let len = n
-            .checked_mul(size_of::<T>())
-            .ok_or(Error::InvalidConfig("lent tables exceed the address space"))?;
+        let len = n.checked_mul(size_of::<T>()).ok_or(Error::InvalidConfig(
+            &"lent tables exceed the address space",
+        ))?;
         let Some(ptr) = self.take(len, align_of::<T>(), what)? else {
             return Ok(&mut []);
         };
@@ -118,10 +120,14 @@ impl<'a> Lend<'a> {
     /// A slice of `n` `u16`s that keeps what the region held (state that
     /// must survive a remount over the same memory, such as operation
     /// generations). Every bit pattern is a valid `u16`.
-    pub fn slice_kept(&mut self, n: usize, what: &'static str) -> Result<&'a mut [u16], Error> {
-        let len = n
-            .checked_mul(size_of::<u16>())
-            .ok_or(Error::InvalidConfig("lent tables exceed the address space"))?;
+    pub fn slice_kept(
+        &mut self,
+        n: usize,
+        what: crate::error::Reason,
+    ) -> Result<&'a mut [u16], Error> {
+        let len = n.checked_mul(size_of::<u16>()).ok_or(Error::InvalidConfig(
+            &"lent tables exceed the address space",
+        ))?;
         let Some(ptr) = self.take(len, align_of::<u16>(), what)? else {
             return Ok(&mut []);
         };
@@ -140,19 +146,19 @@ mod tests {
     #[test]
     fn the_count_bounds_what_the_carve_takes() {
         let mut s = Lend::counting();
-        s.slice(3, 0u8, "a").unwrap();
-        s.slice(5, 0u64, "b").unwrap();
-        s.slice(2, 0u16, "c").unwrap();
+        s.slice(3, 0u8, &"a").unwrap();
+        s.slice(5, 0u64, &"b").unwrap();
+        s.slice(2, 0u16, &"c").unwrap();
         let mut mem = [0xAAu8; 64];
         for start in 0..8 {
             let region = &mut mem[start..start + s.bytes()];
             let mut c = Lend::carving(region);
-            let a = c.slice(3, 1u8, "a").unwrap();
+            let a = c.slice(3, 1u8, &"a").unwrap();
             assert_eq!(a, &[1, 1, 1]);
-            let b = c.slice(5, 7u64, "b").unwrap();
+            let b = c.slice(5, 7u64, &"b").unwrap();
             assert_eq!(b.as_ptr() as usize % align_of::<u64>(), 0);
             assert!(b.iter().all(|&x| x == 7));
-            let d = c.slice(2, 9u16, "c").unwrap();
+            let d = c.slice(2, 9u16, &"c").unwrap();
             assert_eq!(d, &[9, 9]);
         }
     }
@@ -161,9 +167,9 @@ mod tests {
     fn a_short_region_is_an_error_not_a_panic() {
         let mut mem = [0u8; 10];
         let mut c = Lend::carving(&mut mem);
-        assert_eq!(c.slice(4, 0u32, "x"), Err(Error::TableTooSmall("x")));
+        assert_eq!(c.slice(4, 0u32, &"x"), Err(Error::TableTooSmall(&"x")));
         // The region is intact after a refusal.
         assert_eq!(c.remaining(), 10);
-        assert!(c.slice(2, 0u32, "y").is_ok());
+        assert!(c.slice(2, 0u32, &"y").is_ok());
     }
 }

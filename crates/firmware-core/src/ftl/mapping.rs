@@ -54,7 +54,7 @@ impl<H: Hooks> Ftl<'_, H> {
             .get_mut(pun.0 as usize)
             .ok_or(Error::AddressOutOfRange)?;
         if *e != P2L_NONE {
-            return Err(Error::Corrupt("unit validated twice"));
+            return Err(Error::Corrupt(&"unit validated twice"));
         }
         *e = lpn.0;
         let b = self.g.block_of(self.g.page_of_unit(pun));
@@ -69,7 +69,7 @@ impl<H: Hooks> Ftl<'_, H> {
             .get_mut(pun.0 as usize)
             .ok_or(Error::AddressOutOfRange)?;
         if *e == P2L_NONE {
-            return Err(Error::Corrupt("unit invalidated twice"));
+            return Err(Error::Corrupt(&"unit invalidated twice"));
         }
         *e = P2L_NONE;
         let b = self.g.block_of(self.g.page_of_unit(pun));
@@ -86,7 +86,7 @@ impl<H: Hooks> Ftl<'_, H> {
             .get_mut(pun.0 as usize)
             .ok_or(Error::AddressOutOfRange)?;
         if *e == P2L_NONE {
-            return Err(Error::Corrupt("retagging a dead unit"));
+            return Err(Error::Corrupt(&"retagging a dead unit"));
         }
         *e = lpn.0;
         Ok(())

@@ -351,7 +351,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
             return Err(Error::LpnOutOfRange);
         }
         if src != dst && src.0 <= dst_end && dst.0 <= src_end {
-            return Err(Error::BadRequest("copy ranges overlap"));
+            return Err(Error::BadRequest(&"copy ranges overlap"));
         }
         let mut done = 0u32;
         while done < len {
@@ -455,7 +455,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
             dst, units, page, ..
         } = cmd
         else {
-            return Err(Error::Corrupt("host read op is not a read"));
+            return Err(Error::Corrupt(&"host read op is not a read"));
         };
         H::read_done(self, *page, &result)?;
         let ok = result.is_ok();
@@ -480,7 +480,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
         result: NandResult,
     ) -> Result<(), Error> {
         let NandCmd::Program { page, src, spare } = cmd else {
-            return Err(Error::Corrupt("host program op is not a program"));
+            return Err(Error::Corrupt(&"host program op is not a program"));
         };
         let b = self.g.block_of(*page);
         {
@@ -522,7 +522,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
 
     fn format_erase_done(&mut self, cmd: &NandCmd, result: NandResult) -> Result<(), Error> {
         let NandCmd::Erase { block } = cmd else {
-            return Err(Error::Corrupt("format op is not an erase"));
+            return Err(Error::Corrupt(&"format op is not an erase"));
         };
         self.format_pending = self.format_pending.saturating_sub(1);
         if result.is_ok() {
@@ -890,7 +890,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
             // even when the budget is full.
             let units = src
                 .get(..usize::from(n))
-                .ok_or(Error::Corrupt("host page has more units than slots"))?;
+                .ok_or(Error::Corrupt(&"host page has more units than slots"))?;
             if !self.map_room_for(&spare)? {
                 self.pending_unpop(units)?;
                 return Ok(());
@@ -928,7 +928,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
         let page = {
             let m = self.blk_mut(b)?;
             if m.state != BlockState::Open || u32::from(m.next_page) >= end {
-                return Err(Error::Corrupt("programming a block that is not open"));
+                return Err(Error::Corrupt(&"programming a block that is not open"));
             }
             let page = u32::from(m.next_page);
             m.pending = m.pending.saturating_add(1);
@@ -936,7 +936,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
         };
         let next = H::usable_page(self, b, page.saturating_add(1));
         self.blk_mut(b)?.next_page =
-            u16::try_from(next).map_err(|_| Error::Corrupt("next page beyond a block"))?;
+            u16::try_from(next).map_err(|_| Error::Corrupt(&"next page beyond a block"))?;
         let p = self.g.plane_of(b);
         // The placement hook may keep a filled block as its plane's host
         // block for a while (a superblock member waiting for its list page).
@@ -983,7 +983,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
             }
             self.flushes.swap_remove(i);
             if self.flush_done.push_back(tag).is_err() {
-                return Err(Error::Corrupt("flush completion queue full"));
+                return Err(Error::Corrupt(&"flush completion queue full"));
             }
         }
         if self.flushes.is_empty() {
@@ -1008,10 +1008,10 @@ impl<'a, H: Hooks> Ftl<'a, H> {
         {
             if let Loc::Flash(p) = Loc::decode(*w) {
                 if p.0 >= total_units {
-                    return Err(Error::Corrupt("l2p points outside the array"));
+                    return Err(Error::Corrupt(&"l2p points outside the array"));
                 }
                 if !H::audit(self, p, Lpn(l as u32))? {
-                    return Err(Error::Corrupt("l2p and p2l disagree"));
+                    return Err(Error::Corrupt(&"l2p and p2l disagree"));
                 }
             }
         }
@@ -1021,7 +1021,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
                 let pun = crate::medium::addr::Pun(b.wrapping_mul(upb).wrapping_add(u));
                 if let Some(l) = self.p2l(pun)? {
                     if self.loc(l)? != Loc::Flash(pun) {
-                        return Err(Error::Corrupt("p2l entry not referenced by l2p"));
+                        return Err(Error::Corrupt(&"p2l entry not referenced by l2p"));
                     }
                     live = live.saturating_add(1);
                 }
@@ -1034,7 +1034,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
                 u32::from(m.valid)
             };
             if expect != live {
-                return Err(Error::Corrupt("valid count differs from live units"));
+                return Err(Error::Corrupt(&"valid count differs from live units"));
             }
         }
         for p in 0..self.g.planes() {
@@ -1054,7 +1054,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
             }
             let pl = self.pl(PlaneId(p))?;
             if (valid, lost) != (pl.valid_units, pl.lost_blocks) {
-                return Err(Error::Corrupt("plane space counters are off"));
+                return Err(Error::Corrupt(&"plane space counters are off"));
             }
         }
         let mut ready: u32 = 0;
@@ -1062,12 +1062,12 @@ impl<'a, H: Hooks> Ftl<'a, H> {
             let pl = self.pl(PlaneId(p))?;
             let want = self.host_ready_now(PlaneId(p))?;
             if pl.host_ready != want {
-                return Err(Error::Corrupt("plane host-ready flag is stale"));
+                return Err(Error::Corrupt(&"plane host-ready flag is stale"));
             }
             ready = ready.saturating_add(u32::from(want));
         }
         if ready != self.ready_planes {
-            return Err(Error::Corrupt("host-ready plane count is off"));
+            return Err(Error::Corrupt(&"host-ready plane count is off"));
         }
         for p in 0..self.g.planes() {
             for v in 0..=upb {
@@ -1076,7 +1076,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
                     let m = self.blk(BlockId(cur))?;
                     let key = u32::from(self.bucket_key(BlockId(cur))?);
                     if m.state != BlockState::Full || key != v {
-                        return Err(Error::Corrupt("bucket list holds a wrong block"));
+                        return Err(Error::Corrupt(&"bucket list holds a wrong block"));
                     }
                     cur = m.next;
                 }

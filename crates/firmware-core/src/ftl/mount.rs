@@ -67,7 +67,7 @@ impl<H: Hooks> Ftl<'_, H> {
     /// operations as usual; [`Ftl::is_ready`] turns true when done.
     pub fn mount(&mut self, now: u64) -> Result<(), Error> {
         if !self.ps.on {
-            return Err(Error::InvalidConfig("mount needs mapping persistence"));
+            return Err(Error::InvalidConfig(&"mount needs mapping persistence"));
         }
         self.mount_from(now)
     }
@@ -237,14 +237,14 @@ impl<H: Hooks> Ftl<'_, H> {
                     if self.mnt.cut_damaged_seq > self.mnt.best_cut_seq {
                         // The blocks the last flush wrote are unknown: their
                         // units would read back older data.
-                        return Err(Error::Corrupt("newest power-cut record damaged"));
+                        return Err(Error::Corrupt(&"newest power-cut record damaged"));
                     }
                     self.damaged_tps_lost()?;
                     self.mnt.step = MountStep::Record;
                     self.mnt.cursor = 0;
                     if self.mnt.best_cut != NIL {
                         let Some(buf) = self.ps.buf_alloc() else {
-                            return Err(Error::Corrupt("no metadata buffer for the record"));
+                            return Err(Error::Corrupt(&"no metadata buffer for the record"));
                         };
                         let page = Ppn(self.mnt.best_cut);
                         self.mount_emit(OpKind::MountRecord, NandCmd::ReadMeta { page, buf }, 0)?;
@@ -305,7 +305,7 @@ impl<H: Hooks> Ftl<'_, H> {
                             self.mnt
                                 .carried
                                 .push(b)
-                                .map_err(|_| Error::Corrupt("record lists too many blocks"))?;
+                                .map_err(|_| Error::Corrupt(&"record lists too many blocks"))?;
                         }
                     }
                     // Erase counts of the blocks that were free at the cut.
@@ -394,7 +394,7 @@ impl<H: Hooks> Ftl<'_, H> {
             }
             OpKind::MountRegion => {
                 let NandCmd::ReadMeta { page, buf } = *cmd else {
-                    return Err(Error::Corrupt("mount region op"));
+                    return Err(Error::Corrupt(&"mount region op"));
                 };
                 let ppb = self.g.pages_per_block;
                 let pib = self.g.page_in_block(page);
@@ -417,7 +417,7 @@ impl<H: Hooks> Ftl<'_, H> {
             }
             OpKind::MountRecord => {
                 let NandCmd::ReadMeta { buf, .. } = *cmd else {
-                    return Err(Error::Corrupt("mount record op"));
+                    return Err(Error::Corrupt(&"mount record op"));
                 };
                 let parsed = if result.is_ok() {
                     self.ps.buf(buf).and_then(|d| unseal(d, MAGIC_CUT))
@@ -436,7 +436,7 @@ impl<H: Hooks> Ftl<'_, H> {
             }
             OpKind::MountReplay => {
                 let NandCmd::ReadMeta { page, .. } = *cmd else {
-                    return Err(Error::Corrupt("mount replay op"));
+                    return Err(Error::Corrupt(&"mount replay op"));
                 };
                 let ppb = self.g.pages_per_block;
                 let more = match result {
@@ -472,7 +472,7 @@ impl<H: Hooks> Ftl<'_, H> {
             OpKind::MountAnchor => self.anchor_read_done(cmd, tag, result)?,
             OpKind::MountTable => {
                 let NandCmd::ReadMeta { buf, .. } = *cmd else {
-                    return Err(Error::Corrupt("mount table op"));
+                    return Err(Error::Corrupt(&"mount table op"));
                 };
                 if result.is_err() || !self.table_apply(buf, tag)? {
                     self.anc.table_failed = true;
@@ -490,7 +490,7 @@ impl<H: Hooks> Ftl<'_, H> {
                 }
             }
             OpKind::MountSealErase => self.seal_erase_done(tag, result.is_ok())?,
-            _ => return Err(Error::Corrupt("not a mount op")),
+            _ => return Err(Error::Corrupt(&"not a mount op")),
         }
         Ok(())
     }
@@ -583,7 +583,7 @@ impl<H: Hooks> Ftl<'_, H> {
     /// Derives every other table from the L2P table and the block classes.
     fn rebuild(&mut self) -> Result<(), Error> {
         let ppb = u16::try_from(self.g.pages_per_block)
-            .map_err(|_| Error::InvalidConfig("pages per block above 65535"))?;
+            .map_err(|_| Error::InvalidConfig(&"pages per block above 65535"))?;
         let total = self.g.total_blocks();
         // Blocks whose count neither a first page nor the record gave (free
         // blocks the record had no room for, unreadable first pages) take the

@@ -19,12 +19,12 @@ impl<H: Hooks> Ftl<'_, H> {
         while i > 0 {
             i = i.saturating_sub(1);
             let idx =
-                u16::try_from(i).map_err(|_| Error::InvalidConfig("max_inflight above 65535"))?;
+                u16::try_from(i).map_err(|_| Error::InvalidConfig(&"max_inflight above 65535"))?;
             let e = self
                 .t
                 .ops
                 .get_mut(usize::from(idx))
-                .ok_or(Error::TableTooSmall("ops"))?;
+                .ok_or(Error::TableTooSmall(&"ops"))?;
             *e = OpEntry::default();
             stack_push(self.t.ops, &mut self.op_free, idx)?;
         }
@@ -65,7 +65,7 @@ impl<H: Hooks> Ftl<'_, H> {
                 .t
                 .ops
                 .get_mut(usize::from(i))
-                .ok_or(Error::Corrupt("op index"))?;
+                .ok_or(Error::Corrupt(&"op index"))?;
             e.kind = kind;
             e.cmd = cmd;
             e.origin = origin;
@@ -120,7 +120,7 @@ impl<H: Hooks> Ftl<'_, H> {
             .t
             .ops
             .get_mut(usize::from(self.outbound.tail))
-            .ok_or(Error::Corrupt("outbound tail"))?;
+            .ok_or(Error::Corrupt(&"outbound tail"))?;
         let NandCmd::Read { units, dst, .. } = &mut e.cmd else {
             return Ok(false);
         };
@@ -131,11 +131,11 @@ impl<H: Hooks> Ftl<'_, H> {
         while i > below {
             let prev = *dst
                 .get(i.saturating_sub(1))
-                .ok_or(Error::Corrupt("read dst"))?;
-            *dst.get_mut(i).ok_or(Error::Corrupt("read dst"))? = prev;
+                .ok_or(Error::Corrupt(&"read dst"))?;
+            *dst.get_mut(i).ok_or(Error::Corrupt(&"read dst"))? = prev;
             i = i.saturating_sub(1);
         }
-        *dst.get_mut(below).ok_or(Error::Corrupt("read dst"))? = s;
+        *dst.get_mut(below).ok_or(Error::Corrupt(&"read dst"))? = s;
         units.insert(off);
         e.count = e.count.saturating_add(1);
         Ok(true)

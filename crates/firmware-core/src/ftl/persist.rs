@@ -220,7 +220,7 @@ impl<H: Hooks> Ftl<'_, H> {
     /// Encodes TP `tp` from the DRAM table into a buffer and emits its program.
     pub(crate) fn tp_emit(&mut self, tp: Tpn, page: Ppn, kind: OpKind) -> Result<(), Error> {
         let Some(buf) = self.ps.buf_alloc() else {
-            return Err(Error::Corrupt("no metadata buffer"));
+            return Err(Error::Corrupt(&"no metadata buffer"));
         };
         self.tp_encode(tp, buf)?;
         let mut spare = Spare {
@@ -246,7 +246,7 @@ impl<H: Hooks> Ftl<'_, H> {
         let logical = self.cfg.logical_units as usize;
         let n = epp.min(logical.saturating_sub(first));
         let Some(l2p) = self.t.l2p.get(first..first.saturating_add(n)) else {
-            return Err(Error::Corrupt("tp range"));
+            return Err(Error::Corrupt(&"tp range"));
         };
         let Some(b) = (if let Some(start) = usize::from(buf.0).checked_mul(self.ps.page_bytes) {
             self.ps
@@ -255,7 +255,7 @@ impl<H: Hooks> Ftl<'_, H> {
         } else {
             None
         }) else {
-            return Err(Error::Corrupt("metadata buffer"));
+            return Err(Error::Corrupt(&"metadata buffer"));
         };
         b.fill(0xff);
         for (i, w) in l2p.iter().enumerate() {
@@ -273,7 +273,7 @@ impl<H: Hooks> Ftl<'_, H> {
     /// Applies a TP page read at mount to the DRAM table.
     pub(crate) fn tp_decode(&mut self, buf: MetaBuf) -> Result<Option<Tpn>, Error> {
         let Some(b) = self.ps.buf(buf) else {
-            return Err(Error::Corrupt("metadata buffer"));
+            return Err(Error::Corrupt(&"metadata buffer"));
         };
         let Some((tp, n)) = unseal(b, MAGIC_TP) else {
             return Ok(None);
@@ -290,7 +290,7 @@ impl<H: Hooks> Ftl<'_, H> {
                 ENTRY_UNMAPPED => Loc::Unmapped,
                 ENTRY_LOST => Loc::Lost,
                 p if p < units => Loc::Flash(crate::medium::addr::Pun(p)),
-                _ => return Err(Error::Corrupt("translation page entry outside the array")),
+                _ => return Err(Error::Corrupt(&"translation page entry outside the array")),
             };
             if let Some(e) = self.t.l2p.get_mut(first.saturating_add(i)) {
                 *e = loc.encode();
@@ -308,7 +308,7 @@ impl<H: Hooks> Ftl<'_, H> {
         result: NandResult,
     ) -> Result<(), Error> {
         let NandCmd::ProgramMeta { page, buf, spare } = cmd else {
-            return Err(Error::Corrupt("map op is not a metadata program"));
+            return Err(Error::Corrupt(&"map op is not a metadata program"));
         };
         self.ps.buf_release(*buf);
         let tp = Tpn(tp);
@@ -329,7 +329,7 @@ impl<H: Hooks> Ftl<'_, H> {
             // The block is done for: close it so cleaning empties it.
             let ppb = self.g.pages_per_block;
             self.blk_mut(b)?.next_page = u16::try_from(ppb)
-                .map_err(|_| Error::InvalidConfig("pages per block above 65535"))?;
+                .map_err(|_| Error::InvalidConfig(&"pages per block above 65535"))?;
             let p = self.g.plane_of(b);
             if self.pl(p)?.meta_active == b.0 {
                 self.pl_mut(p)?.meta_active = NIL;
@@ -662,7 +662,7 @@ impl<H: Hooks> Ftl<'_, H> {
         result: NandResult,
     ) -> Result<(), Error> {
         let NandCmd::Erase { block } = cmd else {
-            return Err(Error::Corrupt("map erase op is not an erase"));
+            return Err(Error::Corrupt(&"map erase op is not an erase"));
         };
         let p = self.g.plane_of(*block);
         if result.is_ok() {

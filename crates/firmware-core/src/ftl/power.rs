@@ -77,7 +77,7 @@ impl<H: Hooks> Ftl<'_, H> {
             };
             erases
                 .push(entry)
-                .map_err(|_| Error::Corrupt("too many erases in flight"))?;
+                .map_err(|_| Error::Corrupt(&"too many erases in flight"))?;
         }
         self.abandon_ops()?;
         self.cut = CutState::default();
@@ -103,11 +103,11 @@ impl<H: Hooks> Ftl<'_, H> {
                 .set_flag(tp, F_WRITING | F_MOVING | F_RESERVED, false);
         }
         let Some(record) = self.ps.buf_alloc() else {
-            return Err(Error::Corrupt("no metadata buffer for the cut record"));
+            return Err(Error::Corrupt(&"no metadata buffer for the cut record"));
         };
         let cap = self.record_capacity();
         if erases.len() > cap {
-            return Err(Error::Corrupt("cut record cannot list every erase"));
+            return Err(Error::Corrupt(&"cut record cannot list every erase"));
         }
         if let Some(b) = self.ps.buf_mut(record) {
             b.fill(0xff);
@@ -130,7 +130,7 @@ impl<H: Hooks> Ftl<'_, H> {
     /// reads only the checkpoint.
     pub fn shutdown(&mut self, now: u64) -> Result<(), Error> {
         if !self.ps.on {
-            return Err(Error::InvalidConfig("shutdown needs mapping persistence"));
+            return Err(Error::InvalidConfig(&"shutdown needs mapping persistence"));
         }
         if !self.is_ready() || self.inflight() > 0 || self.buffered_units() > 0 {
             return Err(Error::Busy);
@@ -219,11 +219,11 @@ impl<H: Hooks> Ftl<'_, H> {
                     let at = n_erase as usize;
                     let cap = self.record_capacity();
                     if at.saturating_add(self.cut.regions.len()) > cap {
-                        return Err(Error::Corrupt("cut record overflow"));
+                        return Err(Error::Corrupt(&"cut record overflow"));
                     }
                     let regions = self.cut.regions.clone();
                     let Some(b) = self.ps.buf_mut(buf) else {
-                        return Err(Error::Corrupt("cut record buffer"));
+                        return Err(Error::Corrupt(&"cut record buffer"));
                     };
                     for (i, r) in regions.iter().enumerate() {
                         let off =
@@ -232,7 +232,7 @@ impl<H: Hooks> Ftl<'_, H> {
                     }
                     let n_free = self.record_free_counts(buf, at.saturating_add(regions.len()))?;
                     let Some(b) = self.ps.buf_mut(buf) else {
-                        return Err(Error::Corrupt("cut record buffer"));
+                        return Err(Error::Corrupt(&"cut record buffer"));
                     };
                     seal(b, MAGIC_CUT, n_erase | (n_free << 16), regions.len() as u32);
                     let mut spare = Spare {
@@ -254,7 +254,7 @@ impl<H: Hooks> Ftl<'_, H> {
                             self.cut
                                 .table
                                 .push(page.0)
-                                .map_err(|_| Error::Corrupt("block table too large"))?;
+                                .map_err(|_| Error::Corrupt(&"block table too large"))?;
                         }
                     }
                     let i = self.cut.table_emitted;
@@ -381,7 +381,7 @@ impl<H: Hooks> Ftl<'_, H> {
     fn record_pair(&mut self, buf: MetaBuf, i: usize, blk: u32, pe: u32) -> Result<(), Error> {
         let off = META_HEADER.saturating_add(i.saturating_mul(4));
         let Some(b) = self.ps.buf_mut(buf) else {
-            return Err(Error::Corrupt("cut record buffer"));
+            return Err(Error::Corrupt(&"cut record buffer"));
         };
         put_u32(b, off, blk);
         put_u32(b, off.saturating_add(4), pe);
@@ -435,7 +435,7 @@ impl<H: Hooks> Ftl<'_, H> {
         while u32::from(n) < upp && self.cut.slot_cursor < w {
             let i = self.cut.slot_cursor;
             self.cut.slot_cursor = i.saturating_add(1);
-            let idx = u16::try_from(i).map_err(|_| Error::Corrupt("slot index"))?;
+            let idx = u16::try_from(i).map_err(|_| Error::Corrupt(&"slot index"))?;
             let m = *self.slot(Slot(idx))?;
             if !matches!(m.state, SlotState::WbPending | SlotState::WbProgramming) {
                 continue;
@@ -530,7 +530,7 @@ impl<H: Hooks> Ftl<'_, H> {
         self.cut
             .regions
             .push(b.0)
-            .map_err(|_| Error::Corrupt("power-cut flush needs too many blocks"))?;
+            .map_err(|_| Error::Corrupt(&"power-cut flush needs too many blocks"))?;
         self.cut.data_block = b.0;
         Ok(self.g.ppn(b, 0))
     }
@@ -558,7 +558,7 @@ impl<H: Hooks> Ftl<'_, H> {
             }
         }
         Err(Error::Corrupt(
-            "no erased region block for the power-cut flush",
+            &"no erased region block for the power-cut flush",
         ))
     }
 

@@ -136,7 +136,7 @@ impl TableSizes {
         cfg.validate()?;
         let g = &cfg.geometry;
         let ub = usize::try_from(g.units_per_block())
-            .map_err(|_| Error::InvalidConfig("units per block"))?;
+            .map_err(|_| Error::InvalidConfig(&"units per block"))?;
         Ok(TableSizes {
             l2p: cfg.logical_units as usize,
             p2l: g.total_units() as usize,
@@ -180,21 +180,21 @@ impl<'a> Tables<'a> {
         use crate::persist::tp::PersistTables;
         let s = TableSizes::for_config(cfg)?;
         Ok(Tables {
-            l2p: l.slice(s.l2p, 0u32, "l2p")?,
-            p2l: l.slice(s.p2l, 0u32, "p2l")?,
-            blocks: l.slice(s.blocks, BlockMeta::default(), "blocks")?,
-            buckets: l.slice(s.buckets, 0u32, "buckets")?,
-            planes: l.slice(s.planes, PlaneState::default(), "planes")?,
-            slots: l.slice(s.slots, SlotMeta::default(), "slots")?,
-            ops: l.slice(s.ops, OpEntry::default(), "ops")?,
-            generations: l.slice_kept(s.ops, "ops")?,
+            l2p: l.slice(s.l2p, 0u32, &"l2p")?,
+            p2l: l.slice(s.p2l, 0u32, &"p2l")?,
+            blocks: l.slice(s.blocks, BlockMeta::default(), &"blocks")?,
+            buckets: l.slice(s.buckets, 0u32, &"buckets")?,
+            planes: l.slice(s.planes, PlaneState::default(), &"planes")?,
+            slots: l.slice(s.slots, SlotMeta::default(), &"slots")?,
+            ops: l.slice(s.ops, OpEntry::default(), &"ops")?,
+            generations: l.slice_kept(s.ops, &"ops")?,
             persist: PersistTables {
-                gtd: l.slice(s.tps, 0u32, "gtd")?,
-                tp_seq: l.slice(s.tps, 0u64, "tp_seq")?,
-                tp_flags: l.slice(s.tps, 0u8, "tp_flags")?,
-                tp_links: l.slice(s.tps, Default::default(), "tp_links")?,
-                meta: l.slice(s.meta_bytes, 0u8, "meta")?,
-                tp_inflight: l.slice(s.tps, 0u16, "tp_inflight")?,
+                gtd: l.slice(s.tps, 0u32, &"gtd")?,
+                tp_seq: l.slice(s.tps, 0u64, &"tp_seq")?,
+                tp_flags: l.slice(s.tps, 0u8, &"tp_flags")?,
+                tp_links: l.slice(s.tps, Default::default(), &"tp_links")?,
+                meta: l.slice(s.meta_bytes, 0u8, &"meta")?,
+                tp_inflight: l.slice(s.tps, 0u16, &"tp_inflight")?,
             },
         })
     }

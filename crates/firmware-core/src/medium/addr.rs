@@ -102,17 +102,17 @@ impl Geometry {
             || self.page_bytes == 0
             || self.pages_per_wordline == 0
         {
-            return Err(Error::InvalidConfig("geometry dimension is zero"));
+            return Err(Error::InvalidConfig(&"geometry dimension is zero"));
         }
         if self.units_per_page == 0 || usize::from(self.units_per_page) > MAX_UNITS_PER_PAGE {
-            return Err(Error::InvalidConfig("units per page out of range"));
+            return Err(Error::InvalidConfig(&"units per page out of range"));
         }
         if !self
             .pages_per_block
             .is_multiple_of(u32::from(self.pages_per_wordline))
         {
             return Err(Error::InvalidConfig(
-                "pages per block not a multiple of pages per wordline",
+                &"pages per block not a multiple of pages per wordline",
             ));
         }
         let units = u64::from(self.total_blocks_u64_checked()?)
@@ -120,7 +120,7 @@ impl Geometry {
             .saturating_mul(u64::from(self.units_per_page));
         if units >= (1u64 << 31) {
             return Err(Error::InvalidConfig(
-                "too many physical units for 31-bit numbering",
+                &"too many physical units for 31-bit numbering",
             ));
         }
         Ok(())
@@ -131,7 +131,7 @@ impl Geometry {
             .saturating_mul(u64::from(self.dies_per_channel))
             .saturating_mul(u64::from(self.planes_per_die))
             .saturating_mul(u64::from(self.blocks_per_plane));
-        u32::try_from(b).map_err(|_| Error::InvalidConfig("too many blocks"))
+        u32::try_from(b).map_err(|_| Error::InvalidConfig(&"too many blocks"))
     }
 
     /// Number of dies in the array.

@@ -46,7 +46,7 @@ impl<'a> MapDirty<'a> {
     /// All translation pages clean; at most `budget` (>= 1) may be dirty.
     pub fn new(links: &'a mut [DirtyLink], budget: u32) -> Result<Self, Error> {
         if budget == 0 || u32::try_from(links.len()).is_err() {
-            return Err(Error::InvalidConfig("map protection budget of zero pages"));
+            return Err(Error::InvalidConfig(&"map protection budget of zero pages"));
         }
         links.fill(DirtyLink::default());
         Ok(MapDirty {

@@ -145,9 +145,9 @@ impl<'a> Persist<'a> {
             || t.tp_inflight.len() < n_tp
             || t.meta.len() < meta_len
         {
-            return Err(Error::TableTooSmall("persist"));
+            return Err(Error::TableTooSmall(&"persist"));
         }
-        let n_tp32 = u32::try_from(n_tp).map_err(|_| Error::InvalidConfig("too many TPs"))?;
+        let n_tp32 = u32::try_from(n_tp).map_err(|_| Error::InvalidConfig(&"too many TPs"))?;
         let g = &cfg.geometry;
         let upp = u32::from(g.units_per_page);
         // A data program may dirty up to `upp` TPs: the budget must let two
@@ -183,7 +183,7 @@ impl<'a> Persist<'a> {
             && write_buffer_pages.div_ceil(ppb) >= crate::persist::cut::MAX_CUT_BLOCKS as u32
         {
             return Err(Error::InvalidConfig(
-                "write buffer larger than a power-cut flush can list",
+                &"write buffer larger than a power-cut flush can list",
             ));
         }
         if p.enabled() {
@@ -202,7 +202,7 @@ impl<'a> Persist<'a> {
                 .saturating_add(blocks.saturating_mul(upb));
             if need > u64::from(g.total_units()) {
                 return Err(Error::InvalidConfig(
-                    "over-provisioning below the gc reserve plus the metadata region",
+                    &"over-provisioning below the gc reserve plus the metadata region",
                 ));
             }
         }
@@ -238,7 +238,7 @@ impl<'a> Persist<'a> {
         ps.reset_tables(n_tp);
         if ps.on && ps.page_bytes > g.page_bytes as usize {
             return Err(Error::InvalidConfig(
-                "translation page larger than a flash page",
+                &"translation page larger than a flash page",
             ));
         }
         Ok(ps)
@@ -354,7 +354,7 @@ impl<'a> Persist<'a> {
     /// dirty it are still in flight.
     pub(crate) fn take_for_write_back(&mut self, tp: Tpn) -> Result<(), Error> {
         if !self.dirty.take(tp)? {
-            return Err(Error::Corrupt("writing back a clean translation page"));
+            return Err(Error::Corrupt(&"writing back a clean translation page"));
         }
         self.writing = self.writing.saturating_add(1);
         self.writes_add(tp, true);

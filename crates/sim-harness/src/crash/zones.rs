@@ -122,7 +122,7 @@ impl ZoneWork {
                 let off = u64::from(wp + 1 < cap && rng.chance(0.05));
                 match zs.write(zslba + u64::from(wp) + off, k) {
                     Ok(h) if off == 0 => Some((zslba + u64::from(wp), h)),
-                    Ok(_) => return Err(Error::Corrupt("zone write off the pointer accepted")),
+                    Ok(_) => return Err(Error::Corrupt(&"zone write off the pointer accepted")),
                     Err(_) => {
                         rep.zone_refusals += 1;
                         None
@@ -133,7 +133,7 @@ impl ZoneWork {
                 match zs.append(zslba, k) {
                     Ok((at, h)) => {
                         if at != zslba + u64::from(wp) {
-                            return Err(Error::Corrupt("zone append not at the pointer"));
+                            return Err(Error::Corrupt(&"zone append not at the pointer"));
                         }
                         rep.zone_appends += 1;
                         Some((at, h))
@@ -163,7 +163,7 @@ impl ZoneWork {
                                     Ok(()) => break,
                                     Err(Error::Busy) => {
                                         if !d.step(ftl, medium, data, rng, true)? {
-                                            return Err(Error::Corrupt("zone reset stuck"));
+                                            return Err(Error::Corrupt(&"zone reset stuck"));
                                         }
                                     }
                                     Err(e) => return Err(e),
@@ -199,7 +199,7 @@ impl ZoneWork {
         }
         // What a cut leaves: open zones closed, zones without data empty.
         for (z, want) in self.expect.iter_mut().enumerate() {
-            let e = zs.zone(z as u32).ok_or(Error::Corrupt("zone index"))?;
+            let e = zs.zone(z as u32).ok_or(Error::Corrupt(&"zone index"))?;
             *want = match e.state {
                 ZoneState::Full | ZoneState::ReadOnly | ZoneState::Offline => (e.state, e.wp),
                 _ if e.wp == 0 => (ZoneState::Empty, 0),
@@ -228,7 +228,7 @@ fn write_units(
                 Ok(s) => break s,
                 Err(Error::Busy) => {
                     if !d.step(ftl, medium, data, rng, true)? {
-                        return Err(Error::Corrupt("zone write stuck"));
+                        return Err(Error::Corrupt(&"zone write stuck"));
                     }
                 }
                 Err(e) => return Err(e),

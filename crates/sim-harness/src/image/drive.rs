@@ -27,7 +27,7 @@ impl<const B: usize> ImageDrive<'_, B> {
 
     fn check(&self) -> Result<(), Error> {
         match self.inner.eng.nand.failure() {
-            Some(_) => Err(Error::Corrupt("image file I/O failed")),
+            Some(_) => Err(Error::Corrupt(&"image file I/O failed")),
             None => Ok(()),
         }
     }
@@ -90,7 +90,7 @@ impl<const B: usize> Device for ImageDrive<'_, B> {
         };
         self.record(&c);
         let Call::Submit { data, .. } = c else {
-            return Err(Error::Corrupt("unreachable"));
+            return Err(Error::Corrupt(&"unreachable"));
         };
         let r = self.inner.submit(op, lpn, units, data, at_ns);
         self.check()?;

@@ -25,9 +25,9 @@ pub fn lend<'a>(cfg: &Config, l: &mut Lend<'a>) -> Result<CopylessTables<'a>, Er
         0
     };
     Ok(CopylessTables {
-        counts: l.slice(counts, 0u32, "cc_counts")?,
-        shadow_heads: l.slice(if on { records.max(1) } else { 0 }, 0u32, "cc_heads")?,
-        shadow: l.slice(records, ShadowEntry::default(), "cc_shadow")?,
+        counts: l.slice(counts, 0u32, &"cc_counts")?,
+        shadow_heads: l.slice(if on { records.max(1) } else { 0 }, 0u32, &"cc_heads")?,
+        shadow: l.slice(records, ShadowEntry::default(), &"cc_shadow")?,
     })
 }
 

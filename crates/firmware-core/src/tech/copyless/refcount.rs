@@ -55,11 +55,11 @@ pub struct RefCounts<'a> {
 impl<'a> RefCounts<'a> {
     fn per_word(bits: u8) -> Result<u32, Error> {
         if bits == 0 || bits > 8 {
-            return Err(Error::InvalidConfig("reference count bits 1..=8"));
+            return Err(Error::InvalidConfig(&"reference count bits 1..=8"));
         }
         WORD_BITS
             .checked_div(u32::from(bits))
-            .ok_or(Error::InvalidConfig("reference count bits 1..=8"))
+            .ok_or(Error::InvalidConfig(&"reference count bits 1..=8"))
     }
 
     /// Words of lent memory for `units` counts of `bits` bits.
@@ -78,7 +78,7 @@ impl<'a> RefCounts<'a> {
     pub fn new(words: &'a mut [u32], units: u32, bits: u8) -> Result<Self, Error> {
         let per_word = Self::per_word(bits)?;
         if words.len() < Self::words_for(units, bits)? {
-            return Err(Error::TableTooSmall("reference counts"));
+            return Err(Error::TableTooSmall(&"reference counts"));
         }
         words.fill(0);
         let max = u8::MAX
@@ -123,7 +123,7 @@ impl<'a> RefCounts<'a> {
     /// Sets the count of `unit` (GC relocation moves a count as a whole).
     pub fn set(&mut self, unit: Pun, v: u8) -> Result<(), Error> {
         if v > self.max {
-            return Err(Error::Corrupt("reference count above 2^n - 1"));
+            return Err(Error::Corrupt(&"reference count above 2^n - 1"));
         }
         let (w, shift) = self.locate(unit)?;
         let mask = u32::from(self.max).wrapping_shl(shift);
@@ -150,7 +150,7 @@ impl<'a> RefCounts<'a> {
         let c = self.get(unit)?;
         let n = c
             .checked_sub(1)
-            .ok_or(Error::Corrupt("reference count below zero"))?;
+            .ok_or(Error::Corrupt(&"reference count below zero"))?;
         self.set(unit, n)?;
         Ok(n)
     }
@@ -242,7 +242,7 @@ impl<'a> ShadowOob<'a> {
     pub fn restore(t: ShadowTables<'a>) -> Result<Self, Error> {
         if t.heads.is_empty() || t.entries.len() >= NIL as usize {
             return Err(Error::InvalidConfig(
-                "shadow OOB: at least one bucket, fewer than 2^32 - 1 records",
+                &"shadow OOB: at least one bucket, fewer than 2^32 - 1 records",
             ));
         }
         t.heads.fill(NIL);
@@ -292,7 +292,7 @@ impl<'a> ShadowOob<'a> {
     fn bucket(&self, unit: u32) -> Result<usize, Error> {
         let h = unit.wrapping_mul(0x9E37_79B1) as usize;
         h.checked_rem(self.heads.len())
-            .ok_or(Error::Corrupt("shadow OOB without buckets"))
+            .ok_or(Error::Corrupt(&"shadow OOB without buckets"))
     }
 
     fn head(&self, b: usize) -> Result<u32, Error> {
@@ -307,13 +307,13 @@ impl<'a> ShadowOob<'a> {
     fn ent(&self, i: u32) -> Result<&ShadowEntry, Error> {
         self.e
             .get(i as usize)
-            .ok_or(Error::Corrupt("shadow OOB link out of range"))
+            .ok_or(Error::Corrupt(&"shadow OOB link out of range"))
     }
 
     fn ent_mut(&mut self, i: u32) -> Result<&mut ShadowEntry, Error> {
         self.e
             .get_mut(i as usize)
-            .ok_or(Error::Corrupt("shadow OOB link out of range"))
+            .ok_or(Error::Corrupt(&"shadow OOB link out of range"))
     }
 
     /// Finds the record of (`unit`, `tag`): (previous record or NIL, record).
@@ -328,7 +328,7 @@ impl<'a> ShadowOob<'a> {
             }
             steps = steps.saturating_add(1);
             if steps > self.capacity() {
-                return Err(Error::Corrupt("shadow OOB chain cycle"));
+                return Err(Error::Corrupt(&"shadow OOB chain cycle"));
             }
             prev = i;
             i = e.next;
@@ -358,7 +358,7 @@ impl<'a> ShadowOob<'a> {
             return Err(Error::AddressOutOfRange);
         }
         if self.find(unit.0, tag.0)?.is_some() {
-            return Err(Error::Corrupt("shadow OOB tag recorded twice"));
+            return Err(Error::Corrupt(&"shadow OOB tag recorded twice"));
         }
         let i = self.free;
         if i == NIL {
@@ -454,7 +454,7 @@ impl<'a> ShadowOob<'a> {
             return Ok(self.tag_count(from) as u32);
         }
         if self.tag_count(to) != 0 {
-            return Err(Error::Corrupt("shadow OOB relocation onto a shared unit"));
+            return Err(Error::Corrupt(&"shadow OOB relocation onto a shared unit"));
         }
         // Detach the records of `from` into a private chain, then push them
         // onto the bucket of `to` (which may be the same bucket).
@@ -466,7 +466,7 @@ impl<'a> ShadowOob<'a> {
         while i != NIL {
             steps = steps.saturating_add(1);
             if steps > self.capacity() {
-                return Err(Error::Corrupt("shadow OOB chain cycle"));
+                return Err(Error::Corrupt(&"shadow OOB chain cycle"));
             }
             let (unit, next) = {
                 let e = self.ent(i)?;
@@ -655,7 +655,7 @@ impl<'a> CopylessMap<'a> {
         while let Some(t) = self.shadow.tags(unit).next() {
             left = left
                 .checked_sub(1)
-                .ok_or(Error::Corrupt("shadow OOB chain cycle"))?;
+                .ok_or(Error::Corrupt(&"shadow OOB chain cycle"))?;
             self.shadow.remove(unit, t)?;
         }
         self.counts.set(unit, 0)?;
@@ -666,7 +666,7 @@ impl<'a> CopylessMap<'a> {
     /// tag, which the P2L records.
     pub fn program(&mut self, unit: Pun) -> Result<(), Error> {
         if self.counts.get(unit)? != 0 {
-            return Err(Error::Corrupt("programmed unit is still referenced"));
+            return Err(Error::Corrupt(&"programmed unit is still referenced"));
         }
         self.counts.set(unit, 1)
     }
@@ -677,7 +677,7 @@ impl<'a> CopylessMap<'a> {
     pub fn copy(&mut self, unit: Pun, src: Lpn, dst: Lpn) -> Result<CopyOutcome, Error> {
         let c = self.counts.get(unit)?;
         if c == 0 {
-            return Err(Error::Corrupt("copy from an invalid unit"));
+            return Err(Error::Corrupt(&"copy from an invalid unit"));
         }
         if c == 1 {
             if dst == src {
@@ -685,7 +685,7 @@ impl<'a> CopylessMap<'a> {
             }
         } else {
             if !self.shadow.contains(unit, src)? {
-                return Err(Error::Corrupt("copy source is not a tag of its unit"));
+                return Err(Error::Corrupt(&"copy source is not a tag of its unit"));
             }
             if self.shadow.contains(unit, dst)? {
                 return Ok(CopyOutcome::Remapped(c));
@@ -699,14 +699,14 @@ impl<'a> CopylessMap<'a> {
             return Ok(CopyOutcome::Fallback(Fallback::ShadowFull));
         }
         if c == 1 && !self.shadow.add(unit, src)? {
-            return Err(Error::Corrupt("shadow OOB free count"));
+            return Err(Error::Corrupt(&"shadow OOB free count"));
         }
         if !self.shadow.add(unit, dst)? {
-            return Err(Error::Corrupt("shadow OOB free count"));
+            return Err(Error::Corrupt(&"shadow OOB free count"));
         }
         match self.counts.inc(unit)? {
             Inc::Counted(n) => Ok(CopyOutcome::Remapped(n)),
-            Inc::Overflow => Err(Error::Corrupt("reference count overflow after check")),
+            Inc::Overflow => Err(Error::Corrupt(&"reference count overflow after check")),
         }
     }
 
@@ -715,10 +715,10 @@ impl<'a> CopylessMap<'a> {
     pub fn release(&mut self, unit: Pun, tag: Lpn) -> Result<Release, Error> {
         let c = self.counts.get(unit)?;
         if c == 0 {
-            return Err(Error::Corrupt("release of an invalid unit"));
+            return Err(Error::Corrupt(&"release of an invalid unit"));
         }
         if c >= 2 && !self.shadow.remove(unit, tag)? {
-            return Err(Error::Corrupt("released tag is not in the shadow OOB"));
+            return Err(Error::Corrupt(&"released tag is not in the shadow OOB"));
         }
         let n = self.counts.dec(unit)?;
         match n {
@@ -728,7 +728,7 @@ impl<'a> CopylessMap<'a> {
                     .shadow
                     .tags(unit)
                     .next()
-                    .ok_or(Error::Corrupt("shared unit without shadow tags"))?;
+                    .ok_or(Error::Corrupt(&"shared unit without shadow tags"))?;
                 self.shadow.remove(unit, sole)?;
                 Ok(Release::Sole(sole))
             }
@@ -742,18 +742,18 @@ impl<'a> CopylessMap<'a> {
     pub fn relocate(&mut self, from: Pun, to: Pun) -> Result<(), Error> {
         let c = self.counts.get(from)?;
         if c == 0 {
-            return Err(Error::Corrupt("relocation of an invalid unit"));
+            return Err(Error::Corrupt(&"relocation of an invalid unit"));
         }
         if from == to {
             return Ok(());
         }
         if self.counts.get(to)? != 0 {
-            return Err(Error::Corrupt("relocation onto a referenced unit"));
+            return Err(Error::Corrupt(&"relocation onto a referenced unit"));
         }
         if c >= 2 {
             let moved = self.shadow.relocate(from, to)?;
             if moved != u32::from(c) {
-                return Err(Error::Corrupt("shadow tags disagree with the count"));
+                return Err(Error::Corrupt(&"shadow tags disagree with the count"));
             }
         }
         self.counts.set(to, c)?;
@@ -819,7 +819,7 @@ mod tests {
         let mut w = vec![0u32; 1];
         assert_eq!(
             RefCounts::new(&mut w, 11, 3).err(),
-            Some(Error::TableTooSmall("reference counts"))
+            Some(Error::TableTooSmall(&"reference counts"))
         );
     }
 
@@ -843,7 +843,7 @@ mod tests {
             c.set(Pun(4), 0).unwrap();
             assert_eq!(
                 c.dec(Pun(4)).err(),
-                Some(Error::Corrupt("reference count below zero"))
+                Some(Error::Corrupt(&"reference count below zero"))
             );
             if max > 1 {
                 c.set(Pun(4), max - 1).unwrap();

@@ -74,7 +74,7 @@ impl<'a> Lidf<'a> {
     pub fn new(t: LidfTables<'a>) -> Result<Self, Error> {
         if t.heap.len() < t.entries.len() || u32::try_from(t.entries.len()).is_err() {
             return Err(Error::InvalidConfig(
-                "LIDF heap smaller than the translation pages",
+                &"LIDF heap smaller than the translation pages",
             ));
         }
         t.entries.fill(TpEntry::default());
@@ -124,7 +124,7 @@ impl<'a> Lidf<'a> {
         e.buffered = e
             .buffered
             .checked_sub(n)
-            .ok_or(Error::Corrupt("LIDF count underflow"))?;
+            .ok_or(Error::Corrupt(&"LIDF count underflow"))?;
         let (left, in_zero, pos) = (e.buffered, e.in_zero, e.heap_pos);
         if in_zero {
             if left == 0 {
@@ -222,7 +222,7 @@ impl<'a> Lidf<'a> {
         let tp = *self
             .heap
             .get(i as usize)
-            .ok_or(Error::Corrupt("LIDF heap index"))?;
+            .ok_or(Error::Corrupt(&"LIDF heap index"))?;
         Ok(self.entry(tp)?.buffered)
     }
 
@@ -230,7 +230,7 @@ impl<'a> Lidf<'a> {
         *self
             .heap
             .get_mut(i as usize)
-            .ok_or(Error::Corrupt("LIDF heap index"))? = tp;
+            .ok_or(Error::Corrupt(&"LIDF heap index"))? = tp;
         self.entry_mut(tp)?.heap_pos = i;
         Ok(())
     }
@@ -239,11 +239,11 @@ impl<'a> Lidf<'a> {
         let ta = *self
             .heap
             .get(a as usize)
-            .ok_or(Error::Corrupt("LIDF heap index"))?;
+            .ok_or(Error::Corrupt(&"LIDF heap index"))?;
         let tb = *self
             .heap
             .get(b as usize)
-            .ok_or(Error::Corrupt("LIDF heap index"))?;
+            .ok_or(Error::Corrupt(&"LIDF heap index"))?;
         self.place(a, tb)?;
         self.place(b, ta)
     }
@@ -259,11 +259,11 @@ impl<'a> Lidf<'a> {
         let last = self
             .heap_len
             .checked_sub(1)
-            .ok_or(Error::Corrupt("LIDF heap empty"))?;
+            .ok_or(Error::Corrupt(&"LIDF heap empty"))?;
         let tp = *self
             .heap
             .get(i as usize)
-            .ok_or(Error::Corrupt("LIDF heap index"))?;
+            .ok_or(Error::Corrupt(&"LIDF heap index"))?;
         if i != last {
             self.swap(i, last)?;
         }

@@ -48,10 +48,10 @@ impl<'a> LidfOrder<'a> {
         };
         Ok(LidfOrderTables {
             lidf: LidfTables {
-                entries: l.slice(n, TpEntry::default(), "lidf")?,
-                heap: l.slice(n, 0u32, "lidf_heap")?,
+                entries: l.slice(n, TpEntry::default(), &"lidf")?,
+                heap: l.slice(n, 0u32, &"lidf_heap")?,
             },
-            heads: l.slice(n, NIL16, "tp_heads")?,
+            heads: l.slice(n, NIL16, &"tp_heads")?,
         })
     }
 
@@ -78,7 +78,7 @@ pub trait HasLidf<'a> {
 }
 
 fn order<'r, 'a, H: HasLidf<'a>>(f: &'r mut Ftl<'_, H>) -> Result<&'r mut LidfOrder<'a>, Error> {
-    f.h.lidf_mut().ok_or(Error::Corrupt("lidf state missing"))
+    f.h.lidf_mut().ok_or(Error::Corrupt(&"lidf state missing"))
 }
 
 /// Files buffered write `s` under the translation page of its mapping entry.
@@ -88,7 +88,7 @@ pub(crate) fn push<'a, H: Hooks + HasLidf<'a>>(f: &mut Ftl<'_, H>, s: Slot) -> R
     let head = o
         .heads
         .get_mut(tp.0 as usize)
-        .ok_or(Error::Corrupt("lidf list"))?;
+        .ok_or(Error::Corrupt(&"lidf list"))?;
     let next = *head;
     *head = s.0;
     o.lidf.buffered_write(tp)?;
@@ -108,9 +108,9 @@ pub(crate) fn pop<'a, H: Hooks + HasLidf<'a>>(f: &mut Ftl<'_, H>) -> Result<Opti
         .heads
         .get(tp.0 as usize)
         .copied()
-        .ok_or(Error::Corrupt("lidf list"))?;
+        .ok_or(Error::Corrupt(&"lidf list"))?;
     if s == NIL16 {
-        return Err(Error::Corrupt("LIDF counts a write its list lacks"));
+        return Err(Error::Corrupt(&"LIDF counts a write its list lacks"));
     }
     let next = f.slot(Slot(s))?.next;
     let o = order(f)?;

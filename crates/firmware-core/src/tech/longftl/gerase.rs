@@ -129,10 +129,10 @@ impl<'a> GuardTables<'a> {
         let s = GuardSizes::for_config(cfg);
         Ok(GuardTables {
             wl: WeakWlTables {
-                entries: l.slice(s.wl_entries, WlEntry::default(), "wl_entries")?,
-                heads: l.slice(s.wl_heads, 0u16, "wl_heads")?,
+                entries: l.slice(s.wl_entries, WlEntry::default(), &"wl_entries")?,
+                heads: l.slice(s.wl_heads, 0u16, &"wl_heads")?,
             },
-            blocks: l.slice(s.blocks, GuardMeta::default(), "guard")?,
+            blocks: l.slice(s.blocks, GuardMeta::default(), &"guard")?,
         })
     }
 }
@@ -148,14 +148,14 @@ impl<'a> Guard<'a> {
         let g = &cfg.geometry;
         let need = GuardSizes::for_config(cfg);
         if t.blocks.len() < need.blocks {
-            return Err(Error::TableTooSmall("guard blocks"));
+            return Err(Error::TableTooSmall(&"guard blocks"));
         }
         if usize::from(gc.wls_per_block) > MAX_WLS
             || u32::from(gc.wls_per_block).saturating_mul(u32::from(g.pages_per_wordline))
                 != g.pages_per_block
         {
             return Err(Error::InvalidConfig(
-                "guard: wordlines per block must match the geometry (at most 256)",
+                &"guard: wordlines per block must match the geometry (at most 256)",
             ));
         }
         let mut max_pe = [1u32; MAX_MODES];
@@ -483,7 +483,7 @@ pub fn audit_guard<'a, H: Hooks + HasLongftl<'a>>(f: &Ftl<'_, H>) -> Result<(), 
         let m = gmeta(f, BlockId(b)).copied().unwrap_or_default();
         let st = f.blk(BlockId(b))?.state;
         if matches!(st, BlockState::Bad | BlockState::Retiring) && m.skip_units != 0 {
-            return Err(Error::Corrupt("lost block still counts skipped units"));
+            return Err(Error::Corrupt(&"lost block still counts skipped units"));
         }
     }
     Ok(())

@@ -29,7 +29,7 @@ impl ModeSelector {
     pub fn new(max_pe: &[u32]) -> Result<Self, Error> {
         if max_pe.is_empty() || max_pe.len() > MAX_MODES || max_pe.contains(&0) {
             return Err(Error::InvalidConfig(
-                "gErase modes: 1 to 10, each with max P/E > 0",
+                &"gErase modes: 1 to 10, each with max P/E > 0",
             ));
         }
         let mut table = [0u32; MAX_MODES];

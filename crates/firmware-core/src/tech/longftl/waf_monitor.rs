@@ -63,7 +63,7 @@ impl WafMonitor {
     /// [`WafMonitor::for_blocks`] derives it from the drive.
     pub fn new(interval_victims: u32) -> Result<Self, Error> {
         if interval_victims == 0 {
-            return Err(Error::InvalidConfig("WAF interval of zero GC victims"));
+            return Err(Error::InvalidConfig(&"WAF interval of zero GC victims"));
         }
         Ok(WafMonitor {
             interval_victims,
@@ -83,7 +83,7 @@ impl WafMonitor {
     /// intervals (1..=[`MAX_WINDOW`]; 1 is [`WafMonitor::new`]).
     pub fn with_window(interval_victims: u32, window: usize) -> Result<Self, Error> {
         if !(1..=MAX_WINDOW).contains(&window) {
-            return Err(Error::InvalidConfig("WAF window of 1 to 16 intervals"));
+            return Err(Error::InvalidConfig(&"WAF window of 1 to 16 intervals"));
         }
         let mut m = Self::new(interval_victims)?;
         m.window = window;

@@ -67,7 +67,7 @@ impl<'a> WeakWl<'a> {
     pub fn new(t: WeakWlTables<'a>, wls_per_block: u16, ecc_limit: u8) -> Result<Self, Error> {
         if wls_per_block == 0 || wls_per_block == NIL || ecc_limit < SORTED_FROM {
             return Err(Error::InvalidConfig(
-                "weak-WL lists: wordlines per block 1..65534, ECC limit >= 10",
+                &"weak-WL lists: wordlines per block 1..65534, ECC limit >= 10",
             ));
         }
         let lists = Self::lists(ecc_limit);
@@ -77,7 +77,7 @@ impl<'a> WeakWl<'a> {
             .checked_div(usize::from(wls_per_block))
             .unwrap_or(0);
         if blocks == 0 || t.heads.len() < blocks.saturating_mul(lists) {
-            return Err(Error::InvalidConfig("weak-WL tables too small"));
+            return Err(Error::InvalidConfig(&"weak-WL tables too small"));
         }
         let mut w = WeakWl {
             e: t.entries,
@@ -174,7 +174,7 @@ impl<'a> WeakWl<'a> {
         if prev == NIL {
             let list = self.list_of(errs);
             if self.head(b, list)? != wl {
-                return Err(Error::Corrupt("weak-WL list head"));
+                return Err(Error::Corrupt(&"weak-WL list head"));
             }
             self.set_head(b, list, next)?;
         } else {
@@ -248,18 +248,18 @@ impl<'a> WeakWl<'a> {
                     .get(self.idx(b, cur)?)
                     .ok_or(Error::AddressOutOfRange)?;
                 if e.prev != prev || self.list_of(e.errs) != l {
-                    return Err(Error::Corrupt("weak-WL list out of order"));
+                    return Err(Error::Corrupt(&"weak-WL list out of order"));
                 }
                 seen = seen.saturating_add(1);
                 if seen > usize::from(self.wls) {
-                    return Err(Error::Corrupt("weak-WL list cycle"));
+                    return Err(Error::Corrupt(&"weak-WL list cycle"));
                 }
                 prev = cur;
                 cur = e.next;
             }
         }
         if seen != usize::from(self.wls) {
-            return Err(Error::Corrupt("weak-WL lists miss a wordline"));
+            return Err(Error::Corrupt(&"weak-WL lists miss a wordline"));
         }
         Ok(())
     }

@@ -28,21 +28,21 @@ impl PlacementConfig {
             return Ok(());
         }
         if self.handles > 64 {
-            return Err(Error::InvalidConfig("placement handles above 64"));
+            return Err(Error::InvalidConfig(&"placement handles above 64"));
         }
         if superblocks {
             return Err(Error::InvalidConfig(
-                "placement handles do not combine with superblocks or list pages",
+                &"placement handles do not combine with superblocks or list pages",
             ));
         }
         if lidf {
             return Err(Error::InvalidConfig(
-                "placement handles do not combine with buffer.flush_policy lidf",
+                &"placement handles do not combine with buffer.flush_policy lidf",
             ));
         }
         if copyback {
             return Err(Error::InvalidConfig(
-                "placement handles do not combine with copyback modes",
+                &"placement handles do not combine with copyback modes",
             ));
         }
         Ok(())

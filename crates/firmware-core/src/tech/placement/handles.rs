@@ -46,16 +46,16 @@ impl<'a> PlacementTables<'a> {
             0
         };
         Ok(PlacementTables {
-            queues: l.slice(h, Fifo::EMPTY, "placement queues")?,
-            active: l.slice(h.saturating_mul(planes), NIL, "placement blocks")?,
-            cursor: l.slice(h, 0u32, "placement cursors")?,
-            slot_handle: l.slice(slots, 0u8, "placement slots")?,
-            host_units: l.slice(h, 0u64, "placement units")?,
-            block_handle: l.slice(blocks, 0u8, "placement block handles")?,
+            queues: l.slice(h, Fifo::EMPTY, &"placement queues")?,
+            active: l.slice(h.saturating_mul(planes), NIL, &"placement blocks")?,
+            cursor: l.slice(h, 0u32, &"placement cursors")?,
+            slot_handle: l.slice(slots, 0u8, &"placement slots")?,
+            host_units: l.slice(h, 0u64, &"placement units")?,
+            block_handle: l.slice(blocks, 0u8, &"placement block handles")?,
             gc_open: l.slice(
                 h.saturating_sub(1).saturating_mul(planes),
                 NIL,
-                "placement gc blocks",
+                &"placement gc blocks",
             )?,
         })
     }
@@ -83,7 +83,7 @@ impl<'a> Placement<'a> {
             return Ok(None);
         }
         if handles > MAX_HANDLES {
-            return Err(Error::InvalidConfig("placement handles above 64"));
+            return Err(Error::InvalidConfig(&"placement handles above 64"));
         }
         Ok(Some(Placement {
             t,
@@ -118,7 +118,7 @@ pub(super) fn st<'a, 'b, H: HasPlacement<'a>>(
     f: &'b mut Ftl<'_, H>,
 ) -> Result<&'b mut Placement<'a>, Error> {
     f.h.placement_mut()
-        .ok_or(Error::Corrupt("placement hook without placement"))
+        .ok_or(Error::Corrupt(&"placement hook without placement"))
 }
 
 /// A host write of `lpn` through handle `handle` ([`Ftl::write`] with a
@@ -132,7 +132,7 @@ pub fn write<'a, H: Hooks + HasPlacement<'a>>(
     if let Some(p) = f.h.placement_mut() {
         if handle >= p.handles {
             return Err(Error::BadRequest(
-                "placement handle beyond the configured handles",
+                &"placement handle beyond the configured handles",
             ));
         }
         p.next = handle;
@@ -154,7 +154,7 @@ pub fn queue<'a, H: Hooks + HasPlacement<'a>>(
     let slots = &mut *f.t.slots;
     let p =
         f.h.placement_mut()
-            .ok_or(Error::Corrupt("placement hook without placement"))?;
+            .ok_or(Error::Corrupt(&"placement hook without placement"))?;
     let i = usize::from(s.0);
     let h = if front {
         p.t.slot_handle.get(i).copied().unwrap_or(0)
@@ -171,7 +171,7 @@ pub fn queue<'a, H: Hooks + HasPlacement<'a>>(
     let q =
         p.t.queues
             .get_mut(usize::from(h))
-            .ok_or(Error::Corrupt("placement handle"))?;
+            .ok_or(Error::Corrupt(&"placement handle"))?;
     if front {
         q.push_front(slots, s.0)?;
     } else {
@@ -190,7 +190,7 @@ pub fn take<'a, H: Hooks + HasPlacement<'a>>(f: &mut Ftl<'_, H>) -> Result<Optio
     let slots = &mut *f.t.slots;
     let p =
         f.h.placement_mut()
-            .ok_or(Error::Corrupt("placement hook without placement"))?;
+            .ok_or(Error::Corrupt(&"placement hook without placement"))?;
     let h = match p.page {
         Some(h) => h,
         None => {
@@ -212,7 +212,7 @@ pub fn take<'a, H: Hooks + HasPlacement<'a>>(f: &mut Ftl<'_, H>) -> Result<Optio
     let q =
         p.t.queues
             .get_mut(usize::from(h))
-            .ok_or(Error::Corrupt("placement handle"))?;
+            .ok_or(Error::Corrupt(&"placement handle"))?;
     let s = q.pop(slots)?;
     if s.is_some() {
         p.queued = p.queued.saturating_sub(1);
@@ -256,7 +256,7 @@ pub fn host_target<'a, H: Hooks + HasPlacement<'a>>(
             let c =
                 p.t.cursor
                     .get_mut(usize::from(h))
-                    .ok_or(Error::Corrupt("placement cursor"))?;
+                    .ok_or(Error::Corrupt(&"placement cursor"))?;
             let pl = *c;
             *c = if pl.saturating_add(1) >= planes {
                 0

@@ -329,7 +329,7 @@ impl ThresholdSet {
         let mut s = Self::EMPTY;
         for &v in values {
             if v > MAX_CT {
-                return Err(Error::InvalidConfig("copyback threshold above 15"));
+                return Err(Error::InvalidConfig(&"copyback threshold above 15"));
             }
             s.insert(v);
         }
@@ -372,7 +372,7 @@ impl ThresholdSet {
     /// `Q_init`, which makes every deduction `Q_init / CT` exact.
     pub fn lcm(self) -> Result<u32, Error> {
         self.iter().try_fold(1u32, |acc, c| {
-            lcm(acc, u32::from(c)).ok_or(Error::InvalidConfig("copyback threshold LCM overflows"))
+            lcm(acc, u32::from(c)).ok_or(Error::InvalidConfig(&"copyback threshold LCM overflows"))
         })
     }
 }

@@ -127,11 +127,11 @@ impl<const K: usize> Dmms<K> {
             .ok()
             .and_then(|k| k.checked_sub(1))
             .filter(|&s| s >= 1)
-            .ok_or(Error::InvalidConfig("dmms needs at least two buckets"))?;
+            .ok_or(Error::InvalidConfig(&"dmms needs at least two buckets"))?;
         let width = window_ns.checked_div(spans).unwrap_or(0);
         if width == 0 {
             return Err(Error::InvalidConfig(
-                "dmms window shorter than its bucket count",
+                &"dmms window shorter than its bucket count",
             ));
         }
         self.width_ns = width;

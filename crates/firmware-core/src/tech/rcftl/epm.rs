@@ -201,7 +201,7 @@ impl Epm {
     pub fn new(cfg: CopybackConfig) -> Result<Self, Error> {
         let l = cfg.thresholds_in_force().lcm()?;
         let q_init = Quota::try_from(l)
-            .map_err(|_| Error::InvalidConfig("copyback Q_init (LCM of thresholds) above 255"))?;
+            .map_err(|_| Error::InvalidConfig(&"copyback Q_init (LCM of thresholds) above 255"))?;
         Ok(Epm { cfg, q_init })
     }
 
@@ -210,7 +210,7 @@ impl Epm {
     /// ([`deduction`]): still safe, possibly fewer copybacks.
     pub fn with_q_init(cfg: CopybackConfig, q_init: Quota) -> Result<Self, Error> {
         if q_init == 0 {
-            return Err(Error::InvalidConfig("copyback Q_init must be at least 1"));
+            return Err(Error::InvalidConfig(&"copyback Q_init must be at least 1"));
         }
         Ok(Epm { cfg, q_init })
     }
@@ -345,7 +345,7 @@ impl<const N: usize> ActiveBlocks<N> {
         };
         self.slots
             .insert(at, ActiveSlot { quota, block: None })
-            .map_err(|_| Error::TableTooSmall("copyback active-block slots"))?;
+            .map_err(|_| Error::TableTooSmall(&"copyback active-block slots"))?;
         Ok(at)
     }
 
@@ -407,7 +407,7 @@ impl<const N: usize> ActiveBlocks<N> {
         let s = self
             .slots
             .get_mut(slot)
-            .ok_or(Error::Corrupt("copyback active slot"))?;
+            .ok_or(Error::Corrupt(&"copyback active slot"))?;
         Ok(s.block.replace(block))
     }
 
@@ -416,7 +416,7 @@ impl<const N: usize> ActiveBlocks<N> {
         let s = self
             .slots
             .get_mut(slot)
-            .ok_or(Error::Corrupt("copyback active slot"))?;
+            .ok_or(Error::Corrupt(&"copyback active slot"))?;
         Ok(s.block.take())
     }
 
@@ -644,7 +644,7 @@ mod tests {
         assert!(ActiveBlocks::<6>::with_levels(&all).is_ok());
         assert_eq!(
             ActiveBlocks::<5>::with_levels(&all),
-            Err(Error::TableTooSmall("copyback active-block slots"))
+            Err(Error::TableTooSmall(&"copyback active-block slots"))
         );
         // Closing and reopening.
         assert_eq!(ab.close(2).unwrap(), Some(BlockId(12)));

@@ -66,14 +66,14 @@ impl<'a> RcTables<'a> {
             blocks: l.slice(
                 if on { g.total_blocks() as usize } else { 0 },
                 RcBlock::default(),
-                "rcftl blocks",
+                &"rcftl blocks",
             )?,
             planes: l.slice(
                 if on { g.planes() as usize } else { 0 },
                 RcPlane::default(),
-                "rcftl planes",
+                &"rcftl planes",
             )?,
-            pages: l.slice(pages, 0u8, "rcftl pages")?,
+            pages: l.slice(pages, 0u8, &"rcftl pages")?,
         })
     }
 }
@@ -106,28 +106,28 @@ impl<'a> RcFtl<'a> {
         self.t
             .blocks
             .get(b.0 as usize)
-            .ok_or(Error::Corrupt("rcftl block"))
+            .ok_or(Error::Corrupt(&"rcftl block"))
     }
 
     pub(crate) fn block_mut(&mut self, b: BlockId) -> Result<&mut RcBlock, Error> {
         self.t
             .blocks
             .get_mut(b.0 as usize)
-            .ok_or(Error::Corrupt("rcftl block"))
+            .ok_or(Error::Corrupt(&"rcftl block"))
     }
 
     pub(crate) fn plane(&self, p: PlaneId) -> Result<&RcPlane, Error> {
         self.t
             .planes
             .get(p.0 as usize)
-            .ok_or(Error::Corrupt("rcftl plane"))
+            .ok_or(Error::Corrupt(&"rcftl plane"))
     }
 
     pub(crate) fn plane_mut(&mut self, p: PlaneId) -> Result<&mut RcPlane, Error> {
         self.t
             .planes
             .get_mut(p.0 as usize)
-            .ok_or(Error::Corrupt("rcftl plane"))
+            .ok_or(Error::Corrupt(&"rcftl plane"))
     }
 }
 

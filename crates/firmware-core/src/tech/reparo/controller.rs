@@ -93,7 +93,7 @@ impl Master {
     pub fn new(cores: u32, logical: u64) -> Result<Master, Error> {
         if cores == 0 || logical.checked_rem(u64::from(cores)) != Some(0) {
             return Err(Error::InvalidConfig(
-                "controller: logical space must be a multiple of the flash cores",
+                &"controller: logical space must be a multiple of the flash cores",
             ));
         }
         Ok(Master {
@@ -123,14 +123,14 @@ impl Master {
     pub fn set_cdr(&mut self, cdr: Cdr) -> Result<(), Error> {
         let s = cdr.shape();
         if s.cores != self.cores || s.logical != self.logical {
-            return Err(Error::InvalidConfig("controller: CDR shape differs"));
+            return Err(Error::InvalidConfig(&"controller: CDR shape differs"));
         }
         let i = self.rounds.len() as u64;
         let n = u64::from(self.cores);
         // Positions i N .. (i + 1) N must fit in a unit of D_ssd - 1.
         let end = i.saturating_add(1).saturating_mul(n);
         if end > u64::from(s.dies).saturating_sub(1) {
-            return Err(Error::InvalidConfig("controller: too many CDR rounds"));
+            return Err(Error::InvalidConfig(&"controller: too many CDR rounds"));
         }
         let round = Round {
             cdr,
@@ -139,7 +139,7 @@ impl Master {
         };
         self.rounds
             .push(round)
-            .map_err(|_| Error::InvalidConfig("controller: too many CDR rounds"))
+            .map_err(|_| Error::InvalidConfig(&"controller: too many CDR rounds"))
     }
 
     /// The first CDR adjustment in force, if any.
@@ -303,10 +303,10 @@ impl<'a, H: Hooks> FlashCore<'a, H> {
     pub fn new(ftl: Ftl<'a, H>, lend: CoreLend<'a>, n_bad_die: u32) -> Result<Self, Error> {
         let g = ftl.config().geometry;
         if lend.entrust.len() < g.total_units() as usize {
-            return Err(Error::TableTooSmall("controller: entrusted p2l"));
+            return Err(Error::TableTooSmall(&"controller: entrusted p2l"));
         }
         if lend.marks.len() < (ftl.logical_units() as usize).div_ceil(32) {
-            return Err(Error::TableTooSmall("controller: failed-lba marks"));
+            return Err(Error::TableTooSmall(&"controller: failed-lba marks"));
         }
         lend.marks.fill(0);
         let lists = if ftl.config().superblock.list_pages {
@@ -428,7 +428,7 @@ impl<'a, H: Hooks> FlashCore<'a, H> {
             return match self.pages.as_mut() {
                 Some(pe) => pe.read_done(&self.ftl, &result, |lpn| mark(marks, lpn)),
                 None => Err(Error::Corrupt(
-                    "identification read without page entrustment",
+                    &"identification read without page entrustment",
                 )),
             };
         }
@@ -436,13 +436,13 @@ impl<'a, H: Hooks> FlashCore<'a, H> {
             let page = self
                 .ident_page
                 .take()
-                .ok_or(Error::Corrupt("identification read not issued"))?;
+                .ok_or(Error::Corrupt(&"identification read not issued"))?;
             let marks = &mut *self.marks;
             return match self.lists.as_mut() {
                 Some(l) => l.read_done(&self.ftl, page, &result, &self.retired, |lpn| {
                     mark(marks, lpn)
                 }),
-                None => Err(Error::Corrupt("identification read without list pages")),
+                None => Err(Error::Corrupt(&"identification read without list pages")),
             };
         }
         if let Some(l) = self.lists.as_mut() {
@@ -625,17 +625,17 @@ impl<'a, H: Hooks> FlashCore<'a, H> {
                 .lists
                 .as_mut()
                 .ok_or(Error::InvalidConfig(
-                    "p2l: block-level entrustment needs list pages (superblock.list_pages)",
+                    &"p2l: block-level entrustment needs list pages (superblock.list_pages)",
                 ))?
                 .start(),
             P2lMode::Page => self
                 .pages
                 .as_mut()
                 .ok_or(Error::InvalidConfig(
-                    "p2l: page-level entrustment needs its holder table (CoreLend::pages)",
+                    &"p2l: page-level entrustment needs its holder table (CoreLend::pages)",
                 ))?
                 .start(),
-            P2lMode::None => return Err(Error::InvalidConfig("p2l: no entrustment configured")),
+            P2lMode::None => return Err(Error::InvalidConfig(&"p2l: no entrustment configured")),
         }
         Ok(())
     }

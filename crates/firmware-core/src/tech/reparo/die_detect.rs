@@ -52,7 +52,7 @@ impl Detector {
     /// A detector for `g` that fails a die past `n_bad_die` bad blocks.
     pub fn new(g: Geometry, n_bad_die: u32) -> Result<Detector, Error> {
         if g.dies() as usize > MAX_DIES {
-            return Err(Error::InvalidConfig("die detector: too many dies"));
+            return Err(Error::InvalidConfig(&"die detector: too many dies"));
         }
         Ok(Detector {
             g,

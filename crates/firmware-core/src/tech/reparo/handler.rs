@@ -110,26 +110,26 @@ impl Cdr {
         let d = u64::from(shape.dies);
         if shape.cores < 2 {
             return Err(Error::InvalidConfig(
-                "reparo: need at least two flash cores",
+                &"reparo: need at least two flash cores",
             ));
         }
         if victim >= shape.cores {
-            return Err(Error::InvalidConfig("reparo: victim core out of range"));
+            return Err(Error::InvalidConfig(&"reparo: victim core out of range"));
         }
         d.checked_div(n)
             .filter(|&x| x >= 2 && d.checked_rem(n) == Some(0))
             .ok_or(Error::InvalidConfig(
-                "reparo: dies must be a multiple of cores, at least two per core",
+                &"reparo: dies must be a multiple of cores, at least two per core",
             ))?;
         let per_core = shape
             .logical
             .checked_div(n)
             .filter(|_| shape.logical.checked_rem(n) == Some(0))
             .ok_or(Error::InvalidConfig(
-                "reparo: logical space must be a multiple of cores",
+                &"reparo: logical space must be a multiple of cores",
             ))?;
         if shape.die_capacity == 0 {
-            return Err(Error::InvalidConfig("reparo: die capacity is zero"));
+            return Err(Error::InvalidConfig(&"reparo: die capacity is zero"));
         }
         let unit = d.saturating_sub(1);
         let units = per_core.checked_div(unit).unwrap_or(0);
@@ -138,7 +138,7 @@ impl Cdr {
             .checked_mul(n)
             .and_then(|h| h.checked_add(shape.logical))
             .and_then(|_| d.checked_mul(shape.die_capacity))
-            .ok_or(Error::InvalidConfig("reparo: sizes overflow"))?;
+            .ok_or(Error::InvalidConfig(&"reparo: sizes overflow"))?;
         Ok(Cdr {
             shape,
             victim,

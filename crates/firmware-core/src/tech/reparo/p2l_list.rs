@@ -79,15 +79,15 @@ impl<'a> BlockLists<'a> {
         let g = ftl.config().geometry;
         let blocks = g.total_blocks() as usize;
         if lend.holders.len() < holder_words(blocks, g.planes() as usize) {
-            return Err(Error::TableTooSmall("p2l lists: holders"));
+            return Err(Error::TableTooSmall(&"p2l lists: holders"));
         }
         if lend.bufs.len() < LIST_BUFS.saturating_mul(g.page_bytes as usize) {
-            return Err(Error::TableTooSmall("p2l lists: page buffers"));
+            return Err(Error::TableTooSmall(&"p2l lists: page buffers"));
         }
         let data_units = ftl.data_units_per_block();
         if (data_units as usize).saturating_add(4) > (g.page_bytes / 4) as usize {
             return Err(Error::InvalidConfig(
-                "p2l lists: a block's list does not fit in a page",
+                &"p2l lists: a block's list does not fit in a page",
             ));
         }
         lend.holders.fill(IN_RAM);
@@ -250,7 +250,7 @@ impl<'a> BlockLists<'a> {
             let buf = self
                 .bufs
                 .get_mut(start..start.saturating_add(pb))
-                .ok_or(Error::Corrupt("list buffer"))?;
+                .ok_or(Error::Corrupt(&"list buffer"))?;
             buf.fill(0);
             let mut w = Words { buf, at: 0 };
             w.put(MAGIC)?;
@@ -452,7 +452,7 @@ impl<'a> BlockLists<'a> {
         if result.is_err() {
             self.job.active = false;
             return Err(Error::InvalidConfig(
-                "p2l lists: a list page is unreadable (its die failed too)",
+                &"p2l lists: a list page is unreadable (its die failed too)",
             ));
         }
         let pb = self.g.page_bytes as usize;
@@ -460,7 +460,7 @@ impl<'a> BlockLists<'a> {
         let buf = self
             .bufs
             .get(start..start.saturating_add(pb))
-            .ok_or(Error::Corrupt("list buffer"))?;
+            .ok_or(Error::Corrupt(&"list buffer"))?;
         let g = self.g;
         let mut lists = [0u32; PENDING];
         let mut nl = 0usize;
@@ -489,13 +489,13 @@ impl<'a> BlockLists<'a> {
         });
         if !ok {
             self.job.active = false;
-            return Err(Error::Corrupt("p2l lists: malformed list page"));
+            return Err(Error::Corrupt(&"p2l lists: malformed list page"));
         }
         let listed = lists.get(..nl).unwrap_or(&[]);
         if !listed.contains(&self.job.cursor) {
             self.job.active = false;
             return Err(Error::Corrupt(
-                "p2l lists: the list page lacks the block's list",
+                &"p2l lists: the list page lacks the block's list",
             ));
         }
         for &b in listed {
@@ -518,7 +518,7 @@ impl Words<'_> {
         let d = self
             .buf
             .get_mut(self.at..end)
-            .ok_or(Error::Corrupt("list page overflow"))?;
+            .ok_or(Error::Corrupt(&"list page overflow"))?;
         d.copy_from_slice(&v.to_le_bytes());
         self.at = end;
         Ok(())

@@ -68,13 +68,13 @@ impl<'a> PageEntrust<'a> {
         let g = ftl.config().geometry;
         if !ftl.config().superblock.enabled {
             return Err(Error::InvalidConfig(
-                "p2l pages: page-level entrustment needs superblocks",
+                &"p2l pages: page-level entrustment needs superblocks",
             ));
         }
         let pages = g.total_pages() as usize;
         let words = words
             .get_mut(..page_words(pages))
-            .ok_or(Error::TableTooSmall("p2l pages: holder table"))?;
+            .ok_or(Error::TableTooSmall(&"p2l pages: holder table"))?;
         words.fill(0);
         let (holder, held) = words.split_at_mut(pages);
         Ok(PageEntrust {
@@ -338,7 +338,7 @@ impl<'a> PageEntrust<'a> {
             Err(_) => {
                 self.job.active = false;
                 return Err(Error::InvalidConfig(
-                    "p2l pages: a holder page is unreadable (its die failed too)",
+                    &"p2l pages: a holder page is unreadable (its die failed too)",
                 ));
             }
         };

@@ -97,25 +97,27 @@ impl ZoneGeometry {
     pub fn validate(&self, logical: u32) -> Result<(), Error> {
         if self.zones == 0 || self.size == 0 {
             return Err(Error::InvalidConfig(
-                "zns: zones and zone size must be at least 1",
+                &"zns: zones and zone size must be at least 1",
             ));
         }
         if self.cap == 0 || self.cap > self.size {
             return Err(Error::InvalidConfig(
-                "zns: zone capacity must be 1..=zone size",
+                &"zns: zone capacity must be 1..=zone size",
             ));
         }
         if self.max_active == 0 || self.max_active > MAX_ACTIVE {
-            return Err(Error::InvalidConfig("zns: max active zones must be 1..=64"));
+            return Err(Error::InvalidConfig(
+                &"zns: max active zones must be 1..=64",
+            ));
         }
         if self.max_open == 0 || self.max_open > self.max_active {
             return Err(Error::InvalidConfig(
-                "zns: max open zones must be 1..=max active",
+                &"zns: max open zones must be 1..=max active",
             ));
         }
         if u64::from(self.blocks()) > u64::from(logical) {
             return Err(Error::InvalidConfig(
-                "zns: zones and markers exceed the logical capacity",
+                &"zns: zones and markers exceed the logical capacity",
             ));
         }
         Ok(())
@@ -205,10 +207,10 @@ impl<'a> Zones<'a> {
     /// All zones empty. `z` must hold one entry per zone.
     pub fn new(geo: ZoneGeometry, z: &'a mut [Zone]) -> Result<Self, Error> {
         if z.len() < geo.zones as usize {
-            return Err(Error::TableTooSmall("zones"));
+            return Err(Error::TableTooSmall(&"zones"));
         }
         if geo.max_open == 0 || geo.max_open > geo.max_active || geo.max_active > MAX_ACTIVE {
-            return Err(Error::InvalidConfig("zns: zone limits"));
+            return Err(Error::InvalidConfig(&"zns: zone limits"));
         }
         for e in z.iter_mut() {
             *e = Zone::default();
@@ -516,17 +518,17 @@ impl<'a> Zones<'a> {
             let e = self
                 .z
                 .get_mut(z as usize)
-                .ok_or(Error::Corrupt("zone index"))?;
+                .ok_or(Error::Corrupt(&"zone index"))?;
             *e = Zone {
                 state: ZoneState::Empty,
                 wp: lo,
                 handle: 0,
             };
             self.set(z, state)
-                .map_err(|_| Error::Corrupt("zone state"))?;
+                .map_err(|_| Error::Corrupt(&"zone state"))?;
         }
         if self.active > self.geo.max_active {
-            return Err(Error::Corrupt("more closed zones than active resources"));
+            return Err(Error::Corrupt(&"more closed zones than active resources"));
         }
         Ok(())
     }
