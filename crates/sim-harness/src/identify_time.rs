@@ -42,8 +42,9 @@ pub struct CoreCosts {
 }
 
 impl Default for CoreCosts {
-    /// The figures measured for this core (`docs/results.md`, "Reparo timed")
-    /// at an assumed 800 MHz.
+    /// The figures measured for this core at build 35480b9
+    /// (`docs/results.md`, "Identifier work per entry (callgrind)") at an
+    /// assumed 800 MHz.
     fn default() -> Self {
         CoreCosts {
             core_hz: 800e6,
