@@ -110,7 +110,8 @@ pub fn json_report(o: &Outcome, extra: Value) -> Value {
         }
     };
     let programmed = f.host_program_units + f.gc_program_units + f.pad_units;
-    // Peak RSS over the simulated flash: what each GiB of drive costs.
+    // Peak RSS over the simulated flash: what each GiB of drive costs. Read
+    // once, so that `run.peak_rss_mib` and this ratio agree.
     let rss_bytes = crate::sim::peak_rss_mib() * 1_048_576.0;
     let flash_gib =
         (f64::from(g.total_units()) * unit / f64::from(1u32 << 30)).max(f64::MIN_POSITIVE);
@@ -225,7 +226,7 @@ pub fn json_report(o: &Outcome, extra: Value) -> Value {
             "wall_seconds": o.wall_seconds,
             "total_wall_seconds": o.total_wall_seconds,
             "host_requests_per_wall_second": if o.wall_seconds > 0.0 { r.requests as f64 / o.wall_seconds } else { 0.0 },
-            "peak_rss_mib": crate::sim::peak_rss_mib(),
+            "peak_rss_mib": rss_bytes / 1_048_576.0,
             "precondition_wall_seconds": o.precondition_wall_seconds,
             "bytes_per_simulated_gib": rss_bytes / flash_gib,
             "events_per_wall_second": per_wall(r.events as f64),
