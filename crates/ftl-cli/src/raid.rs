@@ -141,6 +141,9 @@ pub(crate) fn spec_of(
     let t = &cfg.timing;
     let mut time = TimeModel::with_timings(t.t_read_us, t.t_prog_us, t.t_erase_us, t.host_mib_s);
     time.unit_bytes = unit;
+    // The identification and post-recovery runs use the configuration's
+    // channel, DRAM and host timing and queue depth.
+    time.engine = Plan::from_config(cfg).map_err(|e| e.to_string())?.engine;
     Ok(RaidSpec {
         drive: DriveSpec {
             cores: n,

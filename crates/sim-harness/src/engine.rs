@@ -610,8 +610,38 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
     ) -> Result<Self, Error> {
         let (mem, data) = store.split();
         let ftl = FullFtl::new(cfg, mem)?;
+        Ok(Self::around(ftl, nand, data, p, host))
+    }
+
+    /// Builds an engine around a core that already runs (formatted and
+    /// ready, every operation completed), its medium and its data pool: a
+    /// drive built and worked elsewhere, such as a repaired Reparo flash
+    /// core, is then timed here. A new measured phase begins.
+    pub fn adopt_running(
+        ftl: FullFtl<'a>,
+        nand: N,
+        data: &'a mut [N::Unit],
+        p: EngineParams,
+        host: H,
+    ) -> Result<Self, Error> {
+        if ftl.ops_queued() != 0 || !ftl.is_ready() {
+            return Err(Error::NotReady);
+        }
+        let mut e = Self::around(ftl, nand, data, p, host);
+        e.begin_phase();
+        Ok(e)
+    }
+
+    fn around(
+        ftl: FullFtl<'a>,
+        nand: N,
+        data: &'a mut [N::Unit],
+        p: EngineParams,
+        host: H,
+    ) -> Self {
+        let cfg = *ftl.config();
         let qd = p.queue_depth.max(1);
-        let e = Engine {
+        Engine {
             ftl,
             nand,
             data,
@@ -662,8 +692,7 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
             sampler: Sampler::new(0, p.sample_step_ns, Snapshot::default()),
             phase_erases: Vec::new(),
             flow: flows::FlowState::default(),
-        };
-        Ok(e)
+        }
     }
 
     /// Starts the core: mounts it from the medium (`mount`), or formats the

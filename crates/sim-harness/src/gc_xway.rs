@@ -26,6 +26,7 @@
 
 use firmware_core::{NandCmd, NandOp, Origin};
 
+use crate::ddt_msgs::DdtMsg;
 use crate::gc_merge::CopyMode;
 use crate::timing::Timing;
 
@@ -41,36 +42,52 @@ impl Timing {
         match op.cmd {
             NandCmd::Read { page, units, dst } => {
                 let die = self.g.die_of(self.g.block_of(page)).0;
+                let sensed = dgcb.then(|| self.sense(die as usize, now));
                 for s in dst.iter().take(units.count() as usize) {
                     let i = usize::from(s.0);
                     if self.slot_src.len() <= i {
-                        self.slot_src.resize(i + 1, (0, 0));
+                        self.slot_src.resize(i + 1, (0, 0, 0));
                     }
-                    self.slot_src[i] = (die, bits);
+                    self.slot_src[i] = (die, bits, sensed.unwrap_or(0));
                 }
-                dgcb.then(|| self.sense(die as usize, now))
+                sensed
             }
             NandCmd::Program { page, src, spare } if dgcb => {
                 let n = spare.units.count() as usize;
-                let (from, bytes) = src.iter().take(n).fold((u32::MAX, 0u64), |(d, b), s| {
-                    let (die, bits) = self
-                        .slot_src
-                        .get(usize::from(s.0))
-                        .copied()
-                        .unwrap_or((0, 0));
-                    (d.min(die), b + u64::from(bits) * self.p.codewords_per_unit)
-                });
-                Some(self.direct_transfer(op, page, n.min(8), from, bytes, now))
+                let (from, bytes, read_end) =
+                    src.iter()
+                        .take(n)
+                        .fold((u32::MAX, 0u64, 0u64), |(d, b, r), s| {
+                            let (die, bits, end) = self
+                                .slot_src
+                                .get(usize::from(s.0))
+                                .copied()
+                                .unwrap_or((0, 0, 0));
+                            (
+                                d.min(die),
+                                b + u64::from(bits) * self.p.codewords_per_unit,
+                                r.max(end),
+                            )
+                        });
+                let src = (from, bytes, read_end);
+                Some(self.direct_transfer(op, page, n.min(8), src, now))
             }
             _ => None,
         }
     }
 
     /// A DGCB GC read: command and read busy; the page stays in the die.
+    /// The master's `READ_INIT` goes out when the core issues the read;
+    /// the source reports `READ_START` after the read command and
+    /// `READ_END` when the page is in its register.
     fn sense(&mut self, die: usize, now: u64) -> u64 {
         let ch = (die as u32 / u32::from(self.g.dies_per_channel)) as usize;
         let start = now.max(self.die_free[die]);
-        let sensed = self.command(ch, start) + self.p.t_read_ns;
+        self.ddt.post(DdtMsg::ReadInit, now);
+        let busy = self.command(ch, start);
+        self.ddt.post(DdtMsg::ReadStart, busy);
+        let sensed = busy + self.p.t_read_ns;
+        self.ddt.post(DdtMsg::ReadEnd, sensed);
         self.die_free[die] = sensed;
         self.die_busy[die] += sensed - start;
         self.last_prog[die] = false;
@@ -78,15 +95,15 @@ impl Timing {
         sensed
     }
 
-    /// The DDT of a GC program's page from die `from` into the program's
-    /// die, the retransmission of `bytes` corrected bytes, then tPROG.
+    /// The DDT of a GC program's page from die `from` (whose read busy
+    /// ended at `read_end`) into the program's die, the retransmission of
+    /// `bytes` corrected bytes, then tPROG, with the messages of Fig. 9.
     fn direct_transfer(
         &mut self,
         op: &NandOp,
         page: firmware_core::Ppn,
         n: usize,
-        from: u32,
-        bytes: u64,
+        (from, bytes, read_end): (u32, u64, u64),
         now: u64,
     ) -> u64 {
         let block = self.g.block_of(page);
@@ -98,16 +115,27 @@ impl Timing {
         } else {
             self.die_free[die]
         };
-        let cs = now.max(ready).max(self.chan_free[ch]);
+        self.ddt.post(DdtMsg::ProgInit, now);
+        self.ddt.post(DdtMsg::DinReady, now.max(ready));
+        // DDT_BEGIN once both READ_END and DIN_READY are in and the
+        // channel is free.
+        let cs = now.max(ready).max(read_end).max(self.chan_free[ch]);
         let xs = self.command(ch, cs);
+        self.ddt.post(DdtMsg::DdtBegin, xs);
         let x = self.chan_ns[n] + self.p.t_dl_ns;
+        self.ddt.post(DdtMsg::DdtDone, xs + x);
+        if bytes > 0 {
+            self.ddt.post(DdtMsg::ErrRetransmit, xs + x);
+        }
         // The controller captures the page for the ECC check meanwhile;
         // the corrected bytes follow the transfer at once (one hold).
         let ds = xs.max(self.dram_free);
         self.dram_free = ds + self.dram_ns[n];
         let re = self.hold_channel(ch, xs, x + bytes * self.p.retx_byte_ns);
         let busy_from = re.max(self.die_free[die]);
+        self.ddt.post(DdtMsg::ProgStart, busy_from);
         let done = busy_from + self.p.t_prog_ns;
+        self.ddt.post(DdtMsg::ProgEnd, done);
         self.die_busy[die] += done - cs.max(self.die_free[die]);
         if let Some(b) = self
             .die_busy
@@ -158,25 +186,35 @@ mod tests {
         }
     }
 
+    /// A GC read of one unit of `page` into slot 3.
+    fn read(page: u32) -> NandOp {
+        op(NandCmd::Read {
+            page: Ppn(page),
+            units: UnitMask::full(1),
+            dst: [Slot(3); 8],
+        })
+    }
+
+    /// A program of one unit from slot 3 into `page`.
+    fn program(page: u32, origin: Origin) -> NandOp {
+        NandOp {
+            origin,
+            ..op(NandCmd::Program {
+                page: Ppn(page),
+                src: [Slot(3); 8],
+                spare: Spare {
+                    units: UnitMask::full(1),
+                    ..Spare::default()
+                },
+            })
+        }
+    }
+
     /// A GC copy of a page with `bits` bit errors from way 0 (page 0) to
     /// way 1 (page 16): (end, channel busy, GC's own channel time).
     fn copy(t: &mut Timing, bits: u16) -> (u64, u64, u64) {
-        let units = UnitMask::full(1);
-        let read = op(NandCmd::Read {
-            page: Ppn(0),
-            units,
-            dst: [Slot(3); 8],
-        });
-        let r = t.schedule_read(&read, 0, bits);
-        let program = op(NandCmd::Program {
-            page: Ppn(16),
-            src: [Slot(3); 8],
-            spare: Spare {
-                units,
-                ..Spare::default()
-            },
-        });
-        let w = t.schedule(&program, r);
+        let r = t.schedule_read(&read(0), 0, bits);
+        let w = t.schedule(&program(16, Origin::Gc), r);
         (w, t.chan_busy[0], t.gc_own[0])
     }
 
@@ -208,22 +246,95 @@ mod tests {
     fn the_direct_transfer_waits_for_the_destination() {
         let mut t = timing(CopyMode::Dgcb);
         // Way 1 is programming until 10235 + 100 + 500_000.
-        let busy = op(NandCmd::Program {
-            page: Ppn(17),
-            src: [Slot(0); 8],
-            spare: Spare {
-                units: UnitMask::full(1),
-                ..Spare::default()
-            },
-        });
-        let until = t.schedule(
-            &NandOp {
-                origin: Origin::Host,
-                ..busy
-            },
-            0,
-        );
+        let until = t.schedule(&program(17, Origin::Host), 0);
         let (end, _, _) = copy(&mut t, 0);
         assert_eq!(end, until + 100 + 10_235 + 20 + 500_000);
+    }
+
+    /// Times of one DGCB copy from 0 with 5 bit errors: read command 100,
+    /// tR 50000, page transfer 10235 + tDL 20, 20 bytes resent at 170 ns,
+    /// tPROG 500000.
+    fn logged(bits: u16) -> Timing {
+        let mut t = timing(CopyMode::Dgcb);
+        copy(&mut t, bits);
+        t
+    }
+
+    fn once_at(t: &Timing, m: DdtMsg, at: u64) {
+        assert_eq!(t.ddt.count(m), 1, "{}", m.name());
+        assert_eq!(t.ddt.last(m), at, "{}", m.name());
+    }
+
+    #[test]
+    fn read_init_goes_out_when_the_read_is_issued() {
+        once_at(&logged(5), DdtMsg::ReadInit, 0);
+    }
+
+    #[test]
+    fn read_start_follows_the_read_command() {
+        once_at(&logged(5), DdtMsg::ReadStart, 100);
+    }
+
+    #[test]
+    fn read_end_follows_read_busy() {
+        once_at(&logged(5), DdtMsg::ReadEnd, 100 + 50_000);
+    }
+
+    #[test]
+    fn prog_init_goes_out_when_the_program_is_issued() {
+        once_at(&logged(5), DdtMsg::ProgInit, 50_100);
+    }
+
+    #[test]
+    fn din_ready_waits_for_a_busy_destination() {
+        once_at(&logged(5), DdtMsg::DinReady, 50_100);
+        let mut t = timing(CopyMode::Dgcb);
+        let until = t.schedule(&program(17, Origin::Host), 0);
+        copy(&mut t, 0);
+        once_at(&t, DdtMsg::DinReady, until);
+        once_at(&t, DdtMsg::DdtBegin, until + 100);
+    }
+
+    #[test]
+    fn err_retransmit_only_when_the_ecc_corrected_bytes() {
+        once_at(&logged(5), DdtMsg::ErrRetransmit, 50_200 + 10_235 + 20);
+        assert_eq!(logged(0).ddt.count(DdtMsg::ErrRetransmit), 0);
+    }
+
+    #[test]
+    fn prog_start_follows_the_retransmission() {
+        once_at(&logged(5), DdtMsg::ProgStart, 60_455 + 20 * 170);
+        once_at(&logged(0), DdtMsg::ProgStart, 60_455);
+    }
+
+    #[test]
+    fn prog_end_follows_program_busy() {
+        once_at(&logged(5), DdtMsg::ProgEnd, 63_855 + 500_000);
+    }
+
+    #[test]
+    fn ddt_begin_waits_for_read_end() {
+        once_at(&logged(5), DdtMsg::DdtBegin, 50_100 + 100);
+        // A program issued before the source's read busy ends still waits
+        // for READ_END.
+        let mut t = timing(CopyMode::Dgcb);
+        t.schedule_read(&read(0), 0, 0);
+        t.schedule(&program(16, Origin::Gc), 0);
+        once_at(&t, DdtMsg::ProgInit, 0);
+        once_at(&t, DdtMsg::DdtBegin, 50_100 + 100);
+    }
+
+    #[test]
+    fn ddt_done_follows_one_page_transfer_and_tdl() {
+        once_at(&logged(5), DdtMsg::DdtDone, 50_200 + 10_235 + 20);
+    }
+
+    #[test]
+    fn gcb_exchanges_no_ddt_messages() {
+        let mut t = timing(CopyMode::Gcb);
+        copy(&mut t, 5);
+        for m in DdtMsg::ALL {
+            assert_eq!(t.ddt.count(m), 0, "{}", m.name());
+        }
     }
 }

@@ -6,6 +6,7 @@
 pub mod config;
 pub mod copy_load;
 pub mod crash;
+pub mod ddt_msgs;
 pub mod engine;
 pub mod flash_bus;
 pub mod footprint;
@@ -13,6 +14,7 @@ pub mod gc_copy;
 pub mod gc_merge;
 mod gc_xway;
 pub mod hist;
+pub mod identify_time;
 pub mod image;
 pub mod interactive;
 pub mod lifetime;

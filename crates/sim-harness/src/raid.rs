@@ -11,16 +11,23 @@
 //!   the other drives and writes it back; CDR first turns on the
 //!   redirection, whose fake failures come back in the same answers.
 //!
-//! Time is modelled, not measured: data moves at the host's recovery
-//! bandwidth ([`TimeModel::host_bytes_per_s`] times the `bw_limit` share),
-//! and identification costs per L2P entry, per mark, per found LBA and per
-//! NAND read ([`TimeModel`]), CDR's scan split over the cores after a copy
-//! into the shared area. Stripe contents are `u64` stamps; parity is their
-//! XOR.
+//! Time: the *Identifier* runs on the timed engine's resources of the
+//! victim core ([`crate::identify_time`]: NAND reads with tR and the channel
+//! transfer, L2P passes over the DRAM bus at measured cycles per entry,
+//! answers over the host link), and post-recovery IOPS and WAF come from a
+//! run of the repaired drive's cores on the engine of `ftl synth`
+//! ([`Drive::timed_random_write_perf`]). Rebuild traffic between drives
+//! stays a bandwidth model: bytes over the host's recovery bandwidth
+//! ([`TimeModel::host_bytes_per_s`] times the `bw_limit` share). The earlier
+//! count-based figures ([`TimeModel`]'s per-event costs) are kept beside
+//! them as `identify_formula_seconds`. Stripe contents are `u64` stamps;
+//! parity is their XOR.
 
 use firmware_core::tech::reparo::p2l::P2lMode;
 use firmware_core::{Error, ReadValue};
 
+use crate::engine::EngineParams;
+use crate::identify_time::{CoreCosts, IdentifyClock};
 use crate::reparo::{effective_p2l, Drive, DriveSpec, DriveStore, Mode};
 
 /// Costs of the time model.
@@ -46,6 +53,11 @@ pub struct TimeModel {
     pub erase_ns: f64,
     /// Mapping unit, bytes.
     pub unit_bytes: u64,
+    /// Timing of the timed identification and of the post-recovery run
+    /// (the configuration's engine parameters).
+    pub engine: EngineParams,
+    /// A flash core's per-entry work and clock.
+    pub costs: CoreCosts,
 }
 
 impl TimeModel {
@@ -54,7 +66,36 @@ impl TimeModel {
     /// 50 ns per copied entry, 1 µs per failed LBA, 200/32 ns per mark,
     /// and the preset's NAND and host timings.
     pub fn with_timings(read_us: f64, prog_us: f64, erase_us: f64, host_mib_s: f64) -> Self {
+        let mut engine = crate::sim::Plan::from_config(&crate::config::SimConfig::default())
+            .map(|p| p.engine)
+            .unwrap_or(EngineParams {
+                timing: crate::timing::TimingParams {
+                    t_read_ns: 0,
+                    t_prog_ns: 0,
+                    t_erase_ns: 0,
+                    t_cmd_ns: 0,
+                    channel_bytes_per_ns: 0.0,
+                    dram_bytes_per_ns: 0.0,
+                    host_bytes_per_ns: 0.0,
+                    spare_bytes: 0,
+                    t_dl_ns: 0,
+                    gc_copy: crate::gc_merge::CopyMode::Gcb,
+                    cache_program: false,
+                    gc_cross_way: false,
+                    retx_byte_ns: 0,
+                    codewords_per_unit: 1,
+                },
+                queue_depth: 32,
+                initial_pe: 0,
+                sample_step_ns: 0,
+            });
+        engine.timing.t_read_ns = (read_us * 1e3).round() as u64;
+        engine.timing.t_prog_ns = (prog_us * 1e3).round() as u64;
+        engine.timing.t_erase_ns = (erase_us * 1e3).round() as u64;
+        engine.timing.host_bytes_per_ns = host_mib_s * 1_048_576.0 / 1e9;
         TimeModel {
+            engine,
+            costs: CoreCosts::default(),
             host_bytes_per_s: host_mib_s * 1_048_576.0,
             bw_limit: 1.0,
             scan_ns: 200.0,
@@ -82,8 +123,11 @@ pub struct RaidOutcome {
     pub lbas_per_drive: u64,
     /// Total rebuild time, s (identification plus data movement).
     pub rebuild_seconds: f64,
-    /// Identification time, s.
+    /// Identification time on the timed engine, s.
     pub identify_seconds: f64,
+    /// Identification time of the earlier count-based formula (200 ns per
+    /// L2P entry, 1 us per found LBA, tR per read), s, for comparison.
+    pub identify_formula_seconds: f64,
     /// Bytes read and written by the host to rebuild.
     pub rebuild_bytes: u64,
     /// Real failed LBAs reported.
@@ -113,7 +157,8 @@ pub struct RaidOutcome {
     pub rebuild_seconds_bw10: f64,
     /// Random-write WAF of the repaired (or replacement) drive.
     pub post_waf: f64,
-    /// Random-write IOPS of the repaired (or replacement) drive (time model).
+    /// Random-write IOPS of the repaired (or replacement) drive, from a
+    /// timed engine run of its cores.
     pub post_iops: f64,
 }
 
@@ -361,6 +406,7 @@ pub fn run(spec: &RaidSpec) -> Result<RaidOutcome, Error> {
         out.rebuild_seconds_bw10 = bytes as f64 / (tm.host_bytes_per_s * 0.1);
         out.status_exact = out.failed_lbas == truth.len() as u64;
     } else {
+        g.drives[fd].time_identification(tm.engine.timing, tm.costs);
         if matches!(spec.mode, Mode::Cdr | Mode::CdrStar) {
             g.drives[fd].activate_cdr(victim_core)?;
         }
@@ -407,15 +453,24 @@ pub fn run(spec: &RaidSpec) -> Result<RaidOutcome, Error> {
                     + found
             }
         };
-        for (i, c) in [1.0f64, 2.0, 4.0].into_iter().enumerate() {
-            let copy = if c > 1.0 { tm.copy_ns } else { 0.0 };
-            out.identify_by_cores[i] =
-                (v.l2p_scanned as f64 * (copy + tm.scan_ns / c) + found) / 1e9;
+        for (i, c) in [1u32, 2, 4].into_iter().enumerate() {
+            // The L2P scan of the same entries on a fresh clock: in place
+            // on one core, or copied to the shared area and split.
+            let mut clock =
+                IdentifyClock::new(spec.drive.core_geometry, tm.engine.timing, tm.costs);
+            if c == 1 {
+                clock.scan(v.l2p_scanned);
+            } else {
+                clock.copy_and_split(v.l2p_scanned, c);
+            }
+            clock.answer(v.found);
+            out.identify_by_cores[i] = clock.now as f64 / 1e9;
         }
         out.p2l_page_reads = v.p2l.page_reads;
         out.p2l_ram_blocks = v.p2l.ram_blocks;
         out.p2l_ram_pages = v.p2l.ram_pages;
-        out.identify_seconds = ns / 1e9;
+        out.identify_formula_seconds = ns / 1e9;
+        out.identify_seconds = g.drives[fd].identify_ns() as f64 / 1e9;
         out.rebuild_seconds = out.identify_seconds + bytes as f64 / bw;
         out.rebuild_seconds_bw10 =
             out.identify_seconds + bytes as f64 / (tm.host_bytes_per_s * 0.1);
@@ -423,12 +478,8 @@ pub fn run(spec: &RaidSpec) -> Result<RaidOutcome, Error> {
     out.mismatches = g.mismatches()?;
     if spec.post_writes > 0.0 {
         let w = (lbas as f64 * spec.post_writes) as u64;
-        let (waf, iops) = g.drives[fd].random_write_perf(
-            w,
-            w,
-            spec.seed ^ 0x77,
-            (tm.read_ns, tm.prog_ns, tm.erase_ns),
-        )?;
+        let drive = g.drives.swap_remove(fd);
+        let (waf, iops) = drive.timed_random_write_perf(w, w, spec.seed ^ 0x77, tm.engine)?;
         out.post_waf = waf;
         out.post_iops = iops;
     }

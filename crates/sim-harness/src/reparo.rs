@@ -20,7 +20,10 @@ use nand_model::{FaultConfig, ReliabilityConfig, SimMedium};
 use test_kit::read::SyncCore;
 use test_kit::rng::XorShift64;
 
-use crate::engine::CoreStore;
+use crate::engine::{CoreStore, Engine, EngineParams, StampOracle};
+use crate::identify_time::{CoreCosts, IdentifyClock};
+use crate::timing::TimingParams;
+use crate::workload::{HostOp, HostRequest, VecSource};
 
 /// Reparo recovery variant (`reparo.mode`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,6 +79,19 @@ pub fn parse_p2l(s: &str) -> Option<P2lMode> {
         "block" => P2lMode::Block,
         _ => return None,
     })
+}
+
+/// One per-entry loop of the *Identifier* ([`Drive::identify_stage_work`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IdentifyStage {
+    /// IDR: L2P entries checked in place.
+    Scan,
+    /// CDR: L2P entries copied into the shared area.
+    Copy,
+    /// CDR: shared-area entries checked.
+    Region,
+    /// CDR*: mark bits of a range query.
+    Marks,
 }
 
 /// Shape of one multi-core drive.
@@ -277,6 +293,43 @@ impl Core<'_> {
         }
     }
 
+    /// [`Core::run`] on the identification clock: the operations the core
+    /// emits before it needs a completion issue together at the clock's
+    /// time, the core's dies, channels and DRAM bus order them, and the
+    /// clock moves to the last completion.
+    fn run_timed(&mut self, clock: &mut IdentifyClock) -> Result<(), Error> {
+        let mut ops = 0u64;
+        let mut batch = Vec::new();
+        loop {
+            while let Some(op) = self.fc.poll_op() {
+                batch.push(op);
+            }
+            if batch.is_empty() {
+                self.fc.maintain()?;
+                match self.fc.poll_op() {
+                    Some(op) => batch.push(op),
+                    None if self.fc.ftl.ops_queued() == 0 => return Ok(()),
+                    None => continue,
+                }
+            }
+            let start = clock.now;
+            for op in batch.drain(..) {
+                let meta = if op.id == firmware_core::tech::reparo::controller::PROBE_ID {
+                    &mut [][..]
+                } else {
+                    self.fc.meta_for(&op)
+                };
+                let r = execute(&mut self.nand, self.data, meta, &op);
+                clock.now = clock.now.max(clock.timing.schedule(&op, start));
+                self.fc.complete(op.id, r, 0)?;
+                ops += 1;
+            }
+            if ops > OP_LIMIT {
+                return Err(Error::OutOfSpace);
+            }
+        }
+    }
+
     fn write(&mut self, lpn: Lpn, v: u64) -> Result<(), Error> {
         loop {
             match self.fc.ftl.write(lpn, 0) {
@@ -354,6 +407,8 @@ pub struct Drive<'a> {
     /// Fake failures reported so far.
     pub fake_reported: u64,
     identified: bool,
+    /// Per core: the identification clock (empty: identification untimed).
+    clocks: Vec<IdentifyClock>,
 }
 
 impl<'a> Drive<'a> {
@@ -410,6 +465,7 @@ impl<'a> Drive<'a> {
             reported: 0,
             fake_reported: 0,
             identified: false,
+            clocks: Vec::new(),
         })
     }
 
@@ -494,6 +550,22 @@ impl<'a> Drive<'a> {
         self.master.set_cdr(cdr)
     }
 
+    /// Times every later identification on the engine's resources of each
+    /// core (`p` over the core's geometry) with the core costs `costs`.
+    pub fn time_identification(&mut self, p: TimingParams, costs: CoreCosts) {
+        self.clocks = self
+            .cores
+            .iter()
+            .map(|c| IdentifyClock::new(c.fc.ftl.config().geometry, p, costs))
+            .collect();
+    }
+
+    /// Identification time so far, ns: the latest clock of any core (0
+    /// when untimed).
+    pub fn identify_ns(&self) -> u64 {
+        self.clocks.iter().map(|c| c.now).max().unwrap_or(0)
+    }
+
     /// Failed LBAs of `start..start + len`, in increasing order: LBAs whose
     /// data lived on a failed die, plus CDR fake failures not yet rewritten.
     pub fn get_lba_status(&mut self, start: u64, len: u64) -> Result<Vec<u64>, Error> {
@@ -501,14 +573,22 @@ impl<'a> Drive<'a> {
         let end = (start + len).min(self.logical());
         let mut out = BTreeSet::new();
         if self.mode == Mode::CdrStar && !self.identified {
-            for c in &mut self.cores {
+            for (i, c) in self.cores.iter_mut().enumerate() {
                 if !c.fc.has_failed_die() {
                     continue;
                 }
                 c.fc.start_identify(self.p2l)?;
-                c.run()?;
-                c.fc.identify_result()?
-                    .ok_or(Error::Corrupt(&"P2L identification unfinished"))?;
+                match self.clocks.get_mut(i) {
+                    Some(clock) => c.run_timed(clock)?,
+                    None => c.run()?,
+                }
+                let cost =
+                    c.fc.identify_result()?
+                        .ok_or(Error::Corrupt(&"P2L identification unfinished"))?;
+                if let Some(clock) = self.clocks.get_mut(i) {
+                    // Each LBA read from a list is checked against the L2P.
+                    clock.marks(0, cost.candidates);
+                }
             }
             self.identified = true;
         }
@@ -517,6 +597,8 @@ impl<'a> Drive<'a> {
             if !c.fc.has_failed_die() || start >= end {
                 continue;
             }
+            let before = c.fc.identify_stats();
+            let clock = self.clocks.get_mut(ci);
             let ci = ci as u64;
             // Local LPNs l with l * N + ci in start..end.
             let first = (start + n - 1 - ci) / n;
@@ -565,6 +647,19 @@ impl<'a> Drive<'a> {
                 }
                 _ => c.fc.scan(f, cnt, &mut push)?,
             }
+            if let Some(clock) = clock {
+                let after = c.fc.identify_stats();
+                let entries = after.l2p_scanned - before.l2p_scanned;
+                match self.mode {
+                    Mode::CdrStar => clock.marks(
+                        after.marks_scanned - before.marks_scanned,
+                        after.p2l.candidates - before.p2l.candidates,
+                    ),
+                    Mode::Cdr => clock.copy_and_split(entries, self.spec.cores),
+                    _ => clock.scan(entries),
+                }
+                clock.answer(after.found - before.found);
+            }
         }
         real += out.len() as u64;
         let mut fake = 0u64;
@@ -585,9 +680,46 @@ impl<'a> Drive<'a> {
                 l += n;
             }
         }
+        // The master answers the fake failures with the rest.
+        if let Some(clock) = self.clocks.iter_mut().max_by_key(|c| c.now) {
+            clock.answer(fake);
+        }
         self.reported += real + fake;
         self.fake_reported += fake;
         Ok(out.into_iter().collect())
+    }
+
+    /// Runs one per-entry loop of the *Identifier* over every local LPN of
+    /// every core with a failed die, `passes` times, reporting nothing and
+    /// charging no clock: the work whose instructions
+    /// `examples/identify_cost.rs` counts. Returns the entries visited.
+    pub fn identify_stage_work(&mut self, stage: IdentifyStage, passes: u32) -> Result<u64, Error> {
+        let mut entries = 0u64;
+        for c in self.cores.iter_mut().filter(|c| c.fc.has_failed_die()) {
+            let per_core = c.fc.ftl.logical_units();
+            let mut shared =
+                vec![firmware_core::ftl::die_fail::L2pEntry::Unmapped; per_core as usize];
+            if stage == IdentifyStage::Region {
+                c.fc.copy_to_shared(0, &mut shared)?;
+            }
+            for _ in 0..passes {
+                match stage {
+                    IdentifyStage::Scan => c.fc.scan(0, per_core, |_| {})?,
+                    IdentifyStage::Copy => {
+                        c.fc.copy_to_shared(0, &mut shared)?;
+                    }
+                    IdentifyStage::Region => {
+                        let view = c.fc.failure_view();
+                        let mut n = 0u32;
+                        view.scan_region(&shared, 0, |_| n += 1);
+                        std::hint::black_box(n);
+                    }
+                    IdentifyStage::Marks => c.fc.scan_marks(0, per_core, |_| {})?,
+                }
+                entries += u64::from(per_core);
+            }
+        }
+        Ok(entries)
     }
 
     /// Identification counters summed over the cores, and the largest
@@ -714,17 +846,21 @@ impl<'a> Drive<'a> {
             .count() as u64)
     }
 
-    /// Random full-unit overwrites of host LBAs (uniform), for post-recovery
-    /// performance: `warm` unmeasured writes, then `count` measured ones.
-    /// Returns (WAF, IOPS) where IOPS follows the time model: each core is
-    /// busy `reads tR + programs tPROG + erases tBERS` spread over its live
-    /// dies, and the drive takes as long as its busiest core.
-    pub fn random_write_perf(
-        &mut self,
+    /// Post-recovery performance on the timed engine (the engine of `ftl
+    /// synth`): `warm` uniform random full-unit overwrites run functionally,
+    /// then `count` more are routed by the master core (CDR redirection
+    /// included) and each flash core's share runs on an [`Engine`] around
+    /// that core's FTL and medium, with `p.queue_depth` split evenly over the
+    /// cores (rounded up). Returns (WAF, IOPS): units programmed over units
+    /// written by the host on every core, and `count` over the simulated time
+    /// of the slowest core. Consumes the drive: its cores move into the
+    /// engines.
+    pub fn timed_random_write_perf(
+        mut self,
         warm: u64,
         count: u64,
         seed: u64,
-        t: (f64, f64, f64),
+        p: EngineParams,
     ) -> Result<(f64, f64), Error> {
         let n = self.logical();
         let mut rng = XorShift64(seed | 1);
@@ -732,12 +868,48 @@ impl<'a> Drive<'a> {
             let l = rng.below_mod(n);
             self.write(l, l ^ 0xABCD)?;
         }
-        self.reset_stats();
+        self.flush()?;
+        let cores = self.cores.len();
+        let mut reqs = vec![Vec::new(); cores];
         for _ in 0..count {
-            let l = rng.below_mod(n);
-            self.write(l, l ^ 0xBCDE)?;
+            let t = self.master.route(rng.below_mod(n))?;
+            let r = reqs
+                .get_mut(t.core as usize)
+                .ok_or(Error::AddressOutOfRange)?;
+            r.push(HostRequest {
+                time_ns: 0,
+                op: HostOp::Write,
+                lpn: t.lpn.0,
+                units: 1,
+                idle_ns: 0,
+                placement: 0,
+            });
         }
-        Ok(self.perf_of(count, t))
+        let qd = p.queue_depth.div_ceil(cores.max(1) as u32).max(1);
+        let (mut host, mut progs, mut slowest) = (0u64, 0u64, 0u64);
+        for (core, reqs) in self.cores.into_iter().zip(reqs) {
+            let Core { fc, data, nand } = core;
+            let ftl = fc.ftl;
+            let oracle = StampOracle::new(ftl.logical_units());
+            let params = EngineParams {
+                queue_depth: qd,
+                ..p
+            };
+            let mut e = Engine::adopt_running(ftl, nand, data, params, oracle)?;
+            e.run(&mut VecSource::new(reqs), &mut |_| {})?;
+            // The engine's phase began with the core's counters at zero.
+            let s = e.ftl.stats();
+            host += s.host_write_units;
+            progs += s.host_program_units + s.gc_program_units;
+            slowest = slowest.max(e.stats.end_ns.saturating_sub(e.stats.start_ns));
+        }
+        let waf = progs as f64 / host.max(1) as f64;
+        let iops = if slowest > 0 {
+            count as f64 / (slowest as f64 / 1e9)
+        } else {
+            0.0
+        };
+        Ok((waf, iops))
     }
 
     /// Fails die `die` of core `core` and recovers it as the host would,
@@ -789,30 +961,6 @@ impl<'a> Drive<'a> {
     /// Checks every core's cross-table invariants (slow).
     pub fn audit(&self) -> Result<(), Error> {
         self.cores.iter().try_for_each(|c| c.fc.ftl.audit())
-    }
-
-    fn perf_of(&self, count: u64, t: (f64, f64, f64)) -> (f64, f64) {
-        let (read_ns, prog_ns, erase_ns) = t;
-        let (mut host, mut progs, mut busiest) = (0u64, 0u64, 0f64);
-        let live = self.live_dies();
-        for (i, c) in self.cores.iter().enumerate() {
-            let s = c.fc.ftl.stats();
-            host += s.host_write_units;
-            progs += s.host_program_units + s.gc_program_units;
-            let m = c.nand.stats();
-            let busy = (m.reads as f64 * read_ns
-                + m.programs as f64 * prog_ns
-                + m.erases as f64 * erase_ns)
-                / f64::from(live[i].max(1));
-            busiest = busiest.max(busy);
-        }
-        let waf = progs as f64 / host.max(1) as f64;
-        let iops = if busiest > 0.0 {
-            count as f64 / (busiest / 1e9)
-        } else {
-            0.0
-        };
-        (waf, iops)
     }
 }
 

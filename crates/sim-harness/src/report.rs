@@ -19,6 +19,7 @@ pub fn raid_report(o: &crate::raid::RaidOutcome) -> Value {
             "rebuild_seconds": o.rebuild_seconds,
             "rebuild_bytes": o.rebuild_bytes,
             "identify_seconds": o.identify_seconds,
+            "identify_formula_seconds": o.identify_formula_seconds,
             "failed_lbas": o.failed_lbas,
             "fake_failures": o.fake_failures,
             "truth_failed_lbas": o.truth_failed,
@@ -109,7 +110,8 @@ pub fn json_report(o: &Outcome, extra: Value) -> Value {
         }
     };
     let programmed = f.host_program_units + f.gc_program_units + f.pad_units;
-    // Peak RSS over the simulated flash: what each GiB of drive costs.
+    // Peak RSS over the simulated flash: what each GiB of drive costs. Read
+    // once, so that `run.peak_rss_mib` and this ratio agree.
     let rss_bytes = crate::sim::peak_rss_mib() * 1_048_576.0;
     let flash_gib =
         (f64::from(g.total_units()) * unit / f64::from(1u32 << 30)).max(f64::MIN_POSITIVE);
@@ -188,6 +190,7 @@ pub fn json_report(o: &Outcome, extra: Value) -> Value {
         "gc": {
             "retransmitted_bytes": o.gc_retx_bytes,
             "ddt_pages": o.gc_ddt_pages,
+            "ddt_messages": o.gc_ddt_messages.to_json(),
         },
         "die": { "utilisation_mean": die_util_mean, "utilisation": die_util },
         "erase": {
@@ -223,7 +226,7 @@ pub fn json_report(o: &Outcome, extra: Value) -> Value {
             "wall_seconds": o.wall_seconds,
             "total_wall_seconds": o.total_wall_seconds,
             "host_requests_per_wall_second": if o.wall_seconds > 0.0 { r.requests as f64 / o.wall_seconds } else { 0.0 },
-            "peak_rss_mib": crate::sim::peak_rss_mib(),
+            "peak_rss_mib": rss_bytes / 1_048_576.0,
             "precondition_wall_seconds": o.precondition_wall_seconds,
             "bytes_per_simulated_gib": rss_bytes / flash_gib,
             "events_per_wall_second": per_wall(r.events as f64),

@@ -174,6 +174,9 @@ pub struct Outcome {
     pub gc_retx_bytes: u64,
     /// Direct data transfers between ways.
     pub gc_ddt_pages: u64,
+    /// DDT master/slave messages of cross-way DGCB copies (Table I of
+    /// seed 002), per kind.
+    pub gc_ddt_messages: crate::ddt_msgs::DdtLog,
     /// P/E spread (min, max) over good blocks at the end.
     pub pe_spread: (u32, u32),
     /// Erase (P/E) count of every good block at the end.
@@ -422,6 +425,7 @@ pub fn outcome<N: Nand, H: HostSide<N::Unit>>(
         gc_own_ns: eng.timing.gc_own.clone(),
         gc_retx_bytes: eng.timing.retx_bytes,
         gc_ddt_pages: eng.timing.ddt_pages,
+        gc_ddt_messages: eng.timing.ddt,
         pe_spread: eng.ftl.pe_spread(),
         erase_counts: eng.block_erase_counts().into_iter().flatten().collect(),
         phase_erase_counts: eng.phase_erase_counts(),

@@ -89,9 +89,11 @@ pub struct Timing {
     pub retx_bytes: u64,
     /// Direct data transfers between two ways (DGCB, cross-way GC).
     pub ddt_pages: u64,
-    /// Per GC slot: the die its page was read from and the read's bit
-    /// errors (`crate::gc_xway`).
-    pub(crate) slot_src: Vec<(u32, u16)>,
+    /// DDT master/slave messages of cross-way DGCB copies.
+    pub ddt: crate::ddt_msgs::DdtLog,
+    /// Per GC slot: the die its page was read from, the read's bit errors
+    /// and when the source's read busy ended (`crate::gc_xway`).
+    pub(crate) slot_src: Vec<(u32, u16, u64)>,
     /// Per channel: the current GC window, (start, end).
     gc_open: Vec<(u64, u64)>,
     /// Per plane: block of the plane's last program (`u32::MAX`: none).
@@ -141,6 +143,7 @@ impl Timing {
             gc_own: vec![0; usize::from(g.channels)],
             retx_bytes: 0,
             ddt_pages: 0,
+            ddt: crate::ddt_msgs::DdtLog::default(),
             slot_src: Vec::new(),
             holds: [(0, 0); 2],
             n_holds: 0,
@@ -340,6 +343,14 @@ impl Timing {
         s + x
     }
 
+    /// Reserves the DRAM bus for `bytes` from `now` on (a controller core
+    /// reading or copying a table); returns when the transfer ends.
+    pub fn dram_transfer(&mut self, bytes: u64, now: u64) -> u64 {
+        let s = now.max(self.dram_free);
+        self.dram_free = s + xfer_ns(bytes, self.p.dram_bytes_per_ns);
+        self.dram_free
+    }
+
     /// Resets the busy accounting (after preconditioning), keeping reservations.
     pub fn reset_busy(&mut self) {
         self.chan_busy.iter_mut().for_each(|b| *b = 0);
@@ -349,6 +360,7 @@ impl Timing {
         self.gc_own.iter_mut().for_each(|b| *b = 0);
         self.retx_bytes = 0;
         self.ddt_pages = 0;
+        self.ddt = crate::ddt_msgs::DdtLog::default();
     }
 }
 

@@ -1,8 +1,11 @@
 //! Whole-drive runs on `dgcb-flashsim`: cache program hides the data-in of
-//! sequential programs behind the previous program busy, and the GC copy
-//! mode decides how much channel time GC takes.
+//! sequential programs behind the previous program busy, the GC copy
+//! mode decides how much channel time GC takes, and with GC crossing ways
+//! every DGCB copy exchanges the DDT messages of seed 002's Table I in
+//! Fig. 9's order while GCB exchanges none.
 
 use sim_harness::config::SimConfig;
+use sim_harness::ddt_msgs::DdtMsg::{self, *};
 use sim_harness::sim::{run, Outcome, Plan, RunSpec};
 use sim_harness::workload::{Pattern, Synth, SynthSpec};
 
@@ -86,4 +89,63 @@ fn dgcb_and_icb_gc_take_less_channel_time_in_gc_than_gcb() {
     assert!(gcb > 0.0 && gcb <= 1.0, "{gcb}");
     assert!(dgcb < 0.8 * gcb, "dgcb {dgcb} gcb {gcb}");
     assert!((icb - dgcb).abs() < 0.05 * gcb, "icb {icb} dgcb {dgcb}");
+}
+
+/// Random 8 KiB writes with GC crossing ways at P/E 2900 (the reads' bit
+/// errors call for retransmission).
+fn cross_way(mode: &str) -> Outcome {
+    let sets = ["gc.destination=channel", "nand.initial_pe=2900", mode];
+    let o = writes(&sets, Pattern::Random, 2, 6000, true);
+    assert_eq!(o.run.mismatches, 0);
+    assert!(o.ftl.gc_victims > 0);
+    o
+}
+
+fn counts(o: &Outcome, kinds: &[DdtMsg]) -> Vec<u64> {
+    kinds.iter().map(|m| o.gc_ddt_messages.count(*m)).collect()
+}
+
+#[test]
+fn every_dgcb_copy_runs_the_whole_message_sequence() {
+    let o = cross_way("gc.copy_mode=dgcb");
+    let reads = counts(&o, &[ReadInit, ReadStart, ReadEnd]);
+    let programs = counts(
+        &o,
+        &[ProgInit, DinReady, DdtBegin, DdtDone, ProgStart, ProgEnd],
+    );
+    // One read handshake per GC read, one program handshake per GC
+    // program, and at least one direct transfer between two ways.
+    assert!(reads.iter().all(|c| *c == reads[0] && *c > 0), "{reads:?}");
+    assert!(
+        programs.iter().all(|c| *c == programs[0] && *c > 0),
+        "{programs:?}"
+    );
+    assert!((1..=programs[0]).contains(&o.gc_ddt_pages));
+    // ERR_RETRANSMIT only for the copies whose read had bit errors, and
+    // then on most of them at P/E 2900.
+    let retx = o.gc_ddt_messages.count(ErrRetransmit);
+    assert!(o.gc_retx_bytes > 0);
+    assert!(
+        retx <= programs[0] && retx * 2 > programs[0],
+        "{retx} of {programs:?}"
+    );
+    // The report names every kind as Table I does.
+    let json = o.gc_ddt_messages.to_json();
+    for m in DdtMsg::ALL {
+        assert_eq!(json[m.name()], o.gc_ddt_messages.count(m), "{}", m.name());
+    }
+    // Fig. 9's order for the last copy: the read's messages, then the
+    // program's.
+    let at = |m| o.gc_ddt_messages.last(m);
+    assert!(at(ReadInit) <= at(ReadStart) && at(ReadStart) < at(ReadEnd));
+    assert!(at(DdtBegin) < at(DdtDone) && at(DdtDone) <= at(ProgStart));
+    assert!(at(ProgInit) <= at(DinReady) && at(DinReady) < at(DdtBegin));
+    assert!(at(ProgStart) < at(ProgEnd));
+}
+
+#[test]
+fn gcb_exchanges_no_ddt_messages() {
+    let o = cross_way("gc.copy_mode=gcb");
+    assert_eq!(counts(&o, &DdtMsg::ALL), vec![0; 10]);
+    assert_eq!(o.gc_ddt_pages, 0);
 }

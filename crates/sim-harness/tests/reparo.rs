@@ -201,6 +201,7 @@ fn page_lbas_are_read_from_neighbour_spare_areas() {
 #[test]
 fn raid5_recovers_every_mode() {
     let mut speeds = Vec::new();
+    let mut post = Vec::new();
     for mode in [Mode::Baseline, Mode::Idr, Mode::Cdr, Mode::CdrStar] {
         let r = raid::run(&RaidSpec {
             drive: spec(),
@@ -221,10 +222,35 @@ fn raid5_recovers_every_mode() {
         assert!(r.truth_failed > 0);
         if mode == Mode::CdrStar {
             assert!(r.p2l_page_reads <= r.failed_die_blocks);
+            // Every list page read costs at least tR on the victim's die.
+            assert!(r.p2l_page_reads > 0);
+            assert!(
+                r.identify_seconds >= r.p2l_page_reads as f64 * 50e-6,
+                "{r:?}"
+            );
         }
+        if mode == Mode::Idr {
+            // The range-by-range timed scan and the one-pass scan of the
+            // same entries on a fresh clock agree.
+            let one = r.identify_by_cores[0];
+            assert!(
+                (r.identify_seconds - one).abs() <= one * 1e-3,
+                "{} against {one}",
+                r.identify_seconds
+            );
+        }
+        if mode != Mode::Baseline {
+            assert!(r.identify_seconds > 0.0, "{mode:?}");
+            assert!(r.identify_formula_seconds > 0.0, "{mode:?}");
+        }
+        // The timed run of the repaired drive measured something.
+        assert!(r.post_iops > 0.0 && r.post_waf >= 1.0, "{mode:?}: {r:?}");
         speeds.push(r.rebuild_seconds);
+        post.push(r.post_iops);
     }
     assert!(speeds[0] > speeds[1], "{speeds:?}");
+    // IDR's victim core keeps its LBAs on one die fewer; CDR spreads them.
+    assert!(post[1] < post[2], "post-recovery IOPS {post:?}");
 }
 
 #[test]

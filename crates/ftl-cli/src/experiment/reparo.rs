@@ -12,7 +12,10 @@
 //! blocks, so every drive fits in memory; traffic and times scale with the
 //! die size, and their ratios between modes and capacities are what the
 //! tables compare. Cells run the functional simulation of
-//! `sim_harness::raid` and its time model.
+//! `sim_harness::raid`: the *Identifier* timed on the victim core's engine
+//! resources (`sim_harness::identify_time`), post-recovery IOPS and WAF from
+//! a timed engine run of the repaired drive, rebuild traffic between drives
+//! over the host bandwidth.
 //!
 //! Utilisation: the recovery and Figs. 38/39 cells fill 0.85 of the usable
 //! units (blocks minus the core's GC reserve and open-block margin, 19 of
@@ -32,6 +35,7 @@ pub const KEYS: &[&str] = &[
     "reparo.rebuild_seconds",
     "reparo.rebuild_seconds_bw10",
     "reparo.identify_seconds",
+    "reparo.identify_formula_seconds",
     "reparo.rebuild_bytes",
     "reparo.failed_lbas",
     "reparo.fake_failures",
@@ -294,7 +298,7 @@ fn evaluate_repaired(cfg: &SimConfig, c: &Cell, k: &str) -> Result<Value, String
     let (reported, mismatches, waf, iops) = match run(&mut drive, &mut expect) {
         Ok((r, m)) => {
             let (waf, iops) = drive
-                .random_write_perf(n, n, spec.seed, (t.read_ns, t.prog_ns, t.erase_ns))
+                .timed_random_write_perf(n, n, spec.seed, t.engine)
                 .or_else(|e| match e {
                     Error::OutOfSpace => Ok((f64::INFINITY, 0.0)),
                     e => Err(e),
