@@ -729,6 +729,14 @@ mod reparo_hooks {
         fn host_page_done(f: &mut Ftl<'_, Self>) -> Result<(), Error> {
             sb::sb_emit_due_lists(f)
         }
+        #[cfg(feature = "placement")]
+        fn block_tag(f: &Ftl<'_, Self>, b: BlockId) -> u8 {
+            crate::tech::placement::block_tag::block_tag(f, b)
+        }
+        #[cfg(feature = "placement")]
+        fn block_tag_mounted(f: &mut Ftl<'_, Self>, b: BlockId, tag: u8) {
+            crate::tech::placement::block_tag::block_tag_mounted(f, b, tag)
+        }
     }
 }
 
@@ -753,6 +761,12 @@ impl crate::ftl::hooks::Placement for Techniques<'_> {
             crate::tech::placement::handles::block_claimed(f, b)?;
         }
         Ok(false)
+    }
+    fn block_tag(f: &Ftl<'_, Self>, b: crate::medium::addr::BlockId) -> u8 {
+        crate::tech::placement::block_tag::block_tag(f, b)
+    }
+    fn block_tag_mounted(f: &mut Ftl<'_, Self>, b: crate::medium::addr::BlockId, tag: u8) {
+        crate::tech::placement::block_tag::block_tag_mounted(f, b, tag)
     }
 }
 

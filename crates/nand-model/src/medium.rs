@@ -394,6 +394,7 @@ impl<S: Storage> Medium<S> {
                 class: class as u8,
                 flags: if bad { F_FACTORY_BAD } else { 0 },
                 ec_hdr: 0,
+                tag_hdr: 0,
             };
         }
         Ok(medium)
@@ -893,6 +894,7 @@ impl<S: Storage> Medium<S> {
         *rec = page_rec(spare, ST_PROGRAMMED, 0);
         if pib == 0 {
             blk.ec_hdr = spare.erase_count;
+            blk.tag_hdr = spare.tag;
         }
         let base = p * upp;
         let mut src = data.iter();
@@ -945,6 +947,7 @@ impl<S: Storage> Medium<S> {
         let mut spare = spare_of(&rec, stored);
         add_entrusted(&self.store, &mut spare, p * m.upp, m.upp);
         spare.erase_count = blk.ec_hdr;
+        spare.tag = blk.tag_hdr;
         let mean = m.mean_errors(blk, pib);
         let errors = m
             .sample(page.0, mean)
@@ -1041,6 +1044,7 @@ impl<S: Storage> Medium<S> {
             bit_errors: errors.min(u32::from(u16::MAX)) as u16,
             spare: Spare {
                 erase_count: sblk.ec_hdr,
+                tag: sblk.tag_hdr,
                 ..spare_of(&srec, &units[sp * upp..(sp + 1) * upp])
             },
         };
@@ -1061,6 +1065,7 @@ impl<S: Storage> Medium<S> {
         pages[dp] = page_rec(spare, ST_PROGRAMMED, errors.min(255) as u8);
         if dpib == 0 {
             dblk.ec_hdr = spare.erase_count;
+            dblk.tag_hdr = spare.tag;
         }
         for i in 0..upp {
             let s = units[sp * upp + i];

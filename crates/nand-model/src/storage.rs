@@ -25,6 +25,9 @@ pub struct BlockRec {
     /// Erase count the spare area of the block's first page carries (what
     /// the FTL wrote there; the chip's own `pe` is ground truth).
     pub(crate) ec_hdr: u32,
+    /// Tag byte the spare area of the block's first page carries
+    /// (`Spare::tag`: the FTL's placement handle), kept as `ec_hdr` is.
+    pub(crate) tag_hdr: u8,
 }
 
 impl BlockRec {
@@ -36,12 +39,13 @@ impl BlockRec {
         class: 1,
         flags: 0,
         ec_hdr: 0,
+        tag_hdr: 0,
     };
 }
 
 impl BlockRec {
     /// Length of [`BlockRec::to_bytes`].
-    pub const BYTES: usize = 18;
+    pub const BYTES: usize = 19;
 
     /// The record as little-endian bytes (for a medium kept in a file).
     pub fn to_bytes(&self) -> [u8; Self::BYTES] {
@@ -52,6 +56,7 @@ impl BlockRec {
         b[12] = self.class;
         b[13] = self.flags;
         b[14..18].copy_from_slice(&self.ec_hdr.to_le_bytes());
+        b[18] = self.tag_hdr;
         b
     }
 
@@ -65,6 +70,7 @@ impl BlockRec {
             class: b[12],
             flags: b[13],
             ec_hdr: u32::from_le_bytes(w(14)),
+            tag_hdr: b[18],
         }
     }
 }

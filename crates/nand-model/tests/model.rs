@@ -55,6 +55,38 @@ fn erased_reads_and_round_trip() {
 }
 
 #[test]
+fn first_page_header_erase_count_and_tag_read_back_from_every_page() {
+    let mut m = medium();
+    let head = Spare {
+        erase_count: 9,
+        tag: 3,
+        ..spare(1, 0b11)
+    };
+    m.program(pp(0, 0), &[1, 2], &head).unwrap();
+    let later = Spare {
+        erase_count: 4,
+        tag: 6,
+        ..spare(2, 0b11)
+    };
+    m.program(pp(0, 1), &[3, 4], &later).unwrap();
+    for page in 0..2 {
+        let (_, _, sp) = read_all(&mut m, pp(0, page)).unwrap();
+        assert_eq!((sp.erase_count, sp.tag), (9, 3), "page {page}");
+    }
+    // A copyback writes the destination block's header from its new spare
+    // area and reports the source's.
+    let moved = Spare {
+        erase_count: 2,
+        tag: 5,
+        ..spare(3, 0b11)
+    };
+    let r = m.copyback(pp(0, 1), pp(1, 0), &moved).unwrap();
+    assert_eq!((r.spare.erase_count, r.spare.tag), (9, 3));
+    let (_, _, sp) = read_all(&mut m, pp(1, 0)).unwrap();
+    assert_eq!((sp.erase_count, sp.tag), (2, 5));
+}
+
+#[test]
 fn partial_masks() {
     let mut m = medium();
     let p = pp(3, 0);

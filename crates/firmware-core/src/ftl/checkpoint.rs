@@ -7,8 +7,10 @@
 //! shutdown, [`Ftl::shutdown`]) ends with
 //!
 //! 1. the **block table**: one metadata-region page per
-//!    `(page_bytes - 16) / 4` blocks, each entry a class and an erase count,
-//!    taken from the DRAM tables once the flush has allocated its blocks;
+//!    `(page_bytes - 16) / 4` blocks, each entry a class (4 bits), the
+//!    block's tag (8 bits, `Placement::block_tag`: a placement handle) and
+//!    an erase count (20 bits), taken from the DRAM tables once the flush
+//!    has allocated its blocks;
 //! 2. an **anchor page** naming those table pages, programmed last, once
 //!    everything before it has completed, into one of two **anchor blocks**
 //!    (blocks 0 and 1 of plane 0, kept out of every other use).
@@ -41,7 +43,7 @@ use crate::medium::addr::{BlockId, PlaneId, Ppn};
 use crate::medium::nand::{MetaBuf, NandCmd, NandError, NandResult, PageKind, Spare};
 use crate::persist::checkpoint::{
     ANCHOR_TAG, C_ANCHOR, C_BAD, C_DATA, C_FREE, C_META, KIND_CHECKPOINT, KIND_DIRTY, MAGIC_ANCHOR,
-    MAGIC_TABLE, PE_MASK,
+    MAGIC_TABLE, PE_MASK, TAG_SHIFT,
 };
 use crate::persist::mount::MountStep;
 use crate::persist::tp::{entries_per_page, table_pages_for};
@@ -92,7 +94,8 @@ impl<H: Hooks> Ftl<'_, H> {
             BlockState::Bad => C_BAD,
             BlockState::Anchor => C_ANCHOR,
         };
-        Ok(class << 28 | (m.pe & PE_MASK))
+        let tag = u32::from(H::block_tag(self, b)) << TAG_SHIFT;
+        Ok(class << 28 | tag | m.pe.min(PE_MASK))
     }
 
     /// Fills buffer `buf` with block-table page `i` and seals it.
@@ -135,7 +138,8 @@ impl<H: Hooks> Ftl<'_, H> {
                 C_ANCHOR => BlockState::Anchor,
                 _ => return Ok(false),
             };
-            let m = self.blk_mut(BlockId(first.wrapping_add(j)))?;
+            let b = BlockId(first.wrapping_add(j));
+            let m = self.blk_mut(b)?;
             m.state = state;
             m.pe = e & PE_MASK;
             m.stream = if state == BlockState::Meta {
@@ -143,6 +147,7 @@ impl<H: Hooks> Ftl<'_, H> {
             } else {
                 0
             };
+            H::block_tag_mounted(self, b, (e >> TAG_SHIFT) as u8);
         }
         Ok(true)
     }

@@ -15,7 +15,7 @@
 //! |---|---|---|---|
 //! | [`Migration`] | how GC moves a victim's pages, into which GC blocks | off-chip copy (read, ECC, program) | rcFTL copyback (`tech::rcftl`) |
 //! | [`EraseStrategy`] | how a victim is erased, which pages of a block hold data, which free block opens | normal erase, every page | GuardedErase / BPM (`tech::longftl`) |
-//! | [`Placement`] | which plane and block a host page goes to, which pages are kept for metadata | round robin over planes | superblocks and list pages (`tech::reparo`) |
+//! | [`Placement`] | which plane and block a host page goes to, which pages are kept for metadata, a byte kept with each block on flash | round robin over planes, no byte | superblocks and list pages (`tech::reparo`); handles (`tech::placement`) |
 //! | [`FlushOrder`] | the order buffered writes leave the write buffer | FIFO | LIDF (`tech::dawid`) |
 //! | [`Ownership`] | who owns a physical unit, what an overwrite or a relocation does to it | one owner, the valid bit | reference counts and shadow OOB (`tech::copyless`) |
 //! | [`OpObserver`] | what a technique learns from completions | nothing | the weak-wordline detector (`tech::longftl`) |
@@ -373,6 +373,20 @@ pub trait Placement: Sized {
     fn host_page_done(_f: &mut Ftl<'_, Self>) -> Result<(), Error> {
         Ok(())
     }
+
+    /// An opaque byte the hook keeps for block `b` (placement: the handle
+    /// whose data it holds). The core puts it on flash, in the spare area
+    /// of every page programmed into `b` and in `b`'s checkpoint entry, and
+    /// mount gives it back ([`Placement::block_tag_mounted`]).
+    #[inline]
+    fn block_tag(_f: &Ftl<'_, Self>, _b: BlockId) -> u8 {
+        0
+    }
+
+    /// Mount read block `b`'s tag back: from the checkpoint's block table,
+    /// or from its first page's spare area when mount reads every block's.
+    #[inline]
+    fn block_tag_mounted(_f: &mut Ftl<'_, Self>, _b: BlockId, _tag: u8) {}
 }
 
 /// The baseline: no technique, every hook at its default.

@@ -11,7 +11,8 @@
 //!    erase count, and step 1 is skipped.
 //! 1. [`MountStep::Heads`] (no usable checkpoint): read the spare area of
 //!    every block's first page: erased, data, metadata region, or bad; and
-//!    the block's erase count, which every program writes into the spare area.
+//!    the block's erase count and tag, which every program writes into the
+//!    spare area (the checkpoint's table carries both too).
 //! 2. [`MountStep::Region`]: read every page of the metadata-region blocks;
 //!    the newest intact copy (sequence number, CRC) of each translation page
 //!    fills its part of the L2P table; note the newest power-cut record.
@@ -373,17 +374,19 @@ impl<H: Hooks> Ftl<'_, H> {
                     // Written but unreadable (torn): holds nothing live.
                     Err(_) => BlockState::Full,
                 };
-                let m = self.blk_mut(b)?;
-                m.pe = match &result {
-                    Ok(r) => r.spare.erase_count,
-                    Err(_) => PE_UNKNOWN,
+                let (pe, tag) = match &result {
+                    Ok(r) => (r.spare.erase_count, r.spare.tag),
+                    Err(_) => (PE_UNKNOWN, 0),
                 };
+                let m = self.blk_mut(b)?;
+                m.pe = pe;
                 m.state = state;
                 m.stream = if state == BlockState::Meta {
                     STREAM_META
                 } else {
                     0
                 };
+                H::block_tag_mounted(self, b, tag);
             }
             OpKind::MountRegion => {
                 let NandCmd::ReadMeta { page, buf } = *cmd else {

@@ -54,7 +54,9 @@ impl<H: Hooks> Ftl<'_, H> {
             dst: page, spare, ..
         } = &mut cmd
         {
-            spare.erase_count = self.blk(self.g.block_of(*page))?.pe;
+            let b = self.g.block_of(*page);
+            spare.erase_count = self.blk(b)?.pe;
+            spare.tag = H::block_tag(self, b);
         }
         let Some(i) = stack_pop(self.t.ops, &mut self.op_free)? else {
             return Err(Error::Busy);

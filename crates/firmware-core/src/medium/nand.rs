@@ -99,6 +99,11 @@ pub struct Spare {
     /// reads it back from each block's first page, so wear levelling
     /// survives a power cut (an erase-count header, as in UBI).
     pub erase_count: u32,
+    /// An opaque byte of the technique that placed the block's data (its
+    /// [`crate::ftl::hooks::Placement::block_tag`], e.g. a placement
+    /// handle; 0 without one), written with every program as the erase
+    /// count is: mount reads it back from each block's first page.
+    pub tag: u8,
     /// Which entries of `entrusted` hold an LBA.
     pub entrusted_units: UnitMask,
     /// LBAs of the neighbour page in the same superpage, on another die

@@ -17,7 +17,8 @@ pub(crate) const KIND_CHECKPOINT: u32 = 1;
 /// Spare-area tag of anchor pages (first LPN slot).
 pub(crate) const ANCHOR_TAG: u32 = 0xA4C0_0000;
 
-/// Block-table classes (top four bits of an entry; the rest is the erase count).
+/// Block-table classes (top four bits of an entry; below them the block's
+/// tag, then its erase count).
 pub(crate) const C_FREE: u32 = 0;
 
 pub(crate) const C_DATA: u32 = 1;
@@ -28,7 +29,13 @@ pub(crate) const C_BAD: u32 = 3;
 
 pub(crate) const C_ANCHOR: u32 = 4;
 
-pub(crate) const PE_MASK: u32 = 0x0fff_ffff;
+/// Where a block-table entry keeps the block's tag (eight bits,
+/// [`crate::ftl::hooks::Placement::block_tag`]).
+pub(crate) const TAG_SHIFT: u32 = 20;
+
+/// The erase count of a block-table entry (the low 20 bits: a count above
+/// it, twenty times an SLC block's endurance, is recorded as this).
+pub(crate) const PE_MASK: u32 = 0x000f_ffff;
 
 /// Anchor state: where the next anchor page goes, and what mount found.
 #[derive(Clone, Copy, Debug)]

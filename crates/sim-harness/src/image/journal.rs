@@ -447,6 +447,7 @@ impl Cursor<'_> {
                     *l = Lpn(self.u32()?);
                 }
                 let erase_count = self.u32()?;
+                let tag = self.u8()?;
                 let entrusted_units = UnitMask(self.u8()?);
                 let mut entrusted = [Lpn(0); MAX_UNITS_PER_PAGE];
                 for l in &mut entrusted {
@@ -460,6 +461,7 @@ impl Cursor<'_> {
                         units,
                         lpns,
                         erase_count,
+                        tag,
                         entrusted_units,
                         entrusted,
                     },
@@ -494,6 +496,7 @@ fn encode_result(b: &mut Vec<u8>, r: &NandResult) {
                 b.extend_from_slice(&l.0.to_le_bytes());
             }
             b.extend_from_slice(&s.erase_count.to_le_bytes());
+            b.push(s.tag);
             b.push(s.entrusted_units.0);
             for l in &s.entrusted {
                 b.extend_from_slice(&l.0.to_le_bytes());
@@ -523,6 +526,7 @@ mod tests {
             kind: PageKind::Map,
             units: UnitMask(0b101),
             erase_count: 7,
+            tag: 5,
             ..Spare::default()
         };
         spare.lpns[2] = Lpn(1234);

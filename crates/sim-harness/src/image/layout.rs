@@ -28,7 +28,7 @@ use super::ImageError;
 /// First bytes of a header slot.
 pub const MAGIC: [u8; 8] = *b"FTLIMAGE";
 /// Format version this build reads and writes.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 /// Bytes of one header slot.
 const SLOT: u64 = 4096;
 /// Alignment of every region.

@@ -104,6 +104,12 @@ impl<'a> Placement<'a> {
     pub fn handles(&self) -> u8 {
         self.handles
     }
+
+    /// The handle whose data block `b` holds (GC moves its units to that
+    /// handle's GC block).
+    pub fn block_handle(&self, b: BlockId) -> u8 {
+        self.t.block_handle.get(b.0 as usize).copied().unwrap_or(0)
+    }
 }
 
 /// Hook sets that can hold placement.

@@ -10,12 +10,15 @@
 //! finds whole blocks dead (a zone reset frees its blocks without a copy).
 //!
 //! GC keeps the separation ([`gc`]): a victim's valid units go to a GC
-//! block of the handle the victim holds.
+//! block of the handle the victim holds. Each block's handle is kept on
+//! flash and survives a power cut ([`block_tag`]).
 //!
 //! Statistics per handle are the host's: units written through each
 //! handle ([`Placement::host_units`]); media units come from the core's
 //! counters (the FDP statistics log's host and media bytes written).
 
+#[cfg(feature = "placement")]
+pub mod block_tag;
 pub mod config;
 #[cfg(feature = "placement")]
 pub mod gc;
