@@ -51,6 +51,7 @@ pub fn to_units(r: &TraceRequest, unit: u64, base: u32) -> HostRequest {
         lpn: base + first as u32,
         units: units as u32,
         idle_ns: 0,
+        window: 0,
         placement,
     }
 }

@@ -4,6 +4,7 @@
 use clap::{Args, ValueEnum};
 use serde_json::{json, Value};
 use sim_harness::copy_load::CopyLoad;
+use sim_harness::dedup_window::{MetaLayout, Scheme};
 use sim_harness::profiles::{copy_profiles, profile, profiles, WorkloadParams};
 use sim_harness::sim::Outcome;
 use sim_harness::workload::{IdleModel, Pattern, Synth, SynthSpec};
@@ -11,6 +12,18 @@ use sim_harness::zns_host::{ZoneHostStats, ZoneLog};
 
 use crate::common::{CommonOpts, PreconditionMode, Preconditioning, PresetsArgs};
 use crate::CliError;
+
+/// Host scheme of a windowed `--profile dedup` run (seed 003 Sec. IV).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum DedupSchemeArg {
+    /// Copy-assisted writing: duplicates become copy commands.
+    Ccaw,
+    /// Host-side deduplication (OrderMergeDedup), its metadata appended to
+    /// a log.
+    Dedup,
+    /// Host-side deduplication, its metadata tables updated in place.
+    DedupTable,
+}
 
 /// Access pattern.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -86,6 +99,16 @@ pub struct SynthArgs {
     /// [default: 2].
     #[arg(long, value_name = "R")]
     pub dedup_ratio: Option<f64>,
+    /// `--profile dedup`: group the user writes into windows of N, each
+    /// ending in a flush, as seed 003 Sec. IV does (`window.*` report keys).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub window: Option<u32>,
+    /// `--profile dedup` with `--window`: the host scheme, copy-assisted
+    /// writing (`ccaw`, duplicates become copies) or host-side
+    /// deduplication (OrderMergeDedup: `dedup` appends its metadata to a
+    /// log, `dedup-table` updates its tables in place) [default: ccaw].
+    #[arg(long, value_name = "SCHEME", requires = "window")]
+    pub dedup_scheme: Option<DedupSchemeArg>,
     #[command(flatten)]
     pub common: CommonOpts,
 }
@@ -164,15 +187,30 @@ impl SynthArgs {
         }
         params.requests = self.requests.or(params.requests);
         params.seed = self.seed.or(params.seed);
-        if let Some(ratio) = self.dedup_ratio {
-            match params.copy {
-                Some(CopyLoad::Dedup { .. }) => params.copy = Some(CopyLoad::Dedup { ratio }),
-                _ => {
-                    return Err(CliError::Input(
-                        "--dedup-ratio: only with --profile dedup".into(),
-                    ))
-                }
-            }
+        if self.dedup_ratio.is_some() || self.window.is_some() {
+            let Some(CopyLoad::Dedup { ratio }) = params.copy else {
+                let flag = if self.window.is_some() {
+                    "--window"
+                } else {
+                    "--dedup-ratio"
+                };
+                return Err(CliError::Input(format!(
+                    "{flag}: only with --profile dedup"
+                )));
+            };
+            let ratio = self.dedup_ratio.unwrap_or(ratio);
+            params.copy = Some(match self.window {
+                None => CopyLoad::Dedup { ratio },
+                Some(window) => CopyLoad::Windowed {
+                    scheme: match self.dedup_scheme {
+                        Some(DedupSchemeArg::Dedup) => Scheme::Dedup(MetaLayout::Log),
+                        Some(DedupSchemeArg::DedupTable) => Scheme::Dedup(MetaLayout::Table),
+                        Some(DedupSchemeArg::Ccaw) | None => Scheme::Ccaw,
+                    },
+                    ratio,
+                    window,
+                },
+            });
         }
         Ok(SynthJob {
             profile: self.profile.clone(),
@@ -235,6 +273,7 @@ pub fn execute_outcome(
         fast: job.precondition_fast,
     };
     let mut zstats = None;
+    let mut host_summary = None;
     let (out, life) = if let Some(g) = zones {
         let mut table = vec![Default::default(); g.zones as usize];
         let mut zl =
@@ -261,6 +300,7 @@ pub fn execute_outcome(
             job.precondition.then_some(precondition),
             job.verify,
         )?;
+        host_summary = src.summary();
         (out, None)
     } else {
         let mut src = Synth::new(spec);
@@ -299,6 +339,12 @@ pub fn execute_outcome(
         Some(CopyLoad::Journal { pages }) => json!({"kind": "journal", "pages": pages}),
         Some(CopyLoad::Dedup { ratio }) => json!({"kind": "dedup", "dedup_ratio": ratio,
             "conversion_ratio": 1.0 - 1.0 / ratio}),
+        Some(CopyLoad::Windowed {
+            scheme,
+            ratio,
+            window,
+        }) => json!({"kind": "dedup", "dedup_ratio": ratio,
+            "conversion_ratio": 1.0 - 1.0 / ratio, "scheme": scheme.name(), "window": window}),
     };
     let input = json!({
         "profile": job.profile,
@@ -317,6 +363,9 @@ pub fn execute_outcome(
         "seed": spec.seed,
     });
     let mut v = common.report(&cfg, &out, "workload", input);
+    if let (Some(h), Some(w)) = (host_summary, v.get_mut("window")) {
+        w["host"] = h;
+    }
     if zstats.is_some() {
         add_end_to_end(&mut v, &out, zstats.as_ref());
     }

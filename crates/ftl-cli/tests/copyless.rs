@@ -94,3 +94,61 @@ fn copy_profiles_run_and_verify() {
     let out = ftl(&["synth", "--json", "--dedup-ratio", "2"]);
     assert!(!out.status.success(), "--dedup-ratio needs --profile dedup");
 }
+
+/// Windowed copy-assisted writing against host deduplication: both verify,
+/// every user write is counted in a window, DEDUP writes metadata and
+/// issues no copies, and the window flags are checked.
+#[test]
+fn windowed_ccaw_and_dedup_run_and_verify() {
+    let run = |scheme: &str| {
+        json_of(&ftl(&[
+            "synth",
+            "--json",
+            "--requests",
+            "2000",
+            "--verify",
+            "--set",
+            "copy.mode=remap",
+            "--profile",
+            "dedup",
+            "--window",
+            "10",
+            "--dedup-scheme",
+            scheme,
+        ]))
+    };
+    let ccaw = run("ccaw");
+    let dedup = run("dedup");
+    let table = run("dedup-table");
+    for v in [&ccaw, &dedup, &table] {
+        assert_eq!(get(v, "integrity.mismatches"), 0);
+        assert_eq!(get(v, "window.user_writes"), 2000);
+        assert_eq!(get(v, "window.windows"), 200);
+        assert!(get(v, "window.latency_us.p50").as_f64().unwrap() > 0.0);
+    }
+    assert!(get(&ccaw, "copy.commands").as_u64().unwrap() > 500);
+    assert_eq!(get(&ccaw, "window.host.metadata_writes"), 0);
+    assert_eq!(get(&ccaw, "window.host.flushes"), 200);
+    assert_eq!(get(&dedup, "copy.commands"), 0);
+    assert_eq!(get(&dedup, "window.host.metadata_writes"), 200);
+    assert!(get(&dedup, "window.host.flushes").as_u64().unwrap() > 200);
+    assert!(
+        get(&table, "window.host.metadata_writes").as_u64().unwrap()
+            > get(&dedup, "window.host.metadata_writes").as_u64().unwrap()
+    );
+    for bad in [
+        &["synth", "--json", "--window", "10"][..],
+        &["synth", "--json", "--profile", "dedup", "--window", "0"][..],
+        &[
+            "synth",
+            "--json",
+            "--profile",
+            "dedup",
+            "--dedup-scheme",
+            "dedup",
+        ][..],
+    ] {
+        let out = ftl(bad);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+    }
+}

@@ -37,6 +37,17 @@ pub enum CopyLoad {
         /// Deduplication ratio.
         ratio: f64,
     },
+    /// Copy-assisted writing or host-side deduplication with user writes
+    /// grouped into windows and flushed per window
+    /// ([`crate::dedup_window`]).
+    Windowed {
+        /// CCAW or DEDUP.
+        scheme: crate::dedup_window::Scheme,
+        /// Deduplication ratio.
+        ratio: f64,
+        /// User writes per window.
+        window: u32,
+    },
 }
 
 impl CopyLoad {
@@ -55,6 +66,13 @@ impl CopyLoad {
             CopyLoad::Dedup { ratio } => {
                 Ok(Box::new(Dedup::new(footprint, ratio, requests, seed)?))
             }
+            CopyLoad::Windowed {
+                scheme,
+                ratio,
+                window,
+            } => Ok(Box::new(crate::dedup_window::Windowed::new(
+                scheme, footprint, ratio, window, requests, seed,
+            )?)),
         }
     }
 }
@@ -66,6 +84,7 @@ fn req(op: HostOp, lpn: u32) -> HostRequest {
         lpn,
         units: 1,
         idle_ns: 0,
+        window: 0,
         placement: 0,
     }
 }
@@ -199,6 +218,11 @@ impl Dedup {
             known_at: vec![u32::MAX; footprint as usize],
             copies: 0,
         })
+    }
+
+    /// Content signature of user `unit` (0: never written).
+    pub(crate) fn signature(&self, unit: u32) -> u64 {
+        self.sig_of.get(unit as usize).copied().unwrap_or(0)
     }
 
     /// The conversion ratio `1 - 1/R` this generator aims at.

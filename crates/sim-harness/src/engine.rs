@@ -343,6 +343,13 @@ pub struct RunStats {
     pub read_latency: Histogram,
     /// Latency of write requests, ns.
     pub write_latency: Histogram,
+    /// Latency of flush requests, ns.
+    pub flush_latency: Histogram,
+    /// Host windows (see [`HostRequest::window`]): the duration of each
+    /// window, recorded once per user write it groups, ns.
+    pub window_latency: Histogram,
+    /// Host windows closed.
+    pub windows: u64,
     /// Simulated time the measured phase started.
     pub start_ns: u64,
     /// Simulated time of the last completion.
@@ -372,6 +379,8 @@ struct Outstanding {
     phase: u8,
     /// Placement handle of a write.
     placement: u8,
+    /// User writes of the host window this request closes (0: none).
+    window: u32,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -462,6 +471,9 @@ pub struct Engine<'a, N: Nand, H = StampOracle> {
     outstanding: u32,
     /// When the last host request completed, ns (for idle gaps).
     last_done_ns: u64,
+    /// Issue time of the first request of the open host window, if any
+    /// request was issued since the last window closed.
+    window_open: Option<u64>,
     qd: u32,
     unit_bytes: u64,
     write_buffer_units: u32,
@@ -568,6 +580,7 @@ where
                 lpn: l,
                 units,
                 idle_ns: 0,
+                window: 0,
                 placement: 0,
             });
             l += units;
@@ -674,6 +687,7 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
                     pending: 0,
                     phase: 0,
                     placement: 0,
+                    window: 0,
                 };
                 qd as usize
             ],
@@ -685,6 +699,7 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
             parked: Vec::new(),
             outstanding: 0,
             last_done_ns: 0,
+            window_open: None,
             qd,
             unit_bytes: u64::from(cfg.geometry.unit_bytes()),
             write_buffer_units: cfg.write_buffer_units,
@@ -758,6 +773,7 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
             end_ns: self.now,
             ..RunStats::default()
         };
+        self.window_open = None;
         self.ftl.reset_stats();
         self.timing.reset_busy();
         let step = self.sampler.fixed_step_ns();
@@ -912,7 +928,9 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
             pending: 0,
             phase: 0,
             placement: r.placement,
+            window: r.window,
         };
+        self.window_open.get_or_insert(arrival);
         if self.blocked.is_empty() && !self.overlaps_parked(id) {
             if !self.advance(id)? {
                 self.hold(id);
@@ -1210,7 +1228,16 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
         match q.op {
             HostOp::Read => s.read_latency.record(lat),
             HostOp::Write => s.write_latency.record(lat),
-            HostOp::Trim | HostOp::Flush | HostOp::Copy { .. } => {}
+            HostOp::Flush => s.flush_latency.record(lat),
+            HostOp::Trim | HostOp::Copy { .. } => {}
+        }
+        if q.window > 0 {
+            let opened = self.window_open.take().unwrap_or(q.arrival);
+            let span = self.now.saturating_sub(opened);
+            for _ in 0..q.window {
+                s.window_latency.record(span);
+            }
+            s.windows += 1;
         }
         s.end_ns = s.end_ns.max(self.now);
         if !self.flow.stats.is_empty() {

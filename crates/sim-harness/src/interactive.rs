@@ -271,6 +271,7 @@ impl<N: FullMedium<B>, const B: usize> Device for Drive<'_, N, B> {
             lpn,
             units,
             idle_ns: 0,
+            window: 0,
             placement: 0,
         })
     }

@@ -7,6 +7,7 @@ pub mod config;
 pub mod copy_load;
 pub mod crash;
 pub mod ddt_msgs;
+pub mod dedup_window;
 pub mod engine;
 pub mod flash_bus;
 pub mod footprint;

@@ -882,6 +882,7 @@ impl<'a> Drive<'a> {
                 lpn: t.lpn.0,
                 units: 1,
                 idle_ns: 0,
+                window: 0,
                 placement: 0,
             });
         }

@@ -177,6 +177,11 @@ pub fn json_report(o: &Outcome, extra: Value) -> Value {
             },
             "read_latency_us": { "mean": us(r.read_latency.mean()), "cdf": cdf(&r.read_latency) },
             "write_latency_us": { "mean": us(r.write_latency.mean()), "cdf": cdf(&r.write_latency) },
+            "flush_latency_us": {
+                "mean": us(r.flush_latency.mean()),
+                "p50": us(r.flush_latency.quantile(0.5) as f64),
+                "p99": us(r.flush_latency.quantile(0.99) as f64),
+            },
             "sim_seconds": secs,
         },
         "channel": {
@@ -206,6 +211,18 @@ pub fn json_report(o: &Outcome, extra: Value) -> Value {
         "memory": {
             "core_table_bytes": o.core_table_bytes,
             "epm_bytes": firmware_core::tech::rcftl::copyback::epm_bytes(g, &o.plan.core.copyback).unwrap_or(0),
+        },
+        "window": {
+            "windows": r.windows,
+            "user_writes": r.window_latency.count(),
+            "user_write_mib_s": per_sec(r.window_latency.count() as f64 * unit) / 1_048_576.0,
+            "latency_us": {
+                "mean": us(r.window_latency.mean()),
+                "p50": us(r.window_latency.quantile(0.5) as f64),
+                "p80": us(r.window_latency.quantile(0.8) as f64),
+                "p99": us(r.window_latency.quantile(0.99) as f64),
+                "cdf": cdf(&r.window_latency),
+            },
         },
         "copy": {
             "commands": r.copy_requests,

@@ -62,6 +62,7 @@ impl Tenants {
             units: 1,
             placement: t.placement,
             idle_ns: 0,
+            window: 0,
         }
     }
 }

@@ -40,6 +40,12 @@ pub struct HostRequest {
     /// Idle time (ns) between the completion of every earlier request and
     /// the issue of this one, like fio's `thinktime`; 0 = none.
     pub idle_ns: u64,
+    /// Closes a host window of this many grouped user writes (seed 003
+    /// Sec. IV): the window opened at the issue of the first request after
+    /// the previous closing request, and every user write in it completes
+    /// with this request. The engine records the window's duration once per
+    /// user write in its window latency. 0 = closes nothing.
+    pub window: u32,
 }
 
 /// A stream of host requests in arrival order.
@@ -55,6 +61,11 @@ pub trait RequestSource {
     fn flows(&mut self) -> Option<&mut dyn crate::engine::Flows> {
         None
     }
+    /// What a host-side scheme did beyond the requests (for the report);
+    /// `None` for a plain stream.
+    fn summary(&self) -> Option<serde_json::Value> {
+        None
+    }
 }
 
 impl<T: RequestSource + ?Sized> RequestSource for &mut T {
@@ -66,6 +77,9 @@ impl<T: RequestSource + ?Sized> RequestSource for &mut T {
     }
     fn flows(&mut self) -> Option<&mut dyn crate::engine::Flows> {
         (**self).flows()
+    }
+    fn summary(&self) -> Option<serde_json::Value> {
+        (**self).summary()
     }
 }
 
@@ -359,6 +373,7 @@ impl RequestSource for Synth {
             lpn: (slot * u64::from(units)) as u32,
             units: units.min(s.footprint_units.max(1)),
             idle_ns,
+            window: 0,
             placement: 0,
         })
     }

@@ -67,6 +67,7 @@ impl<'z> ZoneFront<'z> {
             units,
             placement,
             idle_ns: 0,
+            window: 0,
         });
     }
 

@@ -39,6 +39,7 @@ fn req(op: HostOp, lpn: u32, units: u32) -> HostRequest {
         lpn,
         units,
         idle_ns: 0,
+        window: 0,
         placement: 0,
     }
 }
@@ -132,6 +133,7 @@ fn a_remapped_copy_programs_nothing() {
     // every source is on flash.
     v.push(HostRequest {
         idle_ns: 1,
+        window: 0,
         placement: 0,
         ..req(HostOp::Copy { src: 0 }, 1024, 512)
     });
@@ -162,6 +164,7 @@ fn physical_copies_overlap_like_writes() {
     let then = |op: HostOp, lpn: u32, first: bool| HostRequest {
         // The first waits for everything before it, so every source is on flash.
         idle_ns: u64::from(first),
+        window: 0,
         ..req(op, lpn, 1)
     };
     let mut copies = base.clone();

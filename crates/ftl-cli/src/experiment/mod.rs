@@ -37,7 +37,7 @@ pub struct ExperimentArgs {
     #[arg(long)]
     pub list: bool,
     /// Output directory (required; created if missing): results.csv,
-    /// table.md, report.json, SVG charts and, for `dawid`, summary.md.
+    /// table.md, report.json, SVG charts and, for `dawid` and `cc`, summary.md.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Smoke run: at most 2 channels of one single-plane die, 128 blocks of

@@ -239,24 +239,25 @@ pub fn draw(
             let series: Vec<XySeries> = cells
                 .iter()
                 .zip(reports)
-                .map(|(c, r)| {
-                    let points = lookup(r, key)
-                        .and_then(Value::as_array)
-                        .map(|a| {
-                            a.iter()
-                                .filter_map(|p| Some((p.get(0)?.as_f64()?, p.get(1)?.as_f64()?)))
-                                .collect()
-                        })
-                        .unwrap_or_default();
-                    XySeries {
-                        name: c.label.clone(),
-                        points,
-                    }
+                .map(|(c, r)| XySeries {
+                    name: c.label.clone(),
+                    points: cdf_points(lookup(r, key)),
                 })
                 .collect();
             chart::cdf(&axes, &series)
         }
     }
+}
+
+/// The `[value, fraction]` pairs of a report's CDF key (empty if absent).
+pub fn cdf_points(v: Option<&Value>) -> Vec<(f64, f64)> {
+    v.and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|p| Some((p.get(0)?.as_f64()?, p.get(1)?.as_f64()?)))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Writes `results.csv`, `table.md`, `report.json`, the charts and the

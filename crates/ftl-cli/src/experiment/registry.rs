@@ -447,9 +447,11 @@ static EXPERIMENTS: [Experiment; 8] = [
     },
     Experiment {
         name: "cc",
-        description: "Copyless copy (seed 003 Sec. III): host write throughput, NAND programs \
+        description: "Copyless copy (seed 003 Sec. III-IV): host write throughput, NAND programs \
                       and WAF of undo-log journaling and copy-assisted writing (dedup ratios 1, \
-                      1.4, 2, 4, 8) with copies remapped vs copied physically",
+                      1.4, 2, 4, 8) with copies remapped vs copied physically; CCAW against \
+                      host-side deduplication (DEDUP, metadata in a log or in tables) with \
+                      windows of 1, 10, 100, 1000 writes at dedup ratios 2 and 8",
         keys: super::cc::KEYS,
         normalise: &[
             Normalise {
@@ -459,6 +461,10 @@ static EXPERIMENTS: [Experiment; 8] = [
             Normalise {
                 key: "nand.programs",
                 baseline_series: "R=1",
+            },
+            Normalise {
+                key: "window.user_write_mib_s",
+                baseline_series: "dedup",
             },
         ],
         charts: &[
@@ -505,7 +511,7 @@ static EXPERIMENTS: [Experiment; 8] = [
         ],
         cells: super::cc::cells,
         evaluate: None,
-        summary: None,
+        summary: Some(super::cc::summary),
         quick_sets: &[],
     },
     Experiment {

@@ -111,6 +111,7 @@ pub(super) fn apply<const B: usize>(
                     lpn,
                     units,
                     idle_ns: 0,
+                    window: 0,
                     placement: 0,
                 }),
                 Err(Error::Corrupt(_) | Error::NotReady)
