@@ -10,6 +10,8 @@ mod flows;
 mod lifetime;
 mod mem_limit;
 mod memory;
+#[cfg(test)]
+mod preset_text;
 mod progress;
 mod raid;
 mod replay;
