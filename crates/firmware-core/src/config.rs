@@ -119,6 +119,12 @@ pub struct PersistConfig {
     /// Written metadata-region blocks per plane above which the region is
     /// cleaned (0: sized automatically, about twice the translation pages).
     pub meta_blocks_per_plane: u32,
+    /// Under partial protection, GC relocations dirty translation pages
+    /// outside the capacitor budget: a relocated unit's old copy stays
+    /// readable until its victim is erased, so the flash copy of its page
+    /// is still right after a cut. Victims then wait to be erased until a
+    /// sweep has written every page they made stale (`ftl::deferred`).
+    pub gc_outside_budget: bool,
 }
 
 impl PersistConfig {
@@ -129,6 +135,7 @@ impl PersistConfig {
         flush_policy: FlushPolicy::Fifo,
         flush_start_permille: 0,
         meta_blocks_per_plane: 0,
+        gc_outside_budget: false,
     };
 
     /// Whether the mapping table is persisted.

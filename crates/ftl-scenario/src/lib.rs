@@ -96,6 +96,7 @@ pub const PERSIST: PersistConfig = PersistConfig {
     flush_policy: FlushPolicy::Fifo,
     flush_start_permille: 0,
     meta_blocks_per_plane: 0,
+    gc_outside_budget: false,
 };
 
 /// The core configuration: small buffers and queues, as a microcontroller would
@@ -649,6 +650,8 @@ fn add_stats(total: &mut Stats, s: &Stats) {
         epm_no_block_pages,
         map_programs,
         map_flushes,
+        map_sweeps,
+        map_sweep_programs,
         cut_programs,
         mount_ops,
         mount_head_reads,
@@ -691,6 +694,8 @@ fn add_stats(total: &mut Stats, s: &Stats) {
     t.epm_no_block_pages = t.epm_no_block_pages.saturating_add(epm_no_block_pages);
     t.map_programs = t.map_programs.saturating_add(map_programs);
     t.map_flushes = t.map_flushes.saturating_add(map_flushes);
+    t.map_sweeps = t.map_sweeps.saturating_add(map_sweeps);
+    t.map_sweep_programs = t.map_sweep_programs.saturating_add(map_sweep_programs);
     t.cut_programs = t.cut_programs.saturating_add(cut_programs);
     t.mount_ops = t.mount_ops.saturating_add(mount_ops);
     t.mount_head_reads = t.mount_head_reads.saturating_add(mount_head_reads);

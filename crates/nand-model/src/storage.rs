@@ -473,6 +473,12 @@ impl VecStorage {
         }
     }
 
+    /// Metadata pages whose bytes the store holds now (at most the
+    /// programmed metadata pages of blocks not erased since).
+    pub fn meta_pages(&self) -> usize {
+        self.meta.len()
+    }
+
     /// Wraps arrays saved earlier (a medium kept in a file), with no
     /// metadata pages yet ([`Storage::put_meta`] adds them). Lengths are
     /// checked when the medium is built.
@@ -513,6 +519,17 @@ impl Storage for VecStorage {
     }
     fn meta(&self, page: u32) -> Option<&[u8]> {
         self.meta.get(&page).map(|v| v.as_slice())
+    }
+    /// Drops the erased block's metadata bytes: region blocks return to the
+    /// free pool, so keeping them would grow the store by a page for every
+    /// translation page ever written.
+    fn forget_meta(&mut self, first: u32, count: u32) {
+        if self.meta.is_empty() {
+            return;
+        }
+        for page in first..first.saturating_add(count) {
+            self.meta.remove(&page);
+        }
     }
     fn keeps_entrusted(&self) -> bool {
         true

@@ -142,6 +142,8 @@ pub fn json_report(o: &Outcome, extra: Value) -> Value {
         "waf": waf,
         "buffer": {
             "map_flushes": f.map_flushes,
+            "map_sweeps": f.map_sweeps,
+            "map_sweep_programs": f.map_sweep_programs,
         },
         "ftl": {
             "host_program_units": f.host_program_units,

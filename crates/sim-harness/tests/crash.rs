@@ -95,6 +95,22 @@ fn superblock_order_survives_cuts() {
     assert!(r.gc_victims > 0 && r.torn_programs > 0, "{r:?}");
 }
 
+/// Both ways of paying for GC relocations under partial protection
+/// survive cuts: outside the budget (the default: victims wait for a sweep
+/// of the pages the relocations made stale) and inside it.
+#[test]
+fn gc_relocations_inside_and_outside_the_budget_survive_cuts() {
+    for outside in ["true", "false"] {
+        let set = format!("buffer.gc_outside_budget={outside}");
+        let r = crash(&small("0.05", &["buffer.flush_policy=lidf", &set]), 150, 13);
+        assert_eq!(r.lost_acknowledged, 0, "{outside}: {r:?}");
+        assert_eq!(r.invalid_reads, 0, "{outside}: {r:?}");
+        assert_eq!(r.mapping_mismatches, 0, "{outside}: {r:?}");
+        assert_eq!(r.capacitor_overruns, 0, "{outside}: {r:?}");
+        assert!(r.gc_victims > 0, "{outside}: {r:?}");
+    }
+}
+
 #[test]
 fn lidf_flush_order_survives_cuts() {
     let r = crash(&small("0.05", &["buffer.flush_policy=lidf"]), 200, 5);

@@ -185,7 +185,8 @@ impl<H: Hooks> Ftl<'_, H> {
             if held == 0 || (held < upp && !drain) || self.ops_available() == 0 {
                 return Ok(());
             }
-            if !self.map_room_for_page()? {
+            let budgeted = !self.deferred_on();
+            if budgeted && !self.map_room_for_page()? {
                 return Ok(());
             }
             let Some(BlockId(dest)) = H::offchip_target(self, p)? else {
@@ -211,7 +212,11 @@ impl<H: Hooks> Ftl<'_, H> {
                 };
                 let Some(i) = popped else { break };
                 let s = Slot(i);
-                let more = H::extra_tps(self, Pun(self.slot(s)?.aux))?;
+                let more = if budgeted {
+                    H::extra_tps(self, Pun(self.slot(s)?.aux))?
+                } else {
+                    0
+                };
                 if more > 0 && !H::room_for_extra(self, extra.wrapping_add(more))? {
                     let pl = self
                         .t
@@ -243,7 +248,9 @@ impl<H: Hooks> Ftl<'_, H> {
             self.stats.pad_units = self.stats.pad_units.wrapping_add(pad);
             let page = self.next_page_of(BlockId(dest), Stream::Gc)?;
             spare.seq = self.next_seq();
-            self.map_reserve_page(&spare);
+            if budgeted {
+                self.map_reserve_page(&spare);
+            }
             self.emit(
                 OpKind::GcProgram,
                 NandCmd::Program { page, src, spare },
@@ -255,28 +262,23 @@ impl<H: Hooks> Ftl<'_, H> {
         }
     }
 
-    /// Erases (or retires) an emptied victim. Returns false if no op entry was free.
+    /// Erases (or retires) an emptied victim; with relocations outside the
+    /// budget it waits for the next sweep instead (`deferred.rs`). Returns
+    /// false if no op entry was free.
     fn finish_victim(&mut self, p: PlaneId, victim: BlockId) -> Result<bool, Error> {
         let origin = self.pl(p)?.victim_origin;
-        if self.blk(victim)?.state == BlockState::Retiring {
-            H::forget(self, victim)?;
-            self.blk_mut(victim)?.state = BlockState::Bad;
-            self.stats.bad_blocks = self.stats.bad_blocks.wrapping_add(1);
+        let retiring = self.blk(victim)?.state == BlockState::Retiring;
+        if self.deferred_on() {
+            self.defer_victim(victim)?;
+        } else if retiring {
+            self.retire_now(victim)?;
         } else {
-            // Victims without valid data (a zone reset, a large trim)
-            // would otherwise be erased all at once, beyond what a cut
-            // record lists (`power_fail`).
-            let cap = ERASES_IN_FLIGHT
-                .checked_div(self.g.planes())
-                .unwrap_or(1)
-                .max(1);
-            if self.ops_available() == 0 || u32::from(self.pl(p)?.erasing) >= cap {
+            if !self.erase_allowed(p)? {
                 return Ok(false);
             }
-            let pl = self.pl_mut(p)?;
-            pl.erasing = pl.erasing.wrapping_add(1);
-            let cmd = H::victim_erase(self, p, victim)?;
-            self.emit(OpKind::Erase, cmd, origin, 0, 0)?;
+            self.emit_victim_erase(p, victim, origin)?;
+        }
+        if !retiring {
             match origin {
                 Origin::WearLevel => self.stats.wl_moves = self.stats.wl_moves.wrapping_add(1),
                 _ => self.stats.gc_victims = self.stats.gc_victims.wrapping_add(1),
@@ -284,6 +286,41 @@ impl<H: Hooks> Ftl<'_, H> {
         }
         self.pl_mut(p)?.victim = NIL;
         Ok(true)
+    }
+
+    /// Whether plane `p` may start another victim erase now. Victims
+    /// without valid data (a zone reset, a large trim) would otherwise be
+    /// erased all at once, beyond what a cut record lists (`power_fail`).
+    #[inline(always)]
+    pub(crate) fn erase_allowed(&self, p: PlaneId) -> Result<bool, Error> {
+        let cap = ERASES_IN_FLIGHT
+            .checked_div(self.g.planes())
+            .unwrap_or(1)
+            .max(1);
+        Ok(self.ops_available() > 0 && u32::from(self.pl(p)?.erasing) < cap)
+    }
+
+    /// Emits the erase of emptied victim `victim` of plane `p`.
+    #[inline(always)]
+    pub(crate) fn emit_victim_erase(
+        &mut self,
+        p: PlaneId,
+        victim: BlockId,
+        origin: Origin,
+    ) -> Result<(), Error> {
+        let pl = self.pl_mut(p)?;
+        pl.erasing = pl.erasing.wrapping_add(1);
+        let cmd = H::victim_erase(self, p, victim)?;
+        self.emit(OpKind::Erase, cmd, origin, 0, 0)
+    }
+
+    /// Retires emptied block `b` for good.
+    #[inline(always)]
+    pub(crate) fn retire_now(&mut self, b: BlockId) -> Result<(), Error> {
+        H::forget(self, b)?;
+        self.blk_mut(b)?.state = BlockState::Bad;
+        self.stats.bad_blocks = self.stats.bad_blocks.wrapping_add(1);
+        Ok(())
     }
 
     /// A GC read finished: queue live units for programming, or record them lost.
@@ -337,8 +374,11 @@ impl<H: Hooks> Ftl<'_, H> {
         let NandCmd::Program { page, src, spare } = cmd else {
             return Err(Error::Corrupt(&"gc program op is not a program"));
         };
-        self.map_release_page(spare);
-        H::reserve_extra(self, extra, false);
+        let budgeted = !self.deferred_on();
+        if budgeted {
+            self.map_release_page(spare);
+            H::reserve_extra(self, extra, false);
+        }
         let b = self.g.block_of(*page);
         let p = self.g.plane_of(b);
         // The plane the units came from (another way's, for a cross-way
@@ -363,25 +403,42 @@ impl<H: Hooks> Ftl<'_, H> {
             self.retire_block(b)?;
         } else {
             H::page_programmed(self, *page)?;
-            for (j, s) in src.iter().take(usize::from(count)).enumerate() {
-                let (lpn, from) = {
-                    let m = self.slot(*s)?;
-                    (Lpn(m.lpn), Pun(m.aux))
-                };
-                if let Some(t) = self.reloc_tag(lpn, from)? {
-                    let to = self.g.pun(*page, j as u8);
-                    self.move_unit(from, to, t)?;
-                } else {
-                    self.stats.gc_stale_units = self.stats.gc_stale_units.wrapping_add(1);
-                }
-                self.gc_slot_release(sp, *s)?;
-            }
+            // Outside the budget the remaps only mark their pages stale.
+            self.ps.def.touching = !budgeted;
+            let r = self.gc_remap(*page, src, count, sp);
+            self.ps.def.touching = false;
+            r?;
         }
         self.block_settle(b)?;
         if sp != p {
             self.attend(sp)?;
         }
         self.attend(p)
+    }
+
+    /// Remaps the units a GC program wrote to `page` that are still current.
+    #[inline(always)]
+    fn gc_remap(
+        &mut self,
+        page: crate::medium::addr::Ppn,
+        src: &[Slot; MAX_UNITS_PER_PAGE],
+        count: u8,
+        sp: PlaneId,
+    ) -> Result<(), Error> {
+        for (j, s) in src.iter().take(usize::from(count)).enumerate() {
+            let (lpn, from) = {
+                let m = self.slot(*s)?;
+                (Lpn(m.lpn), Pun(m.aux))
+            };
+            if let Some(t) = self.reloc_tag(lpn, from)? {
+                let to = self.g.pun(page, j as u8);
+                self.move_unit(from, to, t)?;
+            } else {
+                self.stats.gc_stale_units = self.stats.gc_stale_units.wrapping_add(1);
+            }
+            self.gc_slot_release(sp, *s)?;
+        }
+        Ok(())
     }
 
     /// A victim erase finished: the block is free again, or bad.

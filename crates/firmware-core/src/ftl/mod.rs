@@ -10,6 +10,7 @@ mod adopt;
 mod blocks;
 mod buffer;
 mod checkpoint;
+mod deferred;
 #[cfg(feature = "reparo")]
 pub mod die_fail;
 mod gc;
@@ -424,8 +425,8 @@ impl<'a, H: Hooks> Ftl<'a, H> {
         match e.kind {
             OpKind::Free => return Err(Error::UnknownOp),
             OpKind::Cut => self.cut_done(&e.cmd, result)?,
-            OpKind::MapProgram | OpKind::MapMove => {
-                self.map_program_done(e.kind, &e.cmd, e.tag, result)?
+            OpKind::MapProgram | OpKind::MapMove | OpKind::MapSweep => {
+                self.map_program_done(e.kind, &e.cmd, e.tag, e.count, result)?
             }
             OpKind::MapErase => self.map_erase_done(&e.cmd, result)?,
             OpKind::MountHead
@@ -643,6 +644,9 @@ impl<'a, H: Hooks> Ftl<'a, H> {
             self.mnt.released = false;
         }
         self.gc_turns()?;
+        if self.deferred_on() {
+            self.deferred_step()?;
+        }
         H::emit_due(self)?;
         H::host_page_done(self)?;
         self.flush_buffer()

@@ -42,7 +42,9 @@ impl<H: Hooks> Ftl<'_, H> {
     /// A mapping entry reached flash state `loc` (not a buffer slot): its TP is dirty.
     #[inline]
     pub(crate) fn map_touch(&mut self, lpn: Lpn) -> Result<(), Error> {
-        if self.ps.on {
+        if self.deferred_on() && self.ps.def.touching {
+            self.map_stale(lpn);
+        } else if self.ps.on {
             let tp = self.ps.tp_of(lpn);
             self.ps.mark_dirty(tp)?;
             H::tp_dirty(self, tp, true)?;
@@ -222,6 +224,11 @@ impl<H: Hooks> Ftl<'_, H> {
         let Some(buf) = self.ps.buf_alloc() else {
             return Err(Error::Corrupt(&"no metadata buffer"));
         };
+        let stale = if self.deferred_on() {
+            self.stale_write_start(tp, kind)
+        } else {
+            0
+        };
         self.tp_encode(tp, buf)?;
         let mut spare = Spare {
             kind: PageKind::Map,
@@ -235,7 +242,7 @@ impl<H: Hooks> Ftl<'_, H> {
             kind,
             NandCmd::ProgramMeta { page, buf, spare },
             Origin::Meta,
-            0,
+            stale,
             tp.0,
         )
     }
@@ -305,6 +312,7 @@ impl<H: Hooks> Ftl<'_, H> {
         kind: OpKind,
         cmd: &NandCmd,
         tp: u32,
+        stale: u8,
         result: NandResult,
     ) -> Result<(), Error> {
         let NandCmd::ProgramMeta { page, buf, spare } = cmd else {
@@ -324,6 +332,12 @@ impl<H: Hooks> Ftl<'_, H> {
         if kind == OpKind::MapMove {
             self.ps.set_flag(tp, F_MOVING, false);
         }
+        if self.deferred_on() {
+            self.stale_write_done(tp, stale, result.is_ok());
+            if kind == OpKind::MapSweep && result.is_ok() {
+                self.stats.map_sweep_programs = self.stats.map_sweep_programs.wrapping_add(1);
+            }
+        }
         if result.is_err() {
             self.stats.program_failures = self.stats.program_failures.wrapping_add(1);
             // The block is done for: close it so cleaning empties it.
@@ -334,9 +348,12 @@ impl<H: Hooks> Ftl<'_, H> {
             if self.pl(p)?.meta_active == b.0 {
                 self.pl_mut(p)?.meta_active = NIL;
             }
-            // The DRAM copy is still the truth: the TP is dirty again.
-            self.ps.mark_dirty(tp)?;
-            H::tp_dirty(self, tp, true)?;
+            // The DRAM copy is still the truth: the TP is dirty again (a
+            // sweep's page is stale again instead, see above).
+            if kind != OpKind::MapSweep {
+                self.ps.mark_dirty(tp)?;
+                H::tp_dirty(self, tp, true)?;
+            }
         } else if spare.seq > self.ps.tp_seq.get(tp.0 as usize).copied().unwrap_or(0) {
             let old = self.ps.gtd.get(tp.0 as usize).copied().unwrap_or(NIL);
             if old != NIL {

@@ -100,6 +100,11 @@ pub struct Stats {
     pub map_programs: u64,
     /// Batches of translation-page write-backs the dirty budget forced.
     pub map_flushes: u64,
+    /// Sweeps that wrote the pages GC relocations outside the budget made
+    /// stale, then erased their victims (`persist::deferred`).
+    pub map_sweeps: u64,
+    /// Translation pages those sweeps wrote (also in `map_programs`).
+    pub map_sweep_programs: u64,
     /// Programs the power-cut flushes emitted.
     pub cut_programs: u64,
     /// Operations mount emitted.

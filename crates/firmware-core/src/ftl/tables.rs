@@ -51,6 +51,9 @@ pub enum OpKind {
     MapProgram,
     /// Rewrite of a live translation page out of a region block being cleaned.
     MapMove,
+    /// Write of a translation page a relocation outside the budget made
+    /// stale (`deferred.rs`).
+    MapSweep,
     /// Erase of an emptied metadata-region block.
     MapErase,
     /// Program of the power-cut flush (data, translation page or record).

@@ -3,6 +3,7 @@
 
 pub mod checkpoint;
 pub mod cut;
+pub mod deferred;
 pub mod map_dirty;
 pub mod mount;
 pub mod tp;

@@ -25,7 +25,11 @@ pub(crate) const MAGIC_CUT: u32 = 0x3154_5543; // "CUT1"
 pub(crate) const NO_BUF: MetaBuf = MetaBuf(u16::MAX);
 
 /// TP flags, low bits: write-backs of this TP in flight (counted in the budget).
-pub(crate) const F_WRITING: u8 = 0x3f;
+pub(crate) const F_WRITING: u8 = 0x1f;
+
+/// TP flag: a GC relocation outside the budget made the flash copy stale;
+/// a sweep must write it before the victim is erased (`persist::deferred`).
+pub(crate) const F_LAZY: u8 = 0x20;
 
 /// TP flag: holds a unit of budget (in `reserved`) for the data programs in
 /// flight that will dirty it; set only while the TP is not dirty, since a
@@ -127,6 +131,8 @@ pub(crate) struct Persist<'a> {
     pub(crate) erased_blocks: u32,
     /// Data programs in flight per TP.
     pub(crate) inflight: &'a mut [u16],
+    /// Deferred victim erases (GC relocations outside the budget).
+    pub(crate) def: crate::persist::deferred::Deferred,
 }
 
 impl<'a> Persist<'a> {
@@ -234,6 +240,10 @@ impl<'a> Persist<'a> {
             waiting: false,
             erased_blocks: 0,
             inflight: t.tp_inflight,
+            def: crate::persist::deferred::Deferred {
+                on: p.enabled() && p.gc_outside_budget && budget < n_tp32,
+                ..Default::default()
+            },
         };
         ps.reset_tables(n_tp);
         if ps.on && ps.page_bytes > g.page_bytes as usize {

@@ -270,6 +270,11 @@ pub struct BufferSection {
     /// With mapping persistence, flushing starts once this share [0-1) of
     /// the write buffer is occupied (Dawid: 0.5); 0 flushes each full page.
     pub flush_start_ratio: f64,
+    /// Under partial protection (`map_protect_ratio` < 1), GC relocations
+    /// make translation pages stale outside the capacitor budget and their
+    /// victims wait for a sweep that writes those pages before they are
+    /// erased; false charges every relocation to the budget.
+    pub gc_outside_budget: bool,
 }
 
 impl Default for BufferSection {
@@ -279,6 +284,7 @@ impl Default for BufferSection {
             flush_policy: FlushPolicyKey::Fifo,
             map_protect_ratio: 1.0,
             flush_start_ratio: 0.0,
+            gc_outside_budget: true,
         }
     }
 }
@@ -728,6 +734,7 @@ impl SimConfig {
             },
             flush_start_permille: (self.buffer.flush_start_ratio * 1000.0).round() as u32,
             meta_blocks_per_plane: 0,
+            gc_outside_budget: self.buffer.gc_outside_budget,
         };
         // One average block-write time (seed 000 §4.2).
         let window_ns =

@@ -11,6 +11,7 @@ const EXPECTED_KEYS: &[&str] = &[
     "buffer.flush_policy",
     "buffer.map_protect_ratio",
     "buffer.flush_start_ratio",
+    "buffer.gc_outside_budget",
     "buffer.write_buffer_bytes",
     "ftl.map_entries_per_page",
     "ftl.gc_reserve_blocks",
