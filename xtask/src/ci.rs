@@ -65,6 +65,8 @@ pub fn run() -> Result<(), String> {
         "reparo",
         "zns",
         "placement",
+        "crossway",
+        "deferred-erase",
     ] {
         run_cmd(
             "cargo",
