@@ -196,6 +196,7 @@ pub fn cells() -> Result<Vec<Cell>, String> {
             }
         }
     }
+    out.extend(super::dawid_area::cells(&SETS)?);
     Ok(out)
 }
 
@@ -398,6 +399,9 @@ pub fn summary(dir: &Path, cells: &[Cell], reports: &[Value]) -> Result<String, 
             workload_charts(dir, w, cells, reports)?;
         }
     }
+    if let Some(t) = super::dawid_area::table(cells, reports) {
+        md.push_str(&t);
+    }
     let path = dir.join("summary.md");
     std::fs::write(&path, &md).map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(md)
@@ -410,7 +414,7 @@ mod tests {
     #[test]
     fn grid_has_every_workload_policy_and_ratio() {
         let c = cells().unwrap();
-        assert_eq!(c.len(), 3 * 2 * 7 + 2 * 3);
+        assert_eq!(c.len(), 3 * 2 * 7 + 2 * 3 + 4 * 2 * 3);
         let mut labels: Vec<&str> = c.iter().map(|c| c.label.as_str()).collect();
         labels.sort_unstable();
         labels.dedup();

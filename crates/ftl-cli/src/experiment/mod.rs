@@ -7,6 +7,7 @@
 
 pub mod cc;
 pub mod dawid;
+pub mod dawid_area;
 pub mod dgcb;
 pub mod output;
 pub mod placement;

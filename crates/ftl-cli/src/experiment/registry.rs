@@ -519,7 +519,8 @@ static EXPERIMENTS: [Experiment; 8] = [
         description: "Dawid (seed 004 Sec. 5.1): IOPS and write traffic (user and translation \
                       pages) of FIFO vs LIDF write-buffer flushing at protected ratios 1-100 %, \
                       for 4 KiB sequential writes, 4 KiB random writes and a JESD219-like mix, \
-                      writing 3x the working area on dawid-femu",
+                      writing 3x the working area on dawid-femu; random writes with GC running \
+                      over 12.5/30/60/100 % of the drive at 1, 10, 100 %",
         keys: super::dawid::KEYS,
         normalise: &[],
         // Per-workload charts over a log ratio axis come with the summary.
