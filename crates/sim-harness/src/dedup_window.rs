@@ -268,16 +268,23 @@ impl Windowed {
     /// Drops one reference to disk block `d`; a block left unreferenced is
     /// free once this window's metadata is durable.
     fn unref(&mut self, d: u32) {
-        self.dirty
-            .insert(self.ref_base + d / TABLE_ENTRIES_PER_BLOCK);
+        self.touch(self.ref_base + d / TABLE_ENTRIES_PER_BLOCK);
         if let Some(r) = self.refs.get_mut(d as usize) {
             *r = r.saturating_sub(1);
             if *r == 0 {
                 self.freed.push(d);
                 // The content leaves the fingerprint index.
                 let sig = self.disk_sig.get(d as usize).copied().unwrap_or(0);
-                self.dirty.insert(self.fingerprint_block(sig));
+                self.touch(self.fingerprint_block(sig));
             }
+        }
+    }
+
+    /// The `table` layout's metadata block `b` changes in this window (the
+    /// log layout keeps no such set).
+    fn touch(&mut self, b: u32) {
+        if self.scheme == Scheme::Dedup(MetaLayout::Table) {
+            self.dirty.insert(b);
         }
     }
 
@@ -290,7 +297,7 @@ impl Windowed {
     fn dedup(&mut self, writes: &[HostRequest], layout: MetaLayout) {
         let mut data = 0u32;
         for w in writes {
-            self.dirty.insert(w.lpn / TABLE_ENTRIES_PER_BLOCK);
+            self.touch(w.lpn / TABLE_ENTRIES_PER_BLOCK);
             let old = self.map[w.lpn as usize];
             let disk = match w.op {
                 HostOp::Copy { src } => {
@@ -307,12 +314,11 @@ impl Windowed {
                     if let Some(s) = self.disk_sig.get_mut(d as usize) {
                         *s = sig;
                     }
-                    self.dirty.insert(self.fingerprint_block(sig));
+                    self.touch(self.fingerprint_block(sig));
                     d
                 }
             };
-            self.dirty
-                .insert(self.ref_base + disk / TABLE_ENTRIES_PER_BLOCK);
+            self.touch(self.ref_base + disk / TABLE_ENTRIES_PER_BLOCK);
             if let Some(r) = self.refs.get_mut(disk as usize) {
                 *r += 1;
             }

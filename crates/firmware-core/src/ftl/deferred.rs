@@ -38,7 +38,11 @@ impl<H: Hooks> Ftl<'_, H> {
 
     /// A GC relocation changed `lpn`'s mapping: its page is stale.
     pub(crate) fn map_stale(&mut self, lpn: Lpn) {
-        let tp = self.ps.tp_of(lpn);
+        self.mark_stale(self.ps.tp_of(lpn));
+    }
+
+    /// Marks page `tp` stale (counted once).
+    fn mark_stale(&mut self, tp: Tpn) {
         if self.ps.flag(tp) & F_LAZY == 0 {
             self.ps.set_flag(tp, F_LAZY, true);
             self.ps.def.stale = self.ps.def.stale.wrapping_add(1);
@@ -201,10 +205,7 @@ impl<H: Hooks> Ftl<'_, H> {
         }
         if !ok {
             d.rescan = true;
-            if self.ps.flag(tp) & F_LAZY == 0 {
-                self.ps.set_flag(tp, F_LAZY, true);
-                self.ps.def.stale = self.ps.def.stale.wrapping_add(1);
-            }
+            self.mark_stale(tp);
         }
     }
 }
