@@ -648,6 +648,8 @@ fn add_stats(total: &mut Stats, s: &Stats) {
         epm_active_blocks_max,
         epm_offchip_pages,
         epm_no_block_pages,
+        epm_no_room_pages,
+        epm_full_plane_pages,
         map_programs,
         map_flushes,
         map_sweeps,
@@ -692,6 +694,8 @@ fn add_stats(total: &mut Stats, s: &Stats) {
     t.epm_active_blocks_max = t.epm_active_blocks_max.max(epm_active_blocks_max);
     t.epm_offchip_pages = t.epm_offchip_pages.saturating_add(epm_offchip_pages);
     t.epm_no_block_pages = t.epm_no_block_pages.saturating_add(epm_no_block_pages);
+    t.epm_no_room_pages = t.epm_no_room_pages.saturating_add(epm_no_room_pages);
+    t.epm_full_plane_pages = t.epm_full_plane_pages.saturating_add(epm_full_plane_pages);
     t.map_programs = t.map_programs.saturating_add(map_programs);
     t.map_flushes = t.map_flushes.saturating_add(map_flushes);
     t.map_sweeps = t.map_sweeps.saturating_add(map_sweeps);

@@ -240,6 +240,8 @@ pub fn json_report(o: &Outcome, extra: Value) -> Value {
             "classified_blocks": f.classified_blocks,
             "offchip_pages": f.epm_offchip_pages,
             "no_block_pages": f.epm_no_block_pages,
+            "no_room_pages": f.epm_no_room_pages,
+            "full_plane_pages": f.epm_full_plane_pages,
         },
         "run": {
             "wall_seconds": o.wall_seconds,

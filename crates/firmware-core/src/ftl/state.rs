@@ -96,6 +96,14 @@ pub struct Stats {
     /// Victim pages of copyback victims sent off-chip because no destination
     /// block of their quota level was open or could be opened.
     pub epm_no_block_pages: u64,
+    /// Of `epm_no_block_pages`, those refused because the plane lacked the
+    /// spare space to open another quota-level block (free blocks beyond
+    /// one plus the erased pages of its level blocks below a block).
+    pub epm_no_room_pages: u64,
+    /// Of `epm_no_block_pages`, those refused because the plane's valid
+    /// data was at its limit (`Ftl::has_room`); the rest of
+    /// `epm_no_block_pages` found no free block with a high enough threshold.
+    pub epm_full_plane_pages: u64,
     /// Translation pages written while running (write-backs and region moves).
     pub map_programs: u64,
     /// Batches of translation-page write-backs the dirty budget forced.

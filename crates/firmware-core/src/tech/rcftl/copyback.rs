@@ -323,7 +323,12 @@ fn gc_level_target<'a, H: Hooks + HasRcftl<'a>>(
             .saturating_sub(1)
             .saturating_mul(ppb)
             .wrapping_add(others);
-        if free == 0 || spare < ppb || !f.has_room(p)? {
+        if free == 0 || spare < ppb {
+            f.stats.epm_no_room_pages = f.stats.epm_no_room_pages.wrapping_add(1);
+            return Ok(None);
+        }
+        if !f.has_room(p)? {
+            f.stats.epm_full_plane_pages = f.stats.epm_full_plane_pages.wrapping_add(1);
             return Ok(None);
         }
     }
@@ -725,7 +730,11 @@ mod tests {
     use std::vec;
 
     fn run(mode: CopybackMode) -> (crate::Stats, u32) {
-        let mut cfg = Config::with_op_ratio(small_geometry(1), 0.5).unwrap();
+        run_at(mode, 0.5)
+    }
+
+    fn run_at(mode: CopybackMode, op: f64) -> (crate::Stats, u32) {
+        let mut cfg = Config::with_op_ratio(small_geometry(1), op).unwrap();
         cfg.write_buffer_units = 8;
         cfg.read_slots = 4;
         cfg.max_inflight = 32;
@@ -767,6 +776,22 @@ mod tests {
             s.epm_active_blocks_max > 1,
             "a plane held a lower-level GC block open beside its GC active block"
         );
+    }
+
+    #[test]
+    fn tight_spare_refuses_level_blocks_for_room_and_says_so() {
+        // Less spare space than the other tests (0.45 against 0.5): planes
+        // reach their GC reserve, so lower quota levels sometimes cannot
+        // open a block beside the GC active one.
+        let (s, _) = run_at(CopybackMode::Rcftl, 0.45);
+        assert!(s.epm_no_room_pages > 0, "{s:?}");
+        assert!(
+            s.epm_no_room_pages + s.epm_full_plane_pages <= s.epm_no_block_pages,
+            "the causes split the refusals: {s:?}"
+        );
+        // The per-page variant writes every page into the GC active block.
+        let (pp, _) = run_at(CopybackMode::RcftlPerPage, 0.45);
+        assert_eq!(pp.epm_no_room_pages, 0, "{pp:?}");
     }
 
     #[test]
