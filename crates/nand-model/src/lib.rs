@@ -44,6 +44,8 @@ pub mod gerase_modes;
 #[cfg(feature = "std")]
 pub mod guarded;
 mod hash;
+#[cfg(feature = "std")]
+pub mod huge;
 pub mod medium;
 pub mod storage;
 pub mod wordline;

@@ -457,16 +457,21 @@ impl VecStorage {
     /// Allocates the arrays `geo` needs. The page and unit records (all
     /// but a few bytes per block) come zeroed from the allocator, so the
     /// operating system backs them with memory only where a page is
-    /// written: a short run on a large drive pays for what it touches.
+    /// written: a short run on a large drive pays for what it touches
+    /// (in 2 MiB pieces, see [`crate::huge`]).
     pub fn new(geo: &Geometry) -> Self {
         let s = StorageSizes::for_geometry(geo);
         const _: () = assert!(PageRec::INIT.seq == 0 && PageRec::INIT.meta == 0);
         const _: () = assert!(PageRec::INIT.mask == 0 && PageRec::INIT.carried == 0);
         const _: () = assert!(UnitRec::INIT.stamp == 0 && UnitRec::INIT.lpn == 0);
+        let mut pages = bytemuck::zeroed_vec(s.pages);
+        let mut units = bytemuck::zeroed_vec(s.units);
+        crate::huge::advise(&mut pages);
+        crate::huge::advise(&mut units);
         VecStorage {
             blocks: std::vec![BlockRec::INIT; s.blocks],
-            pages: bytemuck::zeroed_vec(s.pages),
-            units: bytemuck::zeroed_vec(s.units),
+            pages,
+            units,
             meta: std::collections::HashMap::new(),
             page_bytes: geo.page_bytes as usize,
             entrusted: std::vec::Vec::new(),

@@ -142,8 +142,10 @@ impl<U: Copy + Default> CoreStore<U> {
     pub fn new(cfg: &Config) -> Result<Self, Error> {
         let bytes = FullFtl::lend_bytes(cfg)?;
         let slots = cfg.total_slots() as usize;
+        let mut mem = vec![0; bytes];
+        nand_model::huge::advise(&mut mem);
         Ok(CoreStore {
-            mem: vec![0; bytes],
+            mem,
             data: vec![U::default(); slots],
         })
     }
@@ -213,8 +215,10 @@ pub struct StampOracle {
 impl StampOracle {
     /// An oracle of `logical_units` never-written units.
     pub fn new(logical_units: u32) -> Self {
+        let mut versions = vec![0; logical_units as usize];
+        nand_model::huge::advise(&mut versions);
         StampOracle {
-            versions: vec![0; logical_units as usize],
+            versions,
             write_seq: 0,
             copied: std::collections::HashMap::new(),
         }
