@@ -293,3 +293,25 @@ fn dawid_experiment_compares_fifo_and_lidf_at_every_ratio() {
     assert!(fewer >= 3, "LIDF saves translation pages on random writes");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn longftl_quick_keeps_the_wordline_models_blocks() {
+    // The generic shrink caps blocks at 96 pages; the wordline model that
+    // `nand.endurance_scale` needs is refused below its 576, so the
+    // experiment's own quick settings restore them.
+    let (dir, _) = experiment(
+        "longftl",
+        "longftl-quick",
+        &[
+            "--quick",
+            "--quiet",
+            "--jobs",
+            "1",
+            "--only",
+            "proj0 baseline",
+        ],
+    );
+    let csv = read(&dir, "results.csv");
+    assert!(csv.lines().count() >= 2, "{csv}");
+    assert!(csv.contains("proj0 baseline"), "{csv}");
+}

@@ -44,7 +44,8 @@ pub struct ExperimentArgs {
     /// Smoke run: at most 2 channels of one single-plane die, 128 blocks of
     /// at most 96 pages per plane, at most 2000 requests per cell, and the
     /// experiment's own quick settings (`dawid`: 1 MiB write buffer,
-    /// translation pages of 64 entries).
+    /// translation pages of 64 entries; `longftl`: the wordline model's
+    /// 576-page blocks).
     #[arg(long)]
     pub quick: bool,
     /// Override one configuration key in every cell, on top of the cell's own (repeatable).

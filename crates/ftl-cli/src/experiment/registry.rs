@@ -443,7 +443,9 @@ static EXPERIMENTS: [Experiment; 8] = [
         cells: longftl_cells,
         evaluate: None,
         summary: None,
-        quick_sets: &[],
+        // The wordline model (`nand.endurance_scale`) needs its own 576-page
+        // blocks; the generic shrink's 96 pages would be refused.
+        quick_sets: &["geometry.pages_per_block=576"],
     },
     Experiment {
         name: "cc",
