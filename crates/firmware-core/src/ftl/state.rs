@@ -143,7 +143,9 @@ pub struct Stats {
     pub list_pages: u64,
 }
 
-pub(crate) use crate::config::OPEN_MARGIN;
+/// Open blocks a plane's room check sets aside: the host and GC active
+/// blocks, and one that filled with programs still in flight.
+pub(crate) const OPEN_MARGIN: u32 = 3;
 
 /// The FTL core. See the crate documentation.
 pub struct Ftl<'a, H> {
