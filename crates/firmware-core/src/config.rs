@@ -245,7 +245,7 @@ impl Config {
         )?;
         // Usable space per plane must exceed the logical share plus the GC reserve,
         // or GC cannot guarantee progress.
-        let reserve_units = u64::from(self.gc_trigger_blocks.saturating_add(1))
+        let reserve_units = u64::from(self.reserve_blocks_per_plane())
             .saturating_mul(u64::from(g.planes()))
             .saturating_mul(u64::from(g.units_per_block()));
         if u64::from(self.logical_units).saturating_add(reserve_units) > u64::from(g.total_units())
@@ -255,6 +255,15 @@ impl Config {
             ));
         }
         Ok(())
+    }
+
+    /// Blocks per plane the logical space must leave over: GC's trigger
+    /// plus the block it works in, or the GC reserve plus the open blocks a
+    /// plane's room check sets aside (`Ftl::has_room`), whichever is more.
+    /// With fewer, a drive written to its logical capacity can have a plane
+    /// at its room limit that GC cannot relieve, and writes fail.
+    pub fn reserve_blocks_per_plane(&self) -> u32 {
+        reserve_blocks_per_plane(self.gc_trigger_blocks, self.gc_reserve_blocks)
     }
 
     fn total_slots_u64(&self) -> u32 {
@@ -270,6 +279,18 @@ impl Config {
     pub fn total_slots(&self) -> u32 {
         self.total_slots_u64()
     }
+}
+
+/// Open blocks a plane's room check sets aside: the host and GC active
+/// blocks, and one that filled with programs still in flight.
+pub(crate) const OPEN_MARGIN: u32 = 3;
+
+/// [`Config::reserve_blocks_per_plane`] from the two settings it depends on,
+/// for a caller that checks a configuration before it builds one.
+pub fn reserve_blocks_per_plane(gc_trigger_blocks: u32, gc_reserve_blocks: u32) -> u32 {
+    gc_trigger_blocks
+        .saturating_add(1)
+        .max(gc_reserve_blocks.saturating_add(OPEN_MARGIN))
 }
 
 /// Checks the superblock settings against the rest of the configuration.
@@ -293,4 +314,48 @@ fn check_superblock(cfg: &Config) -> Result<(), Error> {
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_nand::{small_geometry, with_core};
+    use crate::Lpn;
+
+    /// Every over-provisioning the check accepts holds its whole logical
+    /// capacity under random overwrites. On 16-block planes the room check
+    /// keeps 5 blocks (GC reserve 2 plus 3 open) out of the logical space;
+    /// when the check kept only `gc_trigger_blocks + 1`, 35 % and 40 % were
+    /// accepted and then failed writes with `OutOfSpace`.
+    #[test]
+    fn accepted_over_provisioning_holds_the_logical_capacity() {
+        let mut ran = 0;
+        for op in [0.3, 0.35, 0.4, 0.45, 0.5, 0.55] {
+            let mut cfg = Config::with_op_ratio(small_geometry(1), op).unwrap();
+            cfg.write_buffer_units = 8;
+            cfg.read_slots = 4;
+            cfg.max_inflight = 32;
+            if cfg.validate().is_err() {
+                assert!(op < 0.5, "op {op} refused");
+                continue;
+            }
+            ran += 1;
+            with_core(cfg, |ftl, drv| {
+                let n = cfg.logical_units;
+                let mut x = 7u32;
+                for i in 0..u64::from(n) * 6 {
+                    // Fill every unit once, then overwrite at random.
+                    let l = if i < u64::from(n) {
+                        i as u32
+                    } else {
+                        x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                        (x >> 8) % n
+                    };
+                    let r = drv.write(ftl, Lpn(l), i + 1);
+                    assert!(r.is_ok(), "op {op}, write {i} of unit {l}: {r:?}");
+                }
+            });
+        }
+        assert_eq!(ran, 2, "0.5 and 0.55 are accepted");
+    }
 }

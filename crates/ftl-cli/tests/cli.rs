@@ -304,7 +304,7 @@ fn eight_units_per_page_run_gc_without_stalling() {
         "--set",
         "ftl.mapping_unit_bytes=2048",
         "--set",
-        "geometry.blocks_per_plane=64",
+        "geometry.blocks_per_plane=72",
         "--precondition",
         "--read-pct",
         "20",

@@ -14,7 +14,7 @@ fn config(sets: &[&str]) -> SimConfig {
     for s in [
         "geometry.channels=1",
         "geometry.dies_per_channel=1",
-        "geometry.blocks_per_plane=32",
+        "geometry.blocks_per_plane=40",
         // Too small for a metadata region: the mapping stays in DRAM.
         "ftl.map_entries_per_page=0",
     ]

@@ -10,7 +10,7 @@ fn writes(requests: u64, precondition: bool) -> Outcome {
     let mut cfg = SimConfig::preset("default").unwrap();
     for s in [
         "geometry.channels=1",
-        "geometry.blocks_per_plane=32",
+        "geometry.blocks_per_plane=40",
         // Too small for a metadata region: the mapping stays in DRAM.
         "ftl.map_entries_per_page=0",
     ] {

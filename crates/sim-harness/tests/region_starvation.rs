@@ -19,7 +19,7 @@ fn random_writes_on_a_full_power_safe_drive_never_stall() {
     for s in [
         "geometry.channels=2",
         "geometry.dies_per_channel=1",
-        "geometry.blocks_per_plane=64",
+        "geometry.blocks_per_plane=72",
         "ftl.map_entries_per_page=1020",
     ] {
         cfg.apply_set(s).unwrap();
@@ -76,7 +76,7 @@ fn power_cuts_with_half_the_buffer_full_never_stall_recovery() {
         "ftl.map_entries_per_page=256",
         "buffer.write_buffer_bytes=1048576",
         "buffer.flush_start_ratio=0.5",
-        "ftl.op_ratio=0.2",
+        "ftl.op_ratio=0.22",
     ] {
         cfg.apply_set(s).unwrap();
     }

@@ -143,9 +143,7 @@ pub struct Stats {
     pub list_pages: u64,
 }
 
-/// Open blocks a plane's room check sets aside: the host and GC active
-/// blocks, and one that filled with programs still in flight.
-pub(crate) const OPEN_MARGIN: u32 = 3;
+pub(crate) use crate::config::OPEN_MARGIN;
 
 /// The FTL core. See the crate documentation.
 pub struct Ftl<'a, H> {

@@ -200,7 +200,7 @@ impl<'a> Persist<'a> {
                 .saturating_add(ppb.saturating_mul(2));
             let blocks = u64::from(pages.div_ceil(ppb).saturating_add(g.planes()));
             let upb = u64::from(g.units_per_block());
-            let reserve = u64::from(cfg.gc_trigger_blocks.saturating_add(1))
+            let reserve = u64::from(cfg.reserve_blocks_per_plane())
                 .saturating_mul(u64::from(g.planes()))
                 .saturating_mul(upb);
             let need = u64::from(cfg.logical_units)

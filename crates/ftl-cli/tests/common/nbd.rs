@@ -40,7 +40,7 @@ pub fn start(extra: &[&str]) -> Server {
             "120",
             "--json",
             "--set",
-            "geometry.blocks_per_plane=32",
+            "geometry.blocks_per_plane=40",
             // Too small for a metadata region: the mapping stays in DRAM.
             "--set",
             "ftl.map_entries_per_page=0",

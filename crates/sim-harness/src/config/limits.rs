@@ -202,7 +202,10 @@ fn check_factory_bad(c: &SimConfig) -> Result<(), ConfigError> {
     }
     let blocks = f64::from(c.geometry.blocks_per_plane);
     let spare = c.ftl.op_ratio / (1.0 + c.ftl.op_ratio);
-    let reserve = f64::from(c.ftl.gc_trigger_blocks.saturating_add(1)) / blocks;
+    let reserve = f64::from(firmware_core::config::reserve_blocks_per_plane(
+        c.ftl.gc_trigger_blocks,
+        c.ftl.gc_reserve_blocks,
+    )) / blocks;
     let max = spare - reserve;
     if r >= max {
         return check(

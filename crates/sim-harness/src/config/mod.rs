@@ -820,11 +820,12 @@ impl SimConfig {
         if err.key == "ftl.op_ratio" {
             let g = &core.geometry;
             let physical = u64::from(g.total_units());
-            let reserve = u64::from(core.gc_trigger_blocks.saturating_add(1))
-                * u64::from(g.planes())
-                * u64::from(g.units_per_block());
+            let blocks = core.reserve_blocks_per_plane();
+            let reserve =
+                u64::from(blocks) * u64::from(g.planes()) * u64::from(g.units_per_block());
             let mut detail = format!(
-                "; logical {} + GC reserve {} units (gc_trigger_blocks + 1 blocks per plane) > physical {} units",
+                "; logical {} + GC reserve {} units ({blocks} blocks per plane: \
+                 gc_trigger_blocks + 1, or gc_reserve_blocks + 3 open blocks) > physical {} units",
                 core.logical_units, reserve, physical
             );
             if reserve < physical {

@@ -593,14 +593,18 @@ fn config_validate_names_the_key() {
 
 #[test]
 fn config_op_ratio_below_gc_reserve_is_rejected() {
-    // Default: 1,048,576 units; reserve (3 + 1) blocks x 16 planes x 256 units = 16,384,
-    // so op_ratio must exceed 1048576 / 1032192 - 1 = 0.015873.
+    // Default: 1,048,576 units; reserve max(3 + 1, 2 + 3 open) = 5 blocks x 16
+    // planes x 256 units = 20,480, so op_ratio must exceed
+    // 1048576 / 1028096 - 1 = 0.019920.
     let e = invalid("ftl.op_ratio=0.01");
     assert_eq!(e.key, "ftl.op_ratio");
     assert!(e.reason.contains("over-provisioning"), "{e}");
-    assert!(e.reason.contains("0.015873"), "{e}");
+    assert!(e.reason.contains("0.019920"), "{e}");
+    assert!(e.reason.contains("5 blocks per plane"), "{e}");
     let mut c = SimConfig::default();
-    c.apply_set("ftl.op_ratio=0.016").unwrap();
+    c.apply_set("ftl.op_ratio=0.0195").unwrap();
+    assert_eq!(c.validate().unwrap_err().key, "ftl.op_ratio");
+    c.apply_set("ftl.op_ratio=0.0205").unwrap();
     c.validate().unwrap();
     // A larger GC trigger needs more over-provisioning.
     c.apply_set("ftl.gc_trigger_blocks=20").unwrap();
