@@ -185,6 +185,10 @@ struct Drive {
     /// Run, completion not yet delivered (with its completion time): per
     /// die, oldest first.
     done: Vec<VecDeque<(NandOp, NandResult, u64)>>,
+    /// The dies whose `done` queue is not empty, ascending: a step picks
+    /// one of them, so keeping them here spares a scan of every die per
+    /// operation.
+    busy: Vec<usize>,
     now: u64,
     timing: Option<Timing>,
 }
@@ -209,6 +213,17 @@ fn waiting_victims(ftl: &FullFtl<'_>, cfg: &Config) -> Result<Vec<bool>, Error> 
         .collect()
 }
 
+/// Refills `out` with where every unit is now, in place: the table is as
+/// large as the drive and taken at every cut, so a fresh one each time paid
+/// the allocation and the kernel's zeroing of its pages.
+fn capture_locations(ftl: &FullFtl<'_>, logical: u32, out: &mut Vec<Loc>) -> Result<(), Error> {
+    out.clear();
+    for l in 0..logical {
+        out.push(ftl.location(Lpn(l))?);
+    }
+    Ok(())
+}
+
 /// Runs a crash test on a configuration with mapping persistence.
 pub fn run_crash(
     cfg: Config,
@@ -228,6 +243,7 @@ pub fn run_crash(
         cfg,
         queue: VecDeque::new(),
         done: vec![VecDeque::new(); dies],
+        busy: Vec::with_capacity(dies),
         now: 0,
         timing: spec.timing.map(|p| Timing::new(cfg.geometry, p)),
     };
@@ -288,9 +304,7 @@ pub fn run_crash(
                 data[usize::from(slot.0)] = stamp(lpn, 1);
             }
             d.settle_with(&mut ftl, &mut medium, data, &mut rng)?;
-            at_cut = (0..logical)
-                .map(|l| ftl.location(Lpn(l)))
-                .collect::<Result<_, _>>()?;
+            capture_locations(&ftl, logical, &mut at_cut)?;
             waiting_at_cut = waiting_victims(&ftl, &cfg)?;
             ftl.power_fail(d.now)?;
             while let Some(op) = ftl.poll_op() {
@@ -511,9 +525,7 @@ pub fn run_crash(
             if rng.chance(spec.shutdown_prob)
                 && d.shut_down(&mut ftl, &mut medium, data, &mut rng)?
             {
-                at_cut = (0..logical)
-                    .map(|l| ftl.location(Lpn(l)))
-                    .collect::<Result<_, _>>()?;
+                capture_locations(&ftl, logical, &mut at_cut)?;
                 waiting_at_cut = waiting_victims(&ftl, &cfg)?;
                 rep.shutdowns += 1;
                 clean = true;
@@ -529,9 +541,7 @@ pub fn run_crash(
             } else {
                 clean = false;
                 d.cut(&mut ftl, &mut medium, data, &mut rng, &mut rep);
-                at_cut = (0..logical)
-                    .map(|l| ftl.location(Lpn(l)))
-                    .collect::<Result<_, _>>()?;
+                capture_locations(&ftl, logical, &mut at_cut)?;
                 waiting_at_cut = waiting_victims(&ftl, &cfg)?;
                 ftl.power_fail(d.now)?;
                 let mut programs = 0u64;
@@ -604,10 +614,8 @@ impl Drive {
         while let Some(op) = ftl.poll_op() {
             self.queue.push_back(op);
         }
-        let pending: Vec<usize> = (0..self.done.len())
-            .filter(|i| !self.done[*i].is_empty())
-            .collect();
-        let run = !self.queue.is_empty() && (pending.is_empty() || rng.chance(0.5));
+        let pending = self.busy.len();
+        let run = !self.queue.is_empty() && (pending == 0 || rng.chance(0.5));
         if run {
             if let Some(op) = self.queue.pop_front() {
                 let r = execute(medium, data, ftl.meta_for(&op), &op);
@@ -616,15 +624,27 @@ impl Drive {
                     Some(t) => t.schedule(&op, self.now),
                     None => self.now + 1_000,
                 };
-                self.done[die].push_back((op, r, at));
+                let q = &mut self.done[die];
+                if q.is_empty() {
+                    if let Err(i) = self.busy.binary_search(&die) {
+                        self.busy.insert(i, die);
+                    }
+                }
+                q.push_back((op, r, at));
             }
             return Ok(true);
         }
-        if pending.is_empty() {
+        if pending == 0 {
             return Ok(false);
         }
-        let die = pending[rng.below(pending.len() as u64) as usize];
-        if let Some((op, r, at)) = self.done[die].pop_front() {
+        let k = rng.below(pending as u64) as usize;
+        let die = self.busy[k];
+        let q = &mut self.done[die];
+        let head = q.pop_front();
+        if q.is_empty() {
+            self.busy.remove(k);
+        }
+        if let Some((op, r, at)) = head {
             self.now = self.now.max(at);
             // Host completions (only reads here) are polled by `read`.
             ftl.complete(op.id, r, self.now)?;
@@ -876,6 +896,7 @@ impl Drive {
         for q in &mut self.done {
             q.clear();
         }
+        self.busy.clear();
         self.now += 1_000_000;
         if let Some(t) = &mut self.timing {
             *t = Timing::new(self.cfg.geometry, *t.params());
