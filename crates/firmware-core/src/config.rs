@@ -282,8 +282,9 @@ impl Config {
 }
 
 /// Open blocks a plane's room check sets aside: the host and GC active
-/// blocks, and one that filled with programs still in flight.
-pub(crate) const OPEN_MARGIN: u32 = 3;
+/// blocks, and one that filled with programs still in flight. Public so a
+/// caller's capacity message can name it.
+pub const OPEN_MARGIN: u32 = 3;
 
 /// [`Config::reserve_blocks_per_plane`] from the two settings it depends on,
 /// for a caller that checks a configuration before it builds one.

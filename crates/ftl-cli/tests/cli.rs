@@ -219,7 +219,11 @@ fn bad_config_is_rejected_naming_the_key() {
     );
     assert_input_error(
         &ftl(&["replay", "--json", "--set", "ftl.op_ratio=0.0001"]),
-        &["ftl.op_ratio"],
+        &[
+            "ftl.op_ratio",
+            "gc_reserve_blocks + 3 open blocks",
+            "op_ratio must be above",
+        ],
     );
     assert_input_error(&ftl(&["replay", "--json", "--preset", "nope"]), &["nope"]);
     let dir = std::env::temp_dir().join(format!("ftl-cli-cfg-{}", std::process::id()));

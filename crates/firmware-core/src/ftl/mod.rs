@@ -26,7 +26,7 @@ mod state;
 pub mod tables;
 mod wear;
 
-use crate::config::Config;
+use crate::config::{Config, OPEN_MARGIN};
 use crate::error::Error;
 use crate::ftl::hooks::Hooks;
 use crate::ftl::host::{CopyProgress, CopyStop, HostCompletion, ReadStart, ReadStatus, Tag};
@@ -37,7 +37,6 @@ use crate::ftl::tables::{
 use crate::map::loc::{Loc, P2L_NONE};
 use crate::medium::addr::{BlockId, Lpn, PlaneId, UnitMask, MAX_UNITS_PER_PAGE};
 use crate::medium::nand::{NandCmd, NandResult, OpId, Origin, PageKind, Slot, Spare};
-pub(crate) use state::OPEN_MARGIN;
 pub use state::{Ftl, Phase, Stats, Stream};
 
 impl<'a, H: Hooks> Ftl<'a, H> {

@@ -143,8 +143,6 @@ pub struct Stats {
     pub list_pages: u64,
 }
 
-pub(crate) use crate::config::OPEN_MARGIN;
-
 /// The FTL core. See the crate documentation.
 pub struct Ftl<'a, H> {
     /// The techniques plugged into the mechanism (see [`hooks`]).

@@ -825,8 +825,11 @@ impl SimConfig {
                 u64::from(blocks) * u64::from(g.planes()) * u64::from(g.units_per_block());
             let mut detail = format!(
                 "; logical {} + GC reserve {} units ({blocks} blocks per plane: \
-                 gc_trigger_blocks + 1, or gc_reserve_blocks + 3 open blocks) > physical {} units",
-                core.logical_units, reserve, physical
+                 gc_trigger_blocks + 1, or gc_reserve_blocks + {} open blocks) > physical {} units",
+                core.logical_units,
+                reserve,
+                firmware_core::config::OPEN_MARGIN,
+                physical
             );
             if reserve < physical {
                 let min = physical as f64 / (physical - reserve) as f64 - 1.0;
