@@ -231,6 +231,7 @@ mod rcftl_hooks {
         ) -> Result<(), Error> {
             rc::copyback_done(f, cmd, tag, result)
         }
+        #[cfg_attr(not(target_arch = "arm"), inline(always))]
         fn offchip_target(f: &mut Ftl<'_, Self>, p: PlaneId) -> Result<Option<BlockId>, Error> {
             #[cfg(feature = "placement")]
             if f.h.placement.is_some() {
@@ -273,6 +274,7 @@ mod rcftl_hooks {
             }
             rc::held_erased_pages(f, p)
         }
+        #[cfg_attr(not(target_arch = "arm"), inline(always))]
         fn holds(f: &Ftl<'_, Self>, p: PlaneId, b: BlockId) -> Result<bool, Error> {
             #[cfg(feature = "placement")]
             if f.h.placement.is_some() {
@@ -375,6 +377,7 @@ mod migration_hooks {
     use crate::tech::placement::gc as pg;
 
     impl Migration for Techniques<'_> {
+        #[cfg_attr(not(target_arch = "arm"), inline(always))]
         fn offchip_target(f: &mut Ftl<'_, Self>, p: PlaneId) -> Result<Option<BlockId>, Error> {
             #[cfg(feature = "placement")]
             if f.h.placement.is_some() {
@@ -407,6 +410,7 @@ mod migration_hooks {
             pg::held_erased_pages(f, p)
         }
         #[cfg(feature = "placement")]
+        #[cfg_attr(not(target_arch = "arm"), inline(always))]
         fn holds(f: &Ftl<'_, Self>, p: PlaneId, b: BlockId) -> Result<bool, Error> {
             pg::holds(f, p, b)
         }
@@ -651,6 +655,7 @@ mod copyless_hooks {
         fn reloc_other(f: &Ftl<'_, Self>, from: Pun) -> Result<Option<Lpn>, Error> {
             cc::reloc_other(f, from)
         }
+        #[cfg_attr(not(target_arch = "arm"), inline(always))]
         fn unit_moved(f: &mut Ftl<'_, Self>, from: Pun, to: Pun, lpn: Lpn) -> Result<(), Error> {
             cc::unit_moved(f, from, to, lpn)
         }
@@ -723,9 +728,11 @@ mod reparo_hooks {
             }
             sb::data_pages_claimed(f, b, stream)
         }
+        #[cfg_attr(not(target_arch = "arm"), inline(always))]
         fn emit_due(f: &mut Ftl<'_, Self>) -> Result<(), Error> {
             sb::emit_due_list_pages(f)
         }
+        #[cfg_attr(not(target_arch = "arm"), inline(always))]
         fn host_page_done(f: &mut Ftl<'_, Self>) -> Result<(), Error> {
             sb::sb_emit_due_lists(f)
         }

@@ -14,6 +14,14 @@
 //! Sizes, configuration checks, host-supplied ranges and timestamps
 //! saturate or use checked arithmetic, and a difference that may go below
 //! zero on purpose saturates (`saturating_sub` as "at least 0").
+//!
+//! Inlining follows the target. The small helpers every relocated unit
+//! passes through (valid counts, P2L updates, GC slots, the hooks the
+//! default techniques answer at once) carry
+//! `#[cfg_attr(not(target_arch = "arm"), inline(always))]`: inlined on the
+//! host, where the simulator runs billions of them and code size is free,
+//! and left to the size-optimised build on a controller, whose flash holds
+//! one copy.
 #![no_std]
 #![cfg_attr(
     not(test),

@@ -1401,12 +1401,14 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
     fn start_next(&mut self, die: usize) {
         if let Some(id) = self.die_queue[die].pop_front() {
             let idx = (id & 0xffff) as usize;
-            let op = self.ops[idx];
+            // By reference: an operation is a few cache lines, and only the
+            // ones the timing model reads need to come in.
+            let op = &self.ops[idx];
             let bits = self.results[idx].as_ref().map_or(0, |r| r.bit_errors);
-            let t = self.timing.schedule_read(&op, self.now, bits);
+            let t = self.timing.schedule_read(op, self.now, bits);
             self.die_busy[die] += 1;
             self.heap.push(Reverse((t, EV_NAND, id)));
-            if let Some(at) = self.timing.cache_accept(&op) {
+            if let Some(at) = self.timing.cache_accept(op) {
                 self.heap.push(Reverse((at, EV_DIE_ACCEPT, die as u32)));
             }
         }
@@ -1419,8 +1421,8 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
         let Some(&id) = self.die_queue[die].front() else {
             return;
         };
-        let op = self.ops[(id & 0xffff) as usize];
-        if self.die_busy[die] == 1 && self.timing.continues_cache(&op) {
+        let op = &self.ops[(id & 0xffff) as usize];
+        if self.die_busy[die] == 1 && self.timing.continues_cache(op) {
             self.start_next(die);
         }
     }

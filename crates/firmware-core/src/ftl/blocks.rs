@@ -79,6 +79,7 @@ impl<H: Hooks> Ftl<'_, H> {
     }
 
     /// Links a `Full` block into its valid-count bucket.
+    #[cfg_attr(not(target_arch = "arm"), inline(always))]
     pub(crate) fn bucket_insert(&mut self, b: BlockId) -> Result<(), Error> {
         let p = self.g.plane_of(b);
         let valid = self.bucket_key(b)?;
@@ -100,6 +101,7 @@ impl<H: Hooks> Ftl<'_, H> {
     }
 
     /// Unlinks a `Full` block from its valid-count bucket.
+    #[cfg_attr(not(target_arch = "arm"), inline(always))]
     pub(crate) fn bucket_remove(&mut self, b: BlockId) -> Result<(), Error> {
         let p = self.g.plane_of(b);
         let valid = self.bucket_key(b)?;
@@ -125,6 +127,7 @@ impl<H: Hooks> Ftl<'_, H> {
     }
 
     /// Adds or removes one valid unit from a block, keeping bucket lists in order.
+    #[cfg_attr(not(target_arch = "arm"), inline(always))]
     pub(crate) fn adjust_valid(&mut self, b: BlockId, inc: bool) -> Result<(), Error> {
         let m = self.blk_mut(b)?;
         if m.state == BlockState::Full {
@@ -295,6 +298,7 @@ impl<H: Hooks> Ftl<'_, H> {
 
     /// Called when a program of block `b` finished: closes full blocks and
     /// retires empty bad ones.
+    #[cfg_attr(not(target_arch = "arm"), inline(always))]
     pub(crate) fn block_settle(&mut self, b: BlockId) -> Result<(), Error> {
         let ppb = self.g.pages_per_block;
         let m = *self.blk(b)?;

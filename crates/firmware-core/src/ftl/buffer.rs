@@ -93,6 +93,7 @@ impl<H: Hooks> Ftl<'_, H> {
     }
 
     /// Takes a free GC slot of plane `p`.
+    #[cfg_attr(not(target_arch = "arm"), inline(always))]
     pub(crate) fn gc_slot_alloc(&mut self, p: PlaneId) -> Result<Option<Slot>, Error> {
         let pl = self
             .t
@@ -103,6 +104,7 @@ impl<H: Hooks> Ftl<'_, H> {
     }
 
     /// Returns a GC slot to plane `p`.
+    #[cfg_attr(not(target_arch = "arm"), inline(always))]
     pub(crate) fn gc_slot_release(&mut self, p: PlaneId, s: Slot) -> Result<(), Error> {
         self.slot_mut(s)?.state = SlotState::Free;
         let pl = self

@@ -47,6 +47,7 @@ impl<H: Hooks> Ftl<'_, H> {
     }
 
     /// Marks a physical unit as holding `lpn` and counts it valid in its block.
+    #[cfg_attr(not(target_arch = "arm"), inline(always))]
     pub(crate) fn validate_unit(&mut self, pun: Pun, lpn: Lpn) -> Result<(), Error> {
         let e = self
             .t
@@ -62,6 +63,7 @@ impl<H: Hooks> Ftl<'_, H> {
     }
 
     /// Marks a physical unit as dead and uncounts it from its block.
+    #[cfg_attr(not(target_arch = "arm"), inline(always))]
     pub(crate) fn invalidate_unit(&mut self, pun: Pun) -> Result<(), Error> {
         let e = self
             .t
@@ -111,6 +113,7 @@ impl<H: Hooks> Ftl<'_, H> {
 
     /// The owner a relocation of `from` (read for `lpn`) must follow, if the
     /// unit is still live: `lpn` itself, or whom the ownership hook names.
+    #[cfg_attr(not(target_arch = "arm"), inline(always))]
     pub(crate) fn reloc_tag(&self, lpn: Lpn, from: Pun) -> Result<Option<Lpn>, Error> {
         if self.loc(lpn)? == Loc::Flash(from) {
             return Ok(Some(lpn));
@@ -120,6 +123,7 @@ impl<H: Hooks> Ftl<'_, H> {
 
     /// GC, wear levelling or retirement moved live unit `from` (owner
     /// `lpn`) to `to`: `lpn` maps there, `from` dies.
+    #[cfg_attr(not(target_arch = "arm"), inline(always))]
     pub(crate) fn move_unit(&mut self, from: Pun, to: Pun, lpn: Lpn) -> Result<(), Error> {
         self.invalidate_unit(from)?;
         self.set_loc(lpn, Loc::Flash(to))?;

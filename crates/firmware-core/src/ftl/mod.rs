@@ -98,6 +98,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
             flushes: heapless::Vec::new(),
             flush_done: heapless::Deque::new(),
             force_flush: false,
+            defer_pump: false,
             last_now: 0,
             format_pe: 0,
             ps,
@@ -416,18 +417,27 @@ impl<'a, H: Hooks> Ftl<'a, H> {
         })
     }
 
-    /// Hands the core the result of an operation it emitted.
+    /// Hands the core the result of an operation it emitted. New work (GC,
+    /// buffer flushes) starts once the driver has taken every queued
+    /// operation ([`Ftl::poll_op`]): a completion that arrives while some
+    /// still wait only records its result (and whatever its handler emits),
+    /// so a driver working through a queue pays for one scheduling pass, not
+    /// one per operation. A driver that takes every operation as soon as it
+    /// is queued sees the core schedule after each completion.
     pub fn complete(&mut self, id: OpId, result: NandResult, now: u64) -> Result<(), Error> {
         self.last_now = now;
         self.release_handed_out()?;
         let e = self.take_op(id)?;
-        match e.kind {
-            OpKind::Free => return Err(Error::UnknownOp),
-            OpKind::Cut => self.cut_done(&e.cmd, result)?,
+        // Operations the driver has not taken yet (not ones this completion
+        // emits): new work waits for them, and the pump below passes.
+        self.defer_pump = self.outbound.len > 0;
+        let r = match e.kind {
+            OpKind::Free => Err(Error::UnknownOp),
+            OpKind::Cut => self.cut_done(&e.cmd, result),
             OpKind::MapProgram | OpKind::MapMove | OpKind::MapSweep => {
-                self.map_program_done(e.kind, &e.cmd, e.tag, e.count, result)?
+                self.map_program_done(e.kind, &e.cmd, e.tag, e.count, result)
             }
-            OpKind::MapErase => self.map_erase_done(&e.cmd, result)?,
+            OpKind::MapErase => self.map_erase_done(&e.cmd, result),
             OpKind::MountHead
             | OpKind::MountRegion
             | OpKind::MountRecord
@@ -436,16 +446,31 @@ impl<'a, H: Hooks> Ftl<'a, H> {
             | OpKind::MountAnchor
             | OpKind::MountTable
             | OpKind::MountSeal
-            | OpKind::MountSealErase => self.mount_done(e.kind, &e.cmd, e.tag, result)?,
-            OpKind::HostRead => self.host_read_done(&e.cmd, result)?,
-            OpKind::HostProgram => self.host_program_done(&e.cmd, e.count, result)?,
-            OpKind::GcRead => self.gc_read_done(&e.cmd, result)?,
-            OpKind::GcProgram => self.gc_program_done(&e.cmd, e.count, e.tag, result)?,
-            OpKind::Erase => self.erase_done(&e.cmd, result)?,
-            OpKind::FormatErase => self.format_erase_done(&e.cmd, result)?,
-            OpKind::Migrate => H::migrate_done(self, &e.cmd, e.tag, result)?,
-            OpKind::Probe => H::probe_done(self, &e.cmd, result)?,
+            | OpKind::MountSealErase => self.mount_done(e.kind, &e.cmd, e.tag, result),
+            OpKind::HostRead => self.host_read_done(&e.cmd, result),
+            OpKind::HostProgram => self.host_program_done(&e.cmd, e.count, result),
+            OpKind::GcRead => self.gc_read_done(&e.cmd, result),
+            OpKind::GcProgram => self.gc_program_done(&e.cmd, e.count, e.tag, result),
+            OpKind::Erase => self.erase_done(&e.cmd, result),
+            OpKind::FormatErase => self.format_erase_done(&e.cmd, result),
+            OpKind::Migrate => H::migrate_done(self, &e.cmd, e.tag, result),
+            OpKind::Probe => H::probe_done(self, &e.cmd, result),
+        };
+        if r.is_err() {
+            // Whatever failed, the next pump runs.
+            self.defer_pump = false;
+            return r;
         }
+        self.pump()
+    }
+
+    /// Starts whatever work can start now (GC, buffer flushes), as a
+    /// completion does once the driver has taken every queued operation.
+    /// For a driver that completes operations while others are still
+    /// queued and wants the core to schedule after each of them anyway
+    /// (a simulation keeping the order its recorded figures came from).
+    pub fn schedule(&mut self, now: u64) -> Result<(), Error> {
+        self.last_now = now;
         self.pump()
     }
 
@@ -558,6 +583,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
     }
 
     /// Queues a plane for GC / retirement / wear-levelling attention.
+    #[cfg_attr(not(target_arch = "arm"), inline(always))]
     pub(crate) fn attend(&mut self, p: PlaneId) -> Result<(), Error> {
         let tail = self.attn_tail;
         let pl = self.pl_mut(p)?;
@@ -604,7 +630,12 @@ impl<'a, H: Hooks> Ftl<'a, H> {
     }
 
     /// Emits whatever work can start now: format erases, GC, buffer flushes.
+    /// Passes once after a completion that found operations still queued
+    /// (`defer_pump`, see [`Ftl::complete`]).
     pub(crate) fn pump(&mut self) -> Result<(), Error> {
+        if core::mem::take(&mut self.defer_pump) {
+            return Ok(());
+        }
         if self.phase == Phase::Dying {
             return self.pump_dying();
         }
@@ -702,6 +733,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
     /// The GC active block of plane `p`, opening one if a free block is
     /// left: where relocated data goes unless the migration hook says
     /// otherwise.
+    #[cfg_attr(not(target_arch = "arm"), inline(always))]
     pub(crate) fn gc_target(&mut self, p: PlaneId) -> Result<Option<BlockId>, Error> {
         let b = self.pl(p)?.gc_active;
         if b != NIL {
@@ -921,6 +953,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
     }
 
     /// Claims the next page of an open block and closes the stream's slot when the block fills.
+    #[cfg_attr(not(target_arch = "arm"), inline(always))]
     pub(crate) fn next_page_of(
         &mut self,
         b: BlockId,

@@ -174,6 +174,9 @@ pub struct Ftl<'a, H> {
     pub(crate) flushes: heapless::Vec<(Tag, u32), 8>,
     pub(crate) flush_done: heapless::Deque<Tag, 8>,
     pub(crate) force_flush: bool,
+    /// The completion being handled arrived while operations were still
+    /// queued: the pump at its end passes, once (`Ftl::complete`).
+    pub(crate) defer_pump: bool,
     pub(crate) last_now: u64,
     pub(crate) format_pe: u32,
     pub(crate) ps: crate::persist::tp::Persist<'a>,

@@ -153,6 +153,7 @@ pub(crate) fn sb_host_target<H: Hooks + HasSuperblocks>(
 /// Programs the list pages of the superblock's last superpage as soon
 /// as the cursor reaches a member whose data pages are all claimed, so
 /// they do not wait for the next host write.
+#[cfg_attr(not(target_arch = "arm"), inline(always))]
 pub(crate) fn sb_emit_due_lists<H: Hooks + HasSuperblocks>(
     f: &mut Ftl<'_, H>,
 ) -> Result<(), Error> {
@@ -250,6 +251,7 @@ pub(crate) fn list_page_due<H: Hooks + HasSuperblocks>(
 
 /// Programs the list pages due (GC blocks, and host blocks outside
 /// superblocks) while operations are free.
+#[cfg_attr(not(target_arch = "arm"), inline(always))]
 pub(crate) fn emit_due_list_pages<H: Hooks + HasSuperblocks>(
     f: &mut Ftl<'_, H>,
 ) -> Result<(), Error> {

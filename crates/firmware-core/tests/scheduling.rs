@@ -1,0 +1,57 @@
+//! When the core schedules new work: a completion that arrives while
+//! operations still wait in the outbound queue only records its result; the
+//! completion that finds the queue empty starts whatever can start.
+
+mod common;
+
+use common::{small_geometry, with_core};
+use firmware_core::driver::execute;
+use firmware_core::{Config, Lpn, ReadValue};
+
+/// Completes the next queued operation on the test medium.
+fn complete_next(
+    ftl: &mut firmware_core::FullFtl<'_>,
+    drv: &mut firmware_core::SyncDriver<'_, common::TestNand>,
+) {
+    let op = ftl.poll_op().expect("an operation is queued");
+    let r = execute(drv.nand, drv.data, ftl.meta_for(&op), &op);
+    ftl.complete(op.id, r, drv.now)
+        .expect("completion accepted");
+}
+
+#[test]
+fn work_waits_until_the_queue_is_taken() {
+    let mut cfg = Config::with_op_ratio(small_geometry(1), 0.5).unwrap();
+    cfg.write_buffer_units = 16;
+    cfg.read_slots = 4;
+    // Host programs leave a quarter of the operation entries free: with 8,
+    // at most 6 host programs are out at once.
+    cfg.max_inflight = 8;
+    with_core(cfg, |ftl, drv| {
+        for l in 0..10 {
+            let s = ftl.write(Lpn(l), 0).unwrap();
+            drv.data[usize::from(s.0)] = u64::from(l) + 1;
+        }
+        // One-unit pages: six programs went out, four units wait.
+        assert_eq!(ftl.ops_queued(), 6);
+        complete_next(ftl, drv);
+        // An entry is free and a page waits, but five operations are still
+        // queued: nothing new yet.
+        assert_eq!(ftl.ops_queued(), 5);
+        for left in (1..5).rev() {
+            complete_next(ftl, drv);
+            assert_eq!(ftl.ops_queued(), left);
+        }
+        // The last completion finds the queue empty: the four waiting units
+        // go out at once.
+        complete_next(ftl, drv);
+        assert_eq!(ftl.ops_queued(), 4);
+        drv.run(ftl).unwrap();
+        for l in 0..10 {
+            assert_eq!(
+                drv.read(ftl, Lpn(l)).unwrap(),
+                ReadValue::Data(u64::from(l) + 1)
+            );
+        }
+    });
+}
