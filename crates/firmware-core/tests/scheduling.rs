@@ -19,21 +19,33 @@ fn complete_next(
         .expect("completion accepted");
 }
 
-#[test]
-fn work_waits_until_the_queue_is_taken() {
+/// One-unit pages and 8 operation entries: host programs leave a quarter
+/// of them free, so at most 6 are out at once.
+fn config() -> Config {
     let mut cfg = Config::with_op_ratio(small_geometry(1), 0.5).unwrap();
     cfg.write_buffer_units = 16;
     cfg.read_slots = 4;
-    // Host programs leave a quarter of the operation entries free: with 8,
-    // at most 6 host programs are out at once.
     cfg.max_inflight = 8;
-    with_core(cfg, |ftl, drv| {
-        for l in 0..10 {
-            let s = ftl.write(Lpn(l), 0).unwrap();
-            drv.data[usize::from(s.0)] = u64::from(l) + 1;
-        }
-        // One-unit pages: six programs went out, four units wait.
-        assert_eq!(ftl.ops_queued(), 6);
+    cfg
+}
+
+/// Writes units 0..10 (value `lpn + 1`) without running the medium.
+fn write_ten(
+    ftl: &mut firmware_core::FullFtl<'_>,
+    drv: &mut firmware_core::SyncDriver<'_, common::TestNand>,
+) {
+    for l in 0..10 {
+        let s = ftl.write(Lpn(l), 0).unwrap();
+        drv.data[usize::from(s.0)] = u64::from(l) + 1;
+    }
+    // Six programs went out, four units wait.
+    assert_eq!(ftl.ops_queued(), 6);
+}
+
+#[test]
+fn work_waits_until_the_queue_is_taken() {
+    with_core(config(), |ftl, drv| {
+        write_ten(ftl, drv);
         complete_next(ftl, drv);
         // An entry is free and a page waits, but five operations are still
         // queued: nothing new yet.
@@ -53,5 +65,17 @@ fn work_waits_until_the_queue_is_taken() {
                 ReadValue::Data(u64::from(l) + 1)
             );
         }
+    });
+}
+
+#[test]
+fn schedule_runs_the_pass_put_off() {
+    with_core(config(), |ftl, drv| {
+        write_ten(ftl, drv);
+        complete_next(ftl, drv);
+        assert_eq!(ftl.ops_queued(), 5);
+        // The put-off pass: the freed entry takes a waiting page.
+        ftl.schedule(drv.now).unwrap();
+        assert_eq!(ftl.ops_queued(), 6);
     });
 }

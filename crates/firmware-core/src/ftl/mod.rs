@@ -99,6 +99,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
             flush_done: heapless::Deque::new(),
             force_flush: false,
             defer_pump: false,
+            pump_owed: false,
             last_now: 0,
             format_pe: 0,
             ps,
@@ -464,12 +465,15 @@ impl<'a, H: Hooks> Ftl<'a, H> {
         self.pump()
     }
 
-    /// Starts whatever work can start now (GC, buffer flushes), as a
-    /// completion does once the driver has taken every queued operation.
-    /// For a driver that completes operations while others are still
-    /// queued and wants the core to schedule after each of them anyway
-    /// (a simulation keeping the order its recorded figures came from).
+    /// Runs the scheduling pass a completion put off because operations
+    /// were still queued, if no pass has run since; does nothing otherwise.
+    /// For a driver that wants the core to schedule after every completion
+    /// anyway (a simulation keeping the order its recorded figures came
+    /// from): it calls this after each [`Ftl::complete`].
     pub fn schedule(&mut self, now: u64) -> Result<(), Error> {
+        if !self.pump_owed {
+            return Ok(());
+        }
         self.last_now = now;
         self.pump()
     }
@@ -634,8 +638,10 @@ impl<'a, H: Hooks> Ftl<'a, H> {
     /// (`defer_pump`, see [`Ftl::complete`]).
     pub(crate) fn pump(&mut self) -> Result<(), Error> {
         if core::mem::take(&mut self.defer_pump) {
+            self.pump_owed = true;
             return Ok(());
         }
+        self.pump_owed = false;
         if self.phase == Phase::Dying {
             return self.pump_dying();
         }

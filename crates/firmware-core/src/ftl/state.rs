@@ -177,6 +177,8 @@ pub struct Ftl<'a, H> {
     /// The completion being handled arrived while operations were still
     /// queued: the pump at its end passes, once (`Ftl::complete`).
     pub(crate) defer_pump: bool,
+    /// A pass was put off that way and none has run since (`Ftl::schedule`).
+    pub(crate) pump_owed: bool,
     pub(crate) last_now: u64,
     pub(crate) format_pe: u32,
     pub(crate) ps: crate::persist::tp::Persist<'a>,
