@@ -79,3 +79,56 @@ fn schedule_runs_the_pass_put_off() {
         assert_eq!(ftl.ops_queued(), 6);
     });
 }
+
+proptest::proptest! {
+    /// `write_would_block` says exactly when `write` answers `Busy`, with
+    /// the buffer filling, overwrites of buffered units and completions
+    /// freeing space in any mix.
+    #[test]
+    fn write_would_block_predicts_busy(
+        steps in proptest::collection::vec(
+            (0u32..32, proptest::prop_oneof![4 => proptest::strategy::Just(0u8), 1 => 1u8..4]),
+            1..120,
+        )
+    ) {
+        with_core(config(), |ftl, drv| {
+            for (lpn, completions) in steps {
+                let predicted = ftl.write_would_block(Lpn(lpn));
+                match ftl.write(Lpn(lpn), drv.now) {
+                    Ok(s) => {
+                        assert!(!predicted, "predicted busy, write of {lpn} taken");
+                        drv.data[usize::from(s.0)] = u64::from(lpn) + 1;
+                    }
+                    Err(firmware_core::Error::Busy) => {
+                        assert!(predicted, "write of {lpn} refused unpredicted");
+                    }
+                    Err(e) => panic!("write of {lpn}: {e:?}"),
+                }
+                for _ in 0..completions {
+                    if ftl.ops_queued() > 0 {
+                        complete_next(ftl, drv);
+                    }
+                }
+            }
+        });
+    }
+}
+
+#[test]
+fn a_full_buffer_blocks_new_units_but_not_overwrites() {
+    with_core(config(), |ftl, drv| {
+        let mut l = 0;
+        while !ftl.write_would_block(Lpn(l)) {
+            let s = ftl.write(Lpn(l), drv.now).unwrap();
+            drv.data[usize::from(s.0)] = u64::from(l) + 1;
+            l += 1;
+        }
+        assert_eq!(ftl.write(Lpn(l), drv.now), Err(firmware_core::Error::Busy));
+        // The last unit taken waits in the buffer: overwriting it needs no slot.
+        assert!(!ftl.write_would_block(Lpn(l - 1)));
+        assert!(ftl.write(Lpn(l - 1), drv.now).is_ok());
+        // Completions free slots.
+        drv.run(ftl).unwrap();
+        assert!(!ftl.write_would_block(Lpn(l)));
+    });
+}

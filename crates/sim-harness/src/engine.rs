@@ -18,8 +18,7 @@
 //! steps events ([`Engine::step`]) and moves real payloads through its own
 //! host side; both share the same core-driving code.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 
 use firmware_core::driver::execute;
 use firmware_core::{
@@ -34,6 +33,7 @@ use crate::series::{Sample, Sampler, Snapshot};
 use crate::timing::{Timing, TimingParams};
 use crate::workload::{HostOp, HostRequest, RequestSource};
 
+mod events;
 mod flows;
 
 pub use flows::{Arbitration, Flow, FlowSet, FlowStats, Flows};
@@ -234,6 +234,13 @@ impl StampOracle {
         self.write_seq = self.write_seq.max(1);
     }
 
+    /// Look-ahead hint: `lpn` will soon be written or read; start fetching
+    /// its version. Never changes behaviour.
+    #[inline]
+    pub fn prefetch(&self, lpn: u32) {
+        firmware_core::medium::hint::prefetch(&self.versions, lpn as usize);
+    }
+
     /// The stamp [`StampOracle::adopt_first_version`] expects `lpn` to hold.
     pub fn first_stamp(lpn: u32) -> u64 {
         stamp(lpn, 1)
@@ -404,12 +411,16 @@ pub fn engine_bytes(cfg: &Config, qd: u32, unit_bytes: u64, fixed_step: bool) ->
     use std::mem::size_of;
     let inflight = u64::from(cfg.max_inflight);
     let qd = u64::from(qd.max(1));
-    let per_op = (size_of::<Reverse<(u64, u8, u32)>>()
+    // An event is one u128 key, in the heap or (host transfers) the FIFO.
+    let per_op = (size_of::<u128>()
         + size_of::<NandResult>()
         + size_of::<NandOp>()
+        + size_of::<crate::place::Place>()
         + size_of::<u32>()) as u64;
     let per_req =
-        (size_of::<Outstanding>() + size_of::<u32>() + size_of::<ReadTrack>()) as u64 + unit_bytes;
+        (size_of::<Outstanding>() + size_of::<u128>() + size_of::<u32>() + size_of::<ReadTrack>())
+            as u64
+            + unit_bytes;
     let rows = if fixed_step {
         crate::series::FIXED_MAX_ROWS
     } else {
@@ -449,9 +460,11 @@ pub struct Engine<'a, N: Nand, H = StampOracle> {
     data: &'a mut [N::Unit],
     /// Resource reservations.
     pub timing: Timing,
-    heap: BinaryHeap<Reverse<(u64, u8, u32)>>,
+    heap: events::Events,
     results: Vec<NandResult>,
     ops: Vec<NandOp>,
+    /// Where each operation in `ops` runs, decoded once when it is queued.
+    op_place: Vec<crate::place::Place>,
     die_queue: Vec<VecDeque<u32>>,
     /// Operations of each die started and not completed (two while a cache
     /// program overlaps the one before it).
@@ -534,7 +547,7 @@ where
                 ),
                 _ => None,
             };
-            let event = self.heap.peek().map(|Reverse((t, _, _))| *t);
+            let event = self.heap.next_time();
             match (arrival, event) {
                 (Some(a), ev) if ev.is_none_or(|t| a < t) => {
                     self.advance_to(a);
@@ -544,6 +557,7 @@ where
                     }
                     if let Some(r2) = ahead2 {
                         self.ftl.prefetch_mapping(Lpn(r2.lpn));
+                        self.host.prefetch(r2.lpn);
                     }
                     self.start_request(r, a)?;
                     next = ahead1;
@@ -663,7 +677,7 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
             nand,
             data,
             timing: Timing::new(cfg.geometry, p.timing),
-            heap: BinaryHeap::with_capacity(cfg.max_inflight as usize + qd as usize),
+            heap: events::Events::with_capacity(cfg.max_inflight as usize + qd as usize),
             results: vec![Ok(ReadReport::default()); cfg.max_inflight as usize],
             ops: vec![
                 NandOp {
@@ -675,6 +689,7 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
                 };
                 cfg.max_inflight as usize
             ],
+            op_place: vec![crate::place::Place::default(); cfg.max_inflight as usize],
             die_queue: vec![VecDeque::new(); cfg.geometry.dies() as usize],
             die_busy: vec![0; cfg.geometry.dies() as usize],
             geometry: cfg.geometry,
@@ -873,7 +888,7 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
 
     /// Simulated time of the next event, if any.
     pub fn next_event_ns(&self) -> Option<u64> {
-        self.heap.peek().map(|Reverse((t, _, _))| *t)
+        self.heap.next_time()
     }
 
     /// The host side.
@@ -972,6 +987,16 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
             HostOp::Copy { src } => [own, (src, src + q.units)],
             _ => [own, own],
         }
+    }
+
+    /// Whether request `id` is a write whose next unit the core would
+    /// refuse as busy now: retrying it would change nothing.
+    fn write_would_block(&self, id: u32) -> bool {
+        let q = &self.reqs[id as usize];
+        matches!(q.op, HostOp::Write)
+            && q.issued < q.units
+            && !self.ftl.config().placement.enabled()
+            && self.ftl.write_would_block(Lpn(q.lpn + q.issued))
     }
 
     /// Whether request `id` touches a range of a parked copy (then it waits
@@ -1200,7 +1225,8 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
             HostOp::Trim | HostOp::Flush | HostOp::Copy { .. } => self.now,
             _ => self.timing.host_transfer(bytes, self.now),
         };
-        self.heap.push(Reverse((done, EV_HOST_DONE, id)));
+        // One host link serialises transfers, so these come in time order.
+        self.heap.push_in_order((done, EV_HOST_DONE, id));
     }
 
     fn complete_request(&mut self, id: u32) {
@@ -1255,12 +1281,20 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
 
     /// Processes the earliest event. Returns false when none is left.
     fn step_event(&mut self) -> Result<bool, Error> {
-        let Some(Reverse((t, kind, id))) = self.heap.pop() else {
+        let Some((t, kind, id)) = self.heap.pop() else {
             return Ok(false);
         };
         self.stats.events += 1;
-        if let Some(Reverse((_, EV_NAND, next))) = self.heap.peek() {
-            self.ftl.prefetch_completion(firmware_core::OpId(*next));
+        // Two stages of look-ahead: the next completion's mapping entries
+        // and the records the engine reads for it (its table entry was
+        // fetched one event ago), and the table entry of the one after it.
+        let [next, after] = self.heap.next_two();
+        if let Some((_, EV_NAND, next)) = next {
+            self.ftl.prefetch_completion(firmware_core::OpId(next));
+            self.prefetch_event(next);
+        }
+        if let Some((_, EV_NAND, after)) = after {
+            self.ftl.prefetch_op(firmware_core::OpId(after));
         }
         self.advance_to(self.now.max(t));
         if kind == EV_HOST_DONE {
@@ -1273,7 +1307,7 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
         }
         let idx = (id & 0xffff) as usize;
         // The die is free again: start its next queued operation before anything else.
-        let die = self.die_of(&self.ops[idx]);
+        let die = self.op_place[idx].die as usize;
         self.die_busy[die] = self.die_busy[die].saturating_sub(1);
         if self.die_busy[die] == 0 {
             self.start_next(die);
@@ -1294,7 +1328,7 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
         }
         // Completions free buffer space: let blocked requests go on, in order.
         while let Some(&b) = self.blocked.front() {
-            if self.overlaps_parked(b) {
+            if self.overlaps_parked(b) || self.write_would_block(b) {
                 break;
             }
             if !self.advance(b)? {
@@ -1309,6 +1343,21 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
         }
         self.drain()?;
         Ok(true)
+    }
+
+    /// Look-ahead hint for completion `id`: start fetching its result, and
+    /// the operation and result of what its die starts next.
+    #[inline]
+    fn prefetch_event(&self, id: u32) {
+        use firmware_core::medium::hint::prefetch_entry;
+        let idx = (id & 0xffff) as usize;
+        prefetch_entry(&self.results, idx);
+        let die = self.op_place.get(idx).map_or(0, |p| p.die as usize);
+        if let Some(&q) = self.die_queue.get(die).and_then(|q| q.front()) {
+            let q = (q & 0xffff) as usize;
+            prefetch_entry(&self.ops, q);
+            prefetch_entry(&self.results, q);
+        }
     }
 
     /// Hands emitted operations to the medium and timing model, and takes host completions.
@@ -1370,7 +1419,9 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
                 let idx = (op.id.0 & 0xffff) as usize;
                 self.results[idx] = r;
                 self.ops[idx] = op;
-                let die = self.die_of(&op);
+                let at = self.timing.place(&op);
+                self.op_place[idx] = at;
+                let die = at.die as usize;
                 self.die_queue[die].push_back(op.id.0);
                 if self.die_busy[die] == 0 {
                     self.start_next(die);
@@ -1382,20 +1433,6 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
         }
     }
 
-    #[inline]
-    fn die_of(&self, op: &NandOp) -> usize {
-        let block = match op.cmd {
-            firmware_core::NandCmd::Read { page, .. }
-            | firmware_core::NandCmd::Program { page, .. }
-            | firmware_core::NandCmd::ProgramMeta { page, .. }
-            | firmware_core::NandCmd::ReadMeta { page, .. } => self.geometry.block_of(page),
-            firmware_core::NandCmd::Erase { block }
-            | firmware_core::NandCmd::GuardedErase { block, .. } => block,
-            firmware_core::NandCmd::Copyback { src, .. } => self.geometry.block_of(src),
-        };
-        self.geometry.die_of(block).0 as usize
-    }
-
     /// Starts the oldest queued operation of an idle die: it takes the channel
     /// and the die from now on, so reservations are made in time order.
     fn start_next(&mut self, die: usize) {
@@ -1404,12 +1441,13 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
             // By reference: an operation is a few cache lines, and only the
             // ones the timing model reads need to come in.
             let op = &self.ops[idx];
+            let place = self.op_place[idx];
             let bits = self.results[idx].as_ref().map_or(0, |r| r.bit_errors);
-            let t = self.timing.schedule_read(op, self.now, bits);
+            let t = self.timing.schedule_at(op, place, self.now, bits);
             self.die_busy[die] += 1;
-            self.heap.push(Reverse((t, EV_NAND, id)));
-            if let Some(at) = self.timing.cache_accept(op) {
-                self.heap.push(Reverse((at, EV_DIE_ACCEPT, die as u32)));
+            self.heap.push((t, EV_NAND, id));
+            if let Some(at) = self.timing.cache_accept_at(op, place) {
+                self.heap.push((at, EV_DIE_ACCEPT, die as u32));
             }
         }
     }
@@ -1421,8 +1459,12 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
         let Some(&id) = self.die_queue[die].front() else {
             return;
         };
-        let op = &self.ops[(id & 0xffff) as usize];
-        if self.die_busy[die] == 1 && self.timing.continues_cache(op) {
+        let idx = (id & 0xffff) as usize;
+        if self.die_busy[die] == 1
+            && self
+                .timing
+                .continues_cache_at(&self.ops[idx], self.op_place[idx])
+        {
             self.start_next(die);
         }
     }

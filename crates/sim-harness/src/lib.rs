@@ -20,6 +20,7 @@ pub mod image;
 pub mod interactive;
 pub mod lifetime;
 pub mod phased;
+pub mod place;
 pub mod precondition_fast;
 pub mod profiles;
 pub mod raid;

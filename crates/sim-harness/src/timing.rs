@@ -24,6 +24,7 @@
 use firmware_core::{Geometry, NandCmd, NandOp, Origin};
 
 use crate::gc_merge::CopyMode;
+use crate::place::{Decoder, Place};
 
 /// Timing parameters in nanoseconds and bytes per nanosecond.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -67,6 +68,8 @@ pub struct TimingParams {
 pub struct Timing {
     pub(crate) p: TimingParams,
     pub(crate) g: Geometry,
+    /// Places of operations, decoded without divisions.
+    dec: Decoder,
     /// Transfer ns of 0..=8 units on a channel and on the DRAM bus.
     pub(crate) chan_ns: [u64; 9],
     pub(crate) dram_ns: [u64; 9],
@@ -121,6 +124,7 @@ impl Timing {
         Timing {
             p,
             g,
+            dec: Decoder::new(&g),
             chan_ns: core::array::from_fn(|n| {
                 let spare = if n > 0 { p.spare_bytes } else { 0 };
                 xfer_ns(
@@ -211,25 +215,39 @@ impl Timing {
     /// program of `op`'s plane one of the same block (planes of a die take
     /// turns, each filling its own block).
     pub fn continues_cache(&self, op: &NandOp) -> bool {
-        let NandCmd::Program { page, .. } = op.cmd else {
-            return false;
-        };
-        let block = self.g.block_of(page);
-        let die = self.g.die_of(block).0 as usize;
-        let plane = self.g.plane_of(block).0 as usize;
+        self.continues_cache_at(op, self.place(op))
+    }
+
+    /// [`Self::continues_cache`] for `op` at `at` (its [`Self::place`]).
+    #[inline]
+    pub fn continues_cache_at(&self, op: &NandOp, at: Place) -> bool {
         self.p.cache_program
-            && self.last_prog.get(die) == Some(&true)
-            && self.prog_block.get(plane) == Some(&block.0)
+            && matches!(op.cmd, NandCmd::Program { .. })
+            && self.last_prog.get(at.die as usize) == Some(&true)
+            && self.prog_block.get(at.plane as usize) == Some(&at.block)
     }
 
     /// After scheduling `op`: with cache program, when the die can take the
     /// next program of the same block (its array has started `op`).
     pub fn cache_accept(&self, op: &NandOp) -> Option<u64> {
-        let NandCmd::Program { page, .. } = op.cmd else {
+        self.cache_accept_at(op, self.place(op))
+    }
+
+    /// [`Self::cache_accept`] for `op` at `at` (its [`Self::place`]).
+    #[inline]
+    pub fn cache_accept_at(&self, op: &NandOp, at: Place) -> Option<u64> {
+        if !(self.p.cache_program && matches!(op.cmd, NandCmd::Program { .. })) {
             return None;
-        };
-        let die = self.g.die_of(self.g.block_of(page)).0 as usize;
-        self.p.cache_program.then(|| self.reg_free[die])
+        }
+        self.reg_free.get(at.die as usize).copied()
+    }
+
+    /// Where `op` runs: its block, plane, die and channel. A driver that
+    /// schedules an operation later than it queues it can decode this once
+    /// and pass it to the `_at` methods.
+    #[inline]
+    pub fn place(&self, op: &NandOp) -> Place {
+        self.dec.op(op)
     }
 
     /// Parameters in force.
@@ -245,30 +263,32 @@ impl Timing {
     /// [`Self::schedule`] for an operation whose read found `bit_errors`
     /// (the largest count in any codeword; 0 for other operations).
     pub fn schedule_read(&mut self, op: &NandOp, now: u64, bit_errors: u16) -> u64 {
+        self.schedule_at(op, self.place(op), now, bit_errors)
+    }
+
+    /// [`Self::schedule_read`] for `op` at `at` (its [`Self::place`]).
+    pub fn schedule_at(&mut self, op: &NandOp, at: Place, now: u64, bit_errors: u16) -> u64 {
         if let Some(done) = self.schedule_cross_way(op, now, bit_errors) {
             return done;
         }
-        let (block, units) = match op.cmd {
-            NandCmd::Read { page, units, .. } => (self.g.block_of(page), u64::from(units.count())),
-            NandCmd::Program { page, spare, .. } => {
-                (self.g.block_of(page), u64::from(spare.units.count()))
-            }
-            NandCmd::Erase { block } | NandCmd::GuardedErase { block, .. } => (block, 0),
-            NandCmd::Copyback { src, .. } => (self.g.block_of(src), 0),
+        let units = match op.cmd {
+            NandCmd::Read { units, .. } => u64::from(units.count()),
+            NandCmd::Program { spare, .. } => u64::from(spare.units.count()),
+            NandCmd::Erase { .. } | NandCmd::GuardedErase { .. } | NandCmd::Copyback { .. } => 0,
             // Metadata pages move a whole page.
-            NandCmd::ProgramMeta { page, .. } | NandCmd::ReadMeta { page, .. } => {
-                (self.g.block_of(page), u64::from(self.g.units_per_page))
+            NandCmd::ProgramMeta { .. } | NandCmd::ReadMeta { .. } => {
+                u64::from(self.g.units_per_page)
             }
         };
-        let die = self.g.die_of(block).0 as usize;
-        let ch = self.g.channel_of_die(self.g.die_of(block)) as usize;
+        let die = at.die as usize;
+        let ch = at.ch as usize;
         let n = (units as usize).min(8);
         let gc = op.origin == Origin::Gc;
         // Without data-in: the page is in the destination's register already.
         let latched = gc && matches!(self.p.gc_copy, CopyMode::Icb | CopyMode::Dgcb);
         let mut chan_x = self.chan_ns[n];
         let mut dram_x = self.dram_ns[n];
-        let cached = self.continues_cache(op);
+        let cached = self.continues_cache_at(op, at);
         // A cached program's data-in waits only for the cache register.
         let start = if cached {
             now.max(self.reg_free[die])
@@ -329,7 +349,7 @@ impl Timing {
         let program = matches!(op.cmd, NandCmd::Program { .. });
         self.last_prog[die] = program;
         if program {
-            self.prog_block[self.g.plane_of(block).0 as usize] = block.0;
+            self.prog_block[at.plane as usize] = at.block;
         }
         self.account_gc(ch, gc, start, done);
         done

@@ -280,6 +280,24 @@ impl<'a, H: Hooks> Ftl<'a, H> {
         Ok(s)
     }
 
+    /// Whether [`Ftl::write`] of `lpn` would now answer `Busy`: the write
+    /// buffer has no free slot and `lpn` has no unflushed one to overwrite.
+    /// A refused write changes nothing the host can see, so a driver holding
+    /// a blocked write can ask this instead of retrying after every
+    /// completion. The answer changes only when a call frees buffer space.
+    pub fn write_would_block(&self, lpn: Lpn) -> bool {
+        if self.phase != Phase::Running || lpn.0 >= self.cfg.logical_units || self.wb_free != NIL16
+        {
+            return false;
+        }
+        match self.loc(lpn) {
+            Ok(Loc::Buffer(s)) => self.slot(s).is_ok_and(|m| m.state != SlotState::WbPending),
+            Ok(_) => true,
+            // Let the write itself report it.
+            Err(_) => false,
+        }
+    }
+
     /// Starts a host read of one mapping unit.
     pub fn read(&mut self, tag: Tag, lpn: Lpn, now: u64) -> Result<ReadStart, Error> {
         self.check_host(lpn, now)?;

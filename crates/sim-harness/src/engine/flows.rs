@@ -269,7 +269,7 @@ impl<N: Nand, H: HostSide<N::Unit>> Engine<'_, N, H> {
                 }
             }
             let first = times.iter().flatten().min().copied();
-            let event = self.heap.peek().map(|Reverse((t, _, _))| *t);
+            let event = self.heap.next_time();
             match (first, event) {
                 (Some(a), ev) if ev.is_none_or(|t| a < t) => {
                     let i = arbitrate(&times, a, &weights, &mut credit);
