@@ -935,6 +935,10 @@ impl<S: Storage> Medium<S> {
             ST_TORN => return Err(NandError::Uncorrectable),
             _ => return Err(NandError::Erased),
         }
+        // Reads of a block come in page order (GC walks its victims up):
+        // start fetching the next page's records.
+        firmware_core::medium::hint::prefetch(pages, p + 1);
+        firmware_core::medium::hint::prefetch(units, (p + 1) * m.upp);
         let stored = &units[p * m.upp..(p + 1) * m.upp];
         let mut dst = out.iter_mut();
         for (i, u) in stored.iter().enumerate() {

@@ -140,7 +140,6 @@ impl<H: Hooks> Ftl<'_, H> {
                     }
                     let pun = self.g.pun(page, off);
                     let lpn = self.p2l(pun)?.ok_or(Error::Corrupt(&"gc unit vanished"))?;
-                    self.prefetch_l2p(lpn);
                     let s = self
                         .gc_slot_alloc(p)?
                         .ok_or(Error::Corrupt(&"gc slot count"))?;
