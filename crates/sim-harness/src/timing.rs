@@ -227,13 +227,9 @@ impl Timing {
             && self.prog_block.get(at.plane as usize) == Some(&at.block)
     }
 
-    /// After scheduling `op`: with cache program, when the die can take the
-    /// next program of the same block (its array has started `op`).
-    pub fn cache_accept(&self, op: &NandOp) -> Option<u64> {
-        self.cache_accept_at(op, self.place(op))
-    }
-
-    /// [`Self::cache_accept`] for `op` at `at` (its [`Self::place`]).
+    /// After scheduling `op` at `at` (its [`Self::place`]): with cache
+    /// program, when the die can take the next program of the same block
+    /// (its array has started `op`).
     #[inline]
     pub fn cache_accept_at(&self, op: &NandOp, at: Place) -> Option<u64> {
         if !(self.p.cache_program && matches!(op.cmd, NandCmd::Program { .. })) {
@@ -499,7 +495,9 @@ pub(crate) mod tests {
         let a = t.schedule(&program(0), 0);
         assert_eq!(a, 10_000 + 500_000);
         // The die takes the next page of the block once the array started.
-        let at = t.cache_accept(&program(0)).unwrap();
+        let at = t
+            .cache_accept_at(&program(0), t.place(&program(0)))
+            .unwrap();
         assert_eq!(at, 10_000);
         assert!(t.continues_cache(&program(1)));
         let b = t.schedule(&program(1), at);
@@ -512,7 +510,10 @@ pub(crate) mod tests {
         let mut plain = Timing::new(geo(), params());
         let a = plain.schedule(&program(0), 0);
         assert!(!plain.continues_cache(&program(1)));
-        assert_eq!(plain.cache_accept(&program(0)), None);
+        assert_eq!(
+            plain.cache_accept_at(&program(0), plain.place(&program(0))),
+            None
+        );
         assert_eq!(plain.schedule(&program(1), a), a + 10_000 + 500_000);
     }
 

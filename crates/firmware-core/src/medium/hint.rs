@@ -1,5 +1,19 @@
 //! Cache hints. They never change what the program computes.
 
+/// Asks the cache to fetch the line holding the byte at `p`. Does nothing
+/// on targets without a prefetch instruction.
+#[inline(always)]
+fn line(p: *const i8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch neither reads nor writes memory as far as the
+    // program can observe, and cannot fault, whatever the address.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
 /// Asks the cache to fetch the line holding `v[i]` (an out-of-range `i` is ignored).
 ///
 /// Large mapping tables live in DRAM; a driver that knows which entries the
@@ -8,16 +22,7 @@
 #[inline(always)]
 pub fn prefetch<T>(v: &[T], i: usize) {
     if let Some(r) = v.get(i) {
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: `r` is a valid reference; a prefetch neither reads nor writes
-        // memory as far as the program can observe, and cannot fault.
-        unsafe {
-            core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
-                (r as *const T).cast::<i8>(),
-            );
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = r;
+        line((r as *const T).cast::<i8>());
     }
 }
 
@@ -26,27 +31,12 @@ pub fn prefetch<T>(v: &[T], i: usize) {
 #[inline(always)]
 pub fn prefetch_entry<T>(v: &[T], i: usize) {
     if let Some(r) = v.get(i) {
-        #[cfg(target_arch = "x86_64")]
-        {
-            let first = (r as *const T).cast::<i8>();
-            for off in (0..core::mem::size_of::<T>()).step_by(64) {
-                // SAFETY: as in `prefetch`; the address stays inside `*r`,
-                // and a prefetch of any address cannot fault.
-                unsafe {
-                    core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
-                        first.wrapping_add(off),
-                    );
-                }
-            }
-            // The last byte, when the entry does not start on a line.
-            // SAFETY: as above.
-            unsafe {
-                core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
-                    first.wrapping_add(core::mem::size_of::<T>().saturating_sub(1)),
-                );
-            }
+        let first = (r as *const T).cast::<i8>();
+        let size = core::mem::size_of::<T>();
+        for off in (0..size).step_by(64) {
+            line(first.wrapping_add(off));
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = r;
+        // The last byte, when the entry does not start on a line.
+        line(first.wrapping_add(size.saturating_sub(1)));
     }
 }
