@@ -214,6 +214,7 @@ mod rcftl_hooks {
         fn victim_chosen(f: &mut Ftl<'_, Self>, p: PlaneId) {
             rc::victim_chosen(f, p)
         }
+        #[cfg_attr(not(target_arch = "arm"), inline(always))]
         fn try_migrate(
             f: &mut Ftl<'_, Self>,
             p: PlaneId,
@@ -330,6 +331,7 @@ mod crossway_hooks {
     use crate::tech::crossway as cw;
 
     /// Another way's GC block when the policy is on and one qualifies.
+    #[cfg_attr(not(target_arch = "arm"), inline(always))]
     pub(super) fn target(
         f: &mut Ftl<'_, Techniques<'_>>,
         p: PlaneId,
@@ -341,6 +343,7 @@ mod crossway_hooks {
     }
 
     /// The source plane of a GC slot when the policy is on.
+    #[cfg_attr(not(target_arch = "arm"), inline(always))]
     pub(super) fn source_plane(
         f: &Ftl<'_, Techniques<'_>>,
         dest: PlaneId,

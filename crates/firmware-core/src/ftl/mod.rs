@@ -446,7 +446,11 @@ impl<'a, H: Hooks> Ftl<'a, H> {
     pub fn complete(&mut self, id: OpId, result: NandResult, now: u64) -> Result<(), Error> {
         self.last_now = now;
         self.release_handed_out()?;
-        let e = self.take_op(id)?;
+        let idx = self.op_index(id)?;
+        let Some(&e) = self.t.ops.get(usize::from(idx)) else {
+            return Err(Error::UnknownOp);
+        };
+        self.free_op(idx)?;
         // Operations the driver has not taken yet (not ones this completion
         // emits): new work waits for them, and the pump below passes.
         self.defer_pump = self.outbound.len > 0;
@@ -654,11 +658,17 @@ impl<'a, H: Hooks> Ftl<'a, H> {
     /// Emits whatever work can start now: format erases, GC, buffer flushes.
     /// Passes once after a completion that found operations still queued
     /// (`defer_pump`, see [`Ftl::complete`]).
+    #[cfg_attr(not(target_arch = "arm"), inline(always))]
     pub(crate) fn pump(&mut self) -> Result<(), Error> {
         if core::mem::take(&mut self.defer_pump) {
             self.pump_owed = true;
             return Ok(());
         }
+        self.pump_now()
+    }
+
+    /// The pass [`Self::pump`] runs when nothing put it off.
+    fn pump_now(&mut self) -> Result<(), Error> {
         self.pump_owed = false;
         if self.phase == Phase::Dying {
             return self.pump_dying();

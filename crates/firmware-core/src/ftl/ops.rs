@@ -143,29 +143,35 @@ impl<H: Hooks> Ftl<'_, H> {
         Ok(true)
     }
 
-    /// Removes a completed operation from the table and returns what it was.
-    pub(crate) fn take_op(&mut self, id: OpId) -> Result<OpEntry, Error> {
+    /// The table index of in-flight operation `id`: refuses an id whose
+    /// entry was already completed (or never issued).
+    #[inline(always)]
+    pub(crate) fn op_index(&self, id: OpId) -> Result<u16, Error> {
         let idx = (id.0 & 0xffff) as u16;
         let generation = (id.0 >> 16) as u16;
-        let e = self
-            .t
-            .ops
-            .get_mut(usize::from(idx))
-            .ok_or(Error::UnknownOp)?;
-        let g = self
-            .t
-            .generations
-            .get_mut(usize::from(idx))
-            .ok_or(Error::UnknownOp)?;
-        if e.kind == OpKind::Free || *g != generation {
-            return Err(Error::UnknownOp);
+        match (
+            self.t.ops.get(usize::from(idx)),
+            self.t.generations.get(usize::from(idx)),
+        ) {
+            (Some(e), Some(g)) if e.kind != OpKind::Free && *g == generation => Ok(idx),
+            _ => Err(Error::UnknownOp),
         }
-        let out = *e;
-        e.kind = OpKind::Free;
-        *g = g.wrapping_add(1);
+    }
+
+    /// Frees the entry of a completed operation (after [`Self::op_index`]
+    /// found it live and the caller copied it).
+    #[inline(always)]
+    pub(crate) fn free_op(&mut self, idx: u16) -> Result<(), Error> {
+        if let (Some(e), Some(g)) = (
+            self.t.ops.get_mut(usize::from(idx)),
+            self.t.generations.get_mut(usize::from(idx)),
+        ) {
+            e.kind = OpKind::Free;
+            *g = g.wrapping_add(1);
+        }
         stack_push(self.t.ops, &mut self.op_free, idx)?;
         self.op_free_count = self.op_free_count.wrapping_add(1);
-        Ok(out)
+        Ok(())
     }
 
     fn count_emitted(&mut self, cmd: &NandCmd, origin: Origin) {

@@ -202,6 +202,7 @@ pub(crate) fn holds<'a, H: Hooks + HasRcftl<'a>>(
 /// level has a block open: then that one (lowest level first), so space
 /// held in half-written level blocks is used rather than trapped. Data
 /// landing below its quota only loses copyback budget, which is safe.
+#[cfg_attr(not(target_arch = "arm"), inline(always))]
 pub(crate) fn offchip_target<'a, H: Hooks + HasRcftl<'a>>(
     f: &mut Ftl<'_, H>,
     p: PlaneId,
@@ -514,7 +515,24 @@ pub(crate) fn block_ct<'a, H: Hooks + HasRcftl<'a>>(
 }
 
 /// Tries to move victim page `page` (live units `units`) by copyback.
+/// The victim's pages go off-chip unless rcFTL chose copyback for it:
+/// that answer stays inline, the copyback path is a call.
+#[cfg_attr(not(target_arch = "arm"), inline(always))]
 pub(crate) fn try_copyback<'a, H: Hooks + HasRcftl<'a>>(
+    f: &mut Ftl<'_, H>,
+    p: PlaneId,
+    victim: BlockId,
+    page: Ppn,
+    units: UnitMask,
+) -> Result<MigrateStep, Error> {
+    match f.h.rcftl() {
+        Some(rc) if rc.plane(p)?.victim_copyback => copyback_page(f, p, victim, page, units),
+        _ => Ok(MigrateStep::OffChip),
+    }
+}
+
+/// [`try_copyback`] for a victim rcFTL moves by copyback.
+fn copyback_page<'a, H: Hooks + HasRcftl<'a>>(
     f: &mut Ftl<'_, H>,
     p: PlaneId,
     victim: BlockId,
@@ -525,9 +543,6 @@ pub(crate) fn try_copyback<'a, H: Hooks + HasRcftl<'a>>(
         return Ok(MigrateStep::OffChip);
     };
     let pl = rc.plane(p)?;
-    if !pl.victim_copyback {
-        return Ok(MigrateStep::OffChip);
-    }
     if pl.inflight >= MAX_COPYBACKS_IN_FLIGHT {
         return Ok(MigrateStep::Wait);
     }
