@@ -4,7 +4,8 @@
 //! `write_cost K` formats the drive of `crates/sim-harness/benches/core_write.rs`
 //! (2 channels x 2 dies x 256 blocks x 64 pages of 4 KiB, 7 % over-provisioning), fills it,
 //! overwrites it twice at random so GC is in steady state, then performs `K`
-//! more random 4 KiB writes (the harsh shape). `write_cost K sequential` is
+//! more random 4 KiB writes (the harsh shape). A third argument sets the
+//! GC slots per plane (default: the configuration's, two pages' worth). `write_cost K sequential` is
 //! the sequential shape: the same drive with 16 KiB pages of four 4 KiB
 //! mapping units, filled and overwritten twice in order, then `K` more
 //! sequential 4 KiB writes. Running it with `K` and `2K` and subtracting the
@@ -50,7 +51,7 @@ impl Nand for NullNand {
 fn main() -> Result<(), String> {
     let k: u64 = std::env::args()
         .nth(1)
-        .ok_or("usage: write_cost K")?
+        .ok_or("usage: write_cost K [random|sequential] [GC_SLOTS]")?
         .parse()
         .map_err(|e| format!("K: {e}"))?;
     let sequential = match std::env::args().nth(2).as_deref() {
@@ -69,7 +70,12 @@ fn main() -> Result<(), String> {
         pages_per_wordline: 1,
         units_per_page: upp,
     };
-    let cfg = Config::with_op_ratio(geometry, 0.07).map_err(|e| e.to_string())?;
+    let mut cfg = Config::with_op_ratio(geometry, 0.07).map_err(|e| e.to_string())?;
+    if let Some(slots) = std::env::args().nth(3) {
+        cfg.gc_slots_per_plane = slots.parse().map_err(|e| format!("GC_SLOTS: {e}"))?;
+        cfg.validate()
+            .map_err(|e| format!("GC_SLOTS {slots}: {e}"))?;
+    }
     let mut store = CoreStore::<u64>::new(&cfg).map_err(|e| e.to_string())?;
     let (tables, data) = store.split();
     let mut ftl = FullFtl::new(cfg, tables).map_err(|e| e.to_string())?;
