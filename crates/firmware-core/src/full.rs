@@ -513,6 +513,7 @@ mod dawid_hooks {
     }
 
     impl FlushOrder for Techniques<'_> {
+        #[cfg_attr(not(target_arch = "arm"), inline(always))]
         fn queue(f: &mut Ftl<'_, Self>, s: Slot, front: bool) -> Result<(), Error> {
             #[cfg(feature = "placement")]
             if f.h.placement.is_some() {
@@ -524,6 +525,7 @@ mod dawid_hooks {
                 (false, false) => f.pending.push_back(f.t.slots, s.0),
             }
         }
+        #[cfg_attr(not(target_arch = "arm"), inline(always))]
         fn take(f: &mut Ftl<'_, Self>) -> Result<Option<u16>, Error> {
             #[cfg(feature = "placement")]
             if f.h.placement.is_some() {
@@ -649,6 +651,7 @@ mod copyless_hooks {
         fn copy_unit(f: &mut Ftl<'_, Self>, s: Lpn, d: Lpn) -> Result<Option<CopyStop>, Error> {
             cc::copy_unit(f, s, d)
         }
+        #[cfg_attr(not(target_arch = "arm"), inline(always))]
         fn release(f: &mut Ftl<'_, Self>, p: Pun, lpn: Lpn) -> Result<(), Error> {
             cc::release(f, p, lpn)
         }
@@ -712,6 +715,7 @@ mod reparo_hooks {
                 ppb
             }
         }
+        #[cfg_attr(not(target_arch = "arm"), inline(always))]
         fn host_target(f: &mut Ftl<'_, Self>) -> Result<Option<BlockId>, Error> {
             #[cfg(feature = "placement")]
             if f.h.placement.is_some() {

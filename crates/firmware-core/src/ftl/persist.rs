@@ -128,19 +128,24 @@ impl<H: Hooks> Ftl<'_, H> {
     /// (after [`Self::map_room_for_page`] or [`Self::map_room_for`] said yes): a TP holds one unit of
     /// budget while any program that will dirty it is in flight, however
     /// many, so a run of pages of one TP (as LIDF flushes) costs one.
+    #[cfg_attr(not(target_arch = "arm"), inline(always))]
     pub(crate) fn map_reserve_page(&mut self, spare: &Spare) {
-        self.map_inflight(spare, true);
+        if self.ps.on {
+            self.map_inflight(spare, true);
+        }
     }
 
     /// Releases what [`Self::map_reserve_page`] reserved.
+    #[cfg_attr(not(target_arch = "arm"), inline(always))]
     pub(crate) fn map_release_page(&mut self, spare: &Spare) {
-        self.map_inflight(spare, false);
+        if self.ps.on {
+            self.map_inflight(spare, false);
+        }
     }
 
+    /// Counts (or uncounts) the programs in flight of each TP of a page,
+    /// with the mapping persisted.
     fn map_inflight(&mut self, spare: &Spare, take: bool) {
-        if !self.ps.on {
-            return;
-        }
         let (tps, k) = self.tps_of_page(spare);
         for tp in tps.iter().take(k) {
             let dirty = self.ps.dirty.is_dirty(*tp);

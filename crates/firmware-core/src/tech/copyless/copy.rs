@@ -171,6 +171,7 @@ pub(crate) fn reserve_extra<H: Hooks>(f: &mut Ftl<'_, H>, n: u32, take: bool) {
 /// Tag `lpn` of physical unit `p` is overwritten or trimmed. Without
 /// copyless copy (or when `lpn` was its last tag) the unit dies; else
 /// it loses one reference and the P2L names a remaining tag.
+#[cfg_attr(not(target_arch = "arm"), inline(always))]
 pub(crate) fn release<'a, H: Hooks + HasCopyless<'a>>(
     f: &mut Ftl<'_, H>,
     p: Pun,
@@ -224,6 +225,7 @@ pub(crate) fn reloc_other<'a, H: Hooks + HasCopyless<'a>>(
 
 /// Live unit `from` (P2L tag `lpn`) moved to `to`: counts and shadow
 /// records move along and every other tag maps there too.
+#[cfg_attr(not(target_arch = "arm"), inline(always))]
 pub(crate) fn unit_moved<'a, H: Hooks + HasCopyless<'a>>(
     f: &mut Ftl<'_, H>,
     from: Pun,

@@ -79,6 +79,7 @@ fn sb_mut<'f, H: Hooks + HasSuperblocks>(
 
 /// The host block of the next page: in superblock order when superblocks
 /// are on, else the core's round robin over planes.
+#[cfg_attr(not(target_arch = "arm"), inline(always))]
 pub(crate) fn host_target<H: Hooks + HasSuperblocks>(
     f: &mut Ftl<'_, H>,
 ) -> Result<Option<BlockId>, Error> {
