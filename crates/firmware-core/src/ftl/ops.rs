@@ -39,6 +39,7 @@ impl<H: Hooks> Ftl<'_, H> {
     }
 
     /// Records an operation and queues it for the driver.
+    #[cfg_attr(not(target_arch = "arm"), inline(always))]
     pub(crate) fn emit(
         &mut self,
         kind: OpKind,
