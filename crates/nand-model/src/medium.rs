@@ -909,6 +909,11 @@ impl<S: Storage> Medium<S> {
                 lpn: spare.lpns[i].0,
             };
         }
+        // Programs of a block come in page order: start fetching the next
+        // page's records, which the next program of this block overwrites.
+        firmware_core::medium::hint::prefetch(pages, p + 1);
+        firmware_core::medium::hint::prefetch(units, base + upp);
+        firmware_core::medium::hint::prefetch(units, base + 2 * upp - 1);
         for i in 0..upp {
             self.store.put_entrusted(base + i, entrusted_of(spare, i));
         }
@@ -939,6 +944,7 @@ impl<S: Storage> Medium<S> {
         // start fetching the next page's records.
         firmware_core::medium::hint::prefetch(pages, p + 1);
         firmware_core::medium::hint::prefetch(units, (p + 1) * m.upp);
+        firmware_core::medium::hint::prefetch(units, (p + 2) * m.upp - 1);
         let stored = &units[p * m.upp..(p + 1) * m.upp];
         let mut dst = out.iter_mut();
         for (i, u) in stored.iter().enumerate() {

@@ -109,6 +109,9 @@ impl<H: Hooks> Ftl<'_, H> {
         let mut free_slots = self.gc_slots_free(p)?;
         while cursor < ppb {
             let page = self.g.ppn(victim, cursor);
+            // The scan reads the victim's P2L entries in order: fetch the
+            // line 16 entries (64 B) ahead.
+            self.prefetch_p2l(Pun(self.g.pun(page, 0).0.wrapping_add(16)));
             let mut units = UnitMask::default();
             for off in 0..upp {
                 if self.p2l(self.g.pun(page, off))?.is_some() {

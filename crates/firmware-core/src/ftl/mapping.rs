@@ -174,6 +174,12 @@ impl<H: Hooks> Ftl<'_, H> {
         }
     }
 
+    /// Starts fetching the P2L entry of `pun` (GC's scan of a victim, ahead).
+    #[inline(always)]
+    pub(crate) fn prefetch_p2l(&self, pun: Pun) {
+        prefetch(self.t.p2l, pun.0 as usize);
+    }
+
     /// Starts fetching the L2P entry of a unit relocation will check later.
     #[inline]
     pub(crate) fn prefetch_l2p(&self, lpn: Lpn) {
