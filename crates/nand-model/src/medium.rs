@@ -309,6 +309,16 @@ fn page_rec(spare: &Spare, state: u8, carried: u8) -> PageRec {
     }
 }
 
+/// Starts fetching the records of page `p`: its page record and both
+/// lines its `upp` unit records may span. Reads and programs of a block
+/// come in page order, so each asks for the next page's.
+#[inline(always)]
+fn prefetch_page(pages: &[PageRec], units: &[UnitRec], p: usize, upp: usize) {
+    firmware_core::medium::hint::prefetch(pages, p);
+    firmware_core::medium::hint::prefetch(units, p * upp);
+    firmware_core::medium::hint::prefetch(units, (p + 1) * upp - 1);
+}
+
 /// A strict simulated NAND medium over the arrays of a [`Storage`].
 ///
 /// It enforces the contract of `firmware_core::medium::nand` (program order, erased
@@ -909,11 +919,8 @@ impl<S: Storage> Medium<S> {
                 lpn: spare.lpns[i].0,
             };
         }
-        // Programs of a block come in page order: start fetching the next
-        // page's records, which the next program of this block overwrites.
-        firmware_core::medium::hint::prefetch(pages, p + 1);
-        firmware_core::medium::hint::prefetch(units, base + upp);
-        firmware_core::medium::hint::prefetch(units, base + 2 * upp - 1);
+        // The next program of this block overwrites the next page's records.
+        prefetch_page(pages, units, p + 1, upp);
         for i in 0..upp {
             self.store.put_entrusted(base + i, entrusted_of(spare, i));
         }
@@ -942,9 +949,7 @@ impl<S: Storage> Medium<S> {
         }
         // Reads of a block come in page order (GC walks its victims up):
         // start fetching the next page's records.
-        firmware_core::medium::hint::prefetch(pages, p + 1);
-        firmware_core::medium::hint::prefetch(units, (p + 1) * m.upp);
-        firmware_core::medium::hint::prefetch(units, (p + 2) * m.upp - 1);
+        prefetch_page(pages, units, p + 1, m.upp);
         let stored = &units[p * m.upp..(p + 1) * m.upp];
         let mut dst = out.iter_mut();
         for (i, u) in stored.iter().enumerate() {
