@@ -233,12 +233,21 @@ where
                 eng.nand
                     .program(ppn, &data, &spare)
                     .map_err(|_| firmware_core::Error::Corrupt(&"fast precondition program"))?;
-                for u in 0..upp {
-                    let l = owner[(page * upp + u) as usize];
-                    if l != u32::MAX {
-                        eng.ftl.adopt_unit(Lpn(l), g.pun(ppn, u as u8))?;
-                        eng.host_mut().adopt_first_version(l);
+            }
+            // The core and the oracle learn the block's live units. Their
+            // entries lie all over both tables: fetch them 16 units ahead.
+            let first = g.pun(g.ppn(b, 0), 0).0;
+            for (i, &l) in owner.iter().enumerate() {
+                if let Some(&ahead) = owner.get(i + 16) {
+                    if ahead != u32::MAX {
+                        eng.ftl.prefetch_adopt(Lpn(ahead));
+                        eng.host().prefetch(ahead);
                     }
+                }
+                if l != u32::MAX {
+                    eng.ftl
+                        .adopt_unit(Lpn(l), firmware_core::Pun(first + i as u32))?;
+                    eng.host_mut().adopt_first_version(l);
                 }
             }
         }

@@ -630,6 +630,11 @@ impl<H: Hooks> Ftl<'_, H> {
             }
         }
         for l in 0..self.cfg.logical_units {
+            // The L2P table is walked in order but its units land all over
+            // the P2L table: fetch the entry of the unit 16 ahead.
+            if let Ok(Loc::Flash(q)) = self.loc(Lpn(l.wrapping_add(16))) {
+                self.prefetch_p2l(q);
+            }
             if let Loc::Flash(p) = self.loc(Lpn(l))? {
                 let b = self.g.block_of(self.g.page_of_unit(p));
                 let claimed = !H::shares(self) && self.p2l(p)?.is_some();
