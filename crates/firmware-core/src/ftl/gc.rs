@@ -341,7 +341,15 @@ impl<H: Hooks> Ftl<'_, H> {
                 let m = self.slot(*s)?;
                 (Lpn(m.lpn), Pun(m.aux))
             };
-            let tag = self.reloc_tag(lpn, from)?;
+            // The victim's P2L entry still naming `lpn` means `lpn` still
+            // maps there (the two tables agree, see `audit`), so the check
+            // needs no L2P lookup: on a large drive that is a miss to DRAM,
+            // and the remap pays it once, later.
+            let tag = if self.p2l(from)? == Some(lpn) {
+                Some(lpn)
+            } else {
+                self.reloc_tag(lpn, from)?
+            };
             match (&result, tag) {
                 (Ok(_), Some(t)) => {
                     self.slot_mut(*s)?.lpn = t.0;

@@ -216,7 +216,7 @@ impl<H: Hooks> Ftl<'_, H> {
     }
 
     /// Look-ahead hint: the driver will complete `id` next; start fetching the
-    /// mapping entries its completion will check. Never changes behaviour.
+    /// table entries its completion will check. Never changes behaviour.
     pub fn prefetch_completion(&self, id: OpId) {
         let Some(e) = self.t.ops.get(usize::from((id.0 & 0xffff) as u16)) else {
             return;
@@ -230,7 +230,7 @@ impl<H: Hooks> Ftl<'_, H> {
             (OpKind::GcRead, NandCmd::Read { dst, .. }) => {
                 for s in dst.iter().take(usize::from(e.count)) {
                     if let Some(m) = self.t.slots.get(usize::from(s.0)) {
-                        self.prefetch_l2p(crate::medium::addr::Lpn(m.lpn));
+                        self.prefetch_p2l(crate::medium::addr::Pun(m.aux));
                     }
                 }
             }
