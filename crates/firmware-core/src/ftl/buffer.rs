@@ -58,6 +58,7 @@ impl<H: Hooks> Ftl<'_, H> {
                     .get_mut(p as usize)
                     .ok_or(Error::Corrupt(&"gc slot plane"))?;
                 stack_push(self.t.slots, &mut pl.gc_free_head, idx)?;
+                pl.gc_free_count = pl.gc_free_count.wrapping_add(1);
             }
         }
         self.wb_free_count = w;
@@ -100,7 +101,11 @@ impl<H: Hooks> Ftl<'_, H> {
             .planes
             .get_mut(p.0 as usize)
             .ok_or(Error::AddressOutOfRange)?;
-        Ok(stack_pop(self.t.slots, &mut pl.gc_free_head)?.map(Slot))
+        let s = stack_pop(self.t.slots, &mut pl.gc_free_head)?.map(Slot);
+        if s.is_some() {
+            pl.gc_free_count = pl.gc_free_count.saturating_sub(1);
+        }
+        Ok(s)
     }
 
     /// Returns a GC slot to plane `p`.
@@ -112,18 +117,15 @@ impl<H: Hooks> Ftl<'_, H> {
             .planes
             .get_mut(p.0 as usize)
             .ok_or(Error::AddressOutOfRange)?;
-        stack_push(self.t.slots, &mut pl.gc_free_head, s.0)
+        stack_push(self.t.slots, &mut pl.gc_free_head, s.0)?;
+        pl.gc_free_count = pl.gc_free_count.wrapping_add(1);
+        Ok(())
     }
 
-    /// Free GC slots of plane `p` (walks the stack; at most a few per plane).
+    /// Free GC slots of plane `p`.
+    #[inline(always)]
     pub(crate) fn gc_slots_free(&self, p: PlaneId) -> Result<u32, Error> {
-        let mut n = 0u32;
-        let mut cur = self.pl(p)?.gc_free_head;
-        while cur != NIL16 {
-            n = n.wrapping_add(1);
-            cur = self.slot(Slot(cur))?.next;
-        }
-        Ok(n)
+        Ok(u32::from(self.pl(p)?.gc_free_count))
     }
 
     /// Appends a write-buffer slot to the flush queue.

@@ -74,6 +74,8 @@ pub struct PlaneState {
     pub hold: Fifo,
     /// Head of this plane's free GC slot stack.
     pub gc_free_head: u16,
+    /// Slots on that stack (kept beside it, so GC need not walk it).
+    pub gc_free_count: u16,
     /// Erases since the last static wear-levelling check.
     pub erases_since_wl: u32,
     /// Block chosen by the wear-levelling check, waiting to be moved.
@@ -114,6 +116,7 @@ impl Default for PlaneState {
             erasing: 0,
             hold: Fifo::EMPTY,
             gc_free_head: NIL16,
+            gc_free_count: 0,
             erases_since_wl: 0,
             wl_candidate: NIL,
             retire_head: NIL,
