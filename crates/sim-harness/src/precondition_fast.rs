@@ -240,7 +240,7 @@ where
             for (i, &l) in owner.iter().enumerate() {
                 if let Some(&ahead) = owner.get(i + 16) {
                     if ahead != u32::MAX {
-                        eng.ftl.prefetch_adopt(Lpn(ahead));
+                        eng.ftl.prefetch_mapping(Lpn(ahead));
                         eng.host().prefetch(ahead);
                     }
                 }

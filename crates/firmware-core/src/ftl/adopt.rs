@@ -27,14 +27,6 @@ impl<H: Hooks> Ftl<'_, H> {
         self.set_loc(lpn, Loc::Flash(pun))
     }
 
-    /// Starts fetching the mapping entry of `lpn`: a driver adopting units
-    /// in an order the table does not follow hints a few units ahead.
-    /// Changes nothing.
-    #[inline]
-    pub fn prefetch_adopt(&self, lpn: Lpn) {
-        self.prefetch_l2p(lpn);
-    }
-
     /// Mounts a medium whose data pages the caller programmed (erase counts
     /// in the first pages' spare areas) after [`Ftl::adopt_unit`] named
     /// every live unit; works with mapping persistence off too. The
