@@ -22,6 +22,7 @@ pub mod mount;
 mod ops;
 pub mod persist;
 pub mod power;
+mod round_robin;
 mod state;
 pub mod tables;
 mod wear;
@@ -89,7 +90,8 @@ impl<'a, H: Hooks> Ftl<'a, H> {
             attn_head: NIL,
             attn_tail: NIL,
             seq: 0,
-            cursor_pos: [0; 3],
+            cursor_v: 0,
+            ready_bits: [0; state::READY_BITS / 32],
             ready_planes: 0,
             format_cursor: 0,
             format_pending: 0,
@@ -722,11 +724,12 @@ impl<'a, H: Hooks> Ftl<'a, H> {
         let pl = self.pl_mut(p)?;
         if ready != pl.host_ready {
             pl.host_ready = ready;
-            if ready {
-                self.ready_planes = self.ready_planes.wrapping_add(1);
-            } else {
-                self.ready_planes = self.ready_planes.saturating_sub(1);
-            }
+            // One ready plane more, or one fewer (this one was counted).
+            self.ready_planes = self
+                .ready_planes
+                .wrapping_add(if ready { 1 } else { u32::MAX });
+            let v = round_robin::position_of(&self.g, p);
+            round_robin::mark(&mut self.ready_bits, v, ready);
         }
         Ok(())
     }
@@ -835,33 +838,6 @@ impl<'a, H: Hooks> Ftl<'a, H> {
         u64::from(blocks).saturating_mul(u64::from(self.data_units_per_block()))
     }
 
-    /// Next plane in round-robin order: channels first, then dies, then planes,
-    /// so consecutive pages land on different buses.
-    fn next_plane(&mut self) -> PlaneId {
-        let [ch, die, pl] = self.cursor_pos;
-        let dies = u32::from(self.g.dies_per_channel);
-        let planes = u32::from(self.g.planes_per_die);
-        // Below the validated plane count, so no step can wrap.
-        let p = PlaneId(
-            ch.wrapping_mul(dies)
-                .wrapping_add(die)
-                .wrapping_mul(planes)
-                .wrapping_add(pl),
-        );
-        let mut next = [ch.wrapping_add(1), die, pl];
-        if next[0] >= u32::from(self.g.channels) {
-            next = [0, die.wrapping_add(1), pl];
-            if next[1] >= dies {
-                next = [0, 0, pl.wrapping_add(1)];
-                if next[2] >= planes {
-                    next = [0, 0, 0];
-                }
-            }
-        }
-        self.cursor_pos = next;
-        p
-    }
-
     /// Pages of a block that hold data (all, unless the placement hook keeps
     /// the last for itself).
     #[inline]
@@ -881,28 +857,6 @@ impl<'a, H: Hooks> Ftl<'a, H> {
             return Ok(None);
         }
         H::host_target(self)
-    }
-
-    /// The host block of the next page, round robin over the planes whose
-    /// host stream can take a page now (channel first, for parallelism),
-    /// opening a block if needed: the default placement.
-    pub(crate) fn round_robin_target(&mut self) -> Result<Option<BlockId>, Error> {
-        for _ in 0..self.g.planes() {
-            let p = self.next_plane();
-            let pl = self.pl(p)?;
-            if !pl.host_ready {
-                continue;
-            }
-            if pl.host_active != NIL {
-                return Ok(Some(BlockId(pl.host_active)));
-            }
-            if let Some(b) = self.open_block(p, Stream::Host)? {
-                self.pl_mut(p)?.host_active = b.0;
-                self.refresh_ready(p)?;
-                return Ok(Some(b));
-            }
-        }
-        Ok(None)
     }
 
     /// Programs full pages from the write buffer (and a padded last page when flushing).
@@ -1084,36 +1038,35 @@ impl<'a, H: Hooks> Ftl<'a, H> {
                 }
             }
         }
-        for b in 0..self.g.total_blocks() {
-            let mut live = 0u32;
-            for u in 0..upb {
-                let pun = crate::medium::addr::Pun(b.wrapping_mul(upb).wrapping_add(u));
-                if let Some(l) = self.p2l(pun)? {
-                    if self.loc(l)? != Loc::Flash(pun) {
-                        return Err(Error::Corrupt(&"p2l entry not referenced by l2p"));
-                    }
-                    live = live.wrapping_add(1);
-                }
-            }
-            let m = self.blk(BlockId(b))?;
-            // Region blocks count live translation pages, not units.
-            let expect = if m.state == BlockState::Meta {
-                0
-            } else {
-                u32::from(m.valid)
-            };
-            if expect != live {
-                return Err(Error::Corrupt(&"valid count differs from live units"));
-            }
-        }
+        // Per plane: each block's valid count against its live units, the
+        // space counters, the host-ready flag, its bit and the valid-count
+        // buckets.
+        let mut ready: u32 = 0;
         for p in 0..self.g.planes() {
             let (mut valid, mut lost) = (0u32, 0u32);
             let first = p.saturating_mul(self.g.blocks_per_plane);
             for b in first..first.wrapping_add(self.g.blocks_per_plane) {
-                let m = self.blk(BlockId(b))?;
-                if m.state != BlockState::Meta {
-                    valid = valid.wrapping_add(u32::from(m.valid));
+                let mut live = 0u32;
+                for u in 0..upb {
+                    let pun = crate::medium::addr::Pun(b.wrapping_mul(upb).wrapping_add(u));
+                    if let Some(l) = self.p2l(pun)? {
+                        if self.loc(l)? != Loc::Flash(pun) {
+                            return Err(Error::Corrupt(&"p2l entry not referenced by l2p"));
+                        }
+                        live = live.wrapping_add(1);
+                    }
                 }
+                let m = self.blk(BlockId(b))?;
+                // Region blocks count live translation pages, not units.
+                let counted = if m.state == BlockState::Meta {
+                    0
+                } else {
+                    u32::from(m.valid)
+                };
+                if counted != live {
+                    return Err(Error::Corrupt(&"valid count differs from live units"));
+                }
+                valid = valid.wrapping_add(counted);
                 if matches!(
                     m.state,
                     BlockState::Bad | BlockState::Retiring | BlockState::Meta | BlockState::Anchor
@@ -1125,20 +1078,15 @@ impl<'a, H: Hooks> Ftl<'a, H> {
             if (valid, lost) != (pl.valid_units, pl.lost_blocks) {
                 return Err(Error::Corrupt(&"plane space counters are off"));
             }
-        }
-        let mut ready: u32 = 0;
-        for p in 0..self.g.planes() {
-            let pl = self.pl(PlaneId(p))?;
             let want = self.host_ready_now(PlaneId(p))?;
             if pl.host_ready != want {
                 return Err(Error::Corrupt(&"plane host-ready flag is stale"));
             }
+            let v = round_robin::position_of(&self.g, PlaneId(p));
+            if round_robin::bit(&self.ready_bits, v).is_some_and(|b| b != want) {
+                return Err(Error::Corrupt(&"host-ready bitmap is stale"));
+            }
             ready = ready.wrapping_add(u32::from(want));
-        }
-        if ready != self.ready_planes {
-            return Err(Error::Corrupt(&"host-ready plane count is off"));
-        }
-        for p in 0..self.g.planes() {
             for v in 0..=upb {
                 let mut cur = self.bucket_head(PlaneId(p), v as u16)?;
                 while cur != NIL {
@@ -1150,6 +1098,9 @@ impl<'a, H: Hooks> Ftl<'a, H> {
                     cur = m.next;
                 }
             }
+        }
+        if ready != self.ready_planes {
+            return Err(Error::Corrupt(&"host-ready plane count is off"));
         }
         Ok(())
     }

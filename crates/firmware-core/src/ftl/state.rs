@@ -164,8 +164,14 @@ pub struct Ftl<'a, H> {
     pub(crate) attn_head: u32,
     pub(crate) attn_tail: u32,
     pub(crate) seq: u64,
-    pub(crate) cursor_pos: [u32; 3],
+    /// Round-robin position of the next host page's plane (see
+    /// [`Ftl::round_robin_target`]).
+    pub(crate) cursor_v: u32,
     pub(crate) ready_planes: u32,
+    /// Host-ready planes by round-robin position, bit `v` for position `v`
+    /// (kept for drives of at most [`READY_BITS`] planes): the round robin
+    /// jumps to the next ready plane instead of visiting each busy one.
+    pub(crate) ready_bits: [u32; READY_BITS / 32],
     pub(crate) format_cursor: u32,
     pub(crate) format_pending: u32,
     /// Where the core is in its life.
@@ -186,3 +192,7 @@ pub struct Ftl<'a, H> {
     pub(crate) mnt: crate::persist::mount::MountState,
     pub(crate) anc: crate::persist::checkpoint::AnchorState,
 }
+
+/// Planes the host-ready bitmap covers (`Ftl::ready_bits`, kept by
+/// `ftl::round_robin`).
+pub(crate) const READY_BITS: usize = 256;
