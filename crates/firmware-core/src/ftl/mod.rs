@@ -728,7 +728,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
             self.ready_planes = self
                 .ready_planes
                 .wrapping_add(if ready { 1 } else { u32::MAX });
-            let v = round_robin::position_of(&self.g, p);
+            let v = self.g.round_robin_position(p);
             round_robin::mark(&mut self.ready_bits, v, ready);
         }
         Ok(())
@@ -1082,7 +1082,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
             if pl.host_ready != want {
                 return Err(Error::Corrupt(&"plane host-ready flag is stale"));
             }
-            let v = round_robin::position_of(&self.g, PlaneId(p));
+            let v = self.g.round_robin_position(PlaneId(p));
             if round_robin::bit(&self.ready_bits, v).is_some_and(|b| b != want) {
                 return Err(Error::Corrupt(&"host-ready bitmap is stale"));
             }

@@ -2,9 +2,10 @@
 //! whose host stream can take a page now, channels first, then dies, then
 //! planes, so consecutive pages land on different buses.
 //!
-//! Planes are numbered by their round-robin position `v`. A bitmap holds
-//! one bit per position for the planes that are host-ready, kept by
-//! [`Ftl::refresh_ready`], so finding the next ready plane takes a few word
+//! Planes are numbered by their round-robin position `v` (the geometry
+//! converts: `Geometry::round_robin_plane` and `round_robin_position`). A
+//! bitmap holds one bit per position for the planes that are host-ready,
+//! kept by [`Ftl::refresh_ready`], so finding the next ready plane takes a few word
 //! tests instead of a visit to every busy plane on the way: on a large
 //! drive under random writes most planes wait for GC, and visiting them
 //! was a data-dependent branch per plane. A drive with more planes than
@@ -15,45 +16,7 @@ use crate::ftl::hooks::Hooks;
 use crate::ftl::state::READY_BITS;
 use crate::ftl::tables::NIL;
 use crate::ftl::{Ftl, Stream};
-use crate::medium::addr::{BlockId, Geometry, PlaneId};
-
-/// `x` written with three digits, lowest first, in radices `a`, `b`, `c`,
-/// read back with the digits reversed: `x0 + a (x1 + b x2)` becomes
-/// `x2 + c (x1 + b x0)`. A plane number and a round-robin position are the
-/// same (channel, die, plane) digits in opposite orders.
-fn reverse_digits(x: u32, a: u32, b: u32, c: u32) -> u32 {
-    let rest = x.checked_div(a).unwrap_or(0);
-    let (x0, x1, x2) = (
-        x.checked_rem(a).unwrap_or(0),
-        rest.checked_rem(b).unwrap_or(0),
-        rest.checked_div(b).unwrap_or(0),
-    );
-    x0.wrapping_mul(b)
-        .wrapping_add(x1)
-        .wrapping_mul(c)
-        .wrapping_add(x2)
-}
-
-/// Plane at round-robin position `v`: channels vary fastest, then dies,
-/// then planes, so consecutive pages land on different buses.
-pub(crate) fn plane_at(g: &Geometry, v: u32) -> PlaneId {
-    PlaneId(reverse_digits(
-        v,
-        u32::from(g.channels),
-        u32::from(g.dies_per_channel),
-        u32::from(g.planes_per_die),
-    ))
-}
-
-/// Round-robin position of plane `p` (the inverse of [`plane_at`]).
-pub(crate) fn position_of(g: &Geometry, p: PlaneId) -> u32 {
-    reverse_digits(
-        p.0,
-        u32::from(g.planes_per_die),
-        u32::from(g.dies_per_channel),
-        u32::from(g.channels),
-    )
-}
+use crate::medium::addr::BlockId;
 
 /// Sets or clears the bit of position `v` (nothing beyond the bitmap).
 pub(crate) fn mark(bits: &mut [u32], v: u32, ready: bool) {
@@ -125,7 +88,7 @@ impl<H: Hooks> Ftl<'_, H> {
                 break;
             }
             left = left.wrapping_sub(skip).wrapping_sub(1);
-            let p = plane_at(&self.g, wrap_add(v, skip, n));
+            let p = self.g.round_robin_plane(wrap_add(v, skip, n));
             v = wrap_add(v, skip.wrapping_add(1), n);
             let pl = self.pl(p)?;
             if !pl.host_ready {
@@ -150,49 +113,6 @@ impl<H: Hooks> Ftl<'_, H> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn geo(ch: u16, dies: u16, planes: u16) -> Geometry {
-        Geometry {
-            channels: ch,
-            dies_per_channel: dies,
-            planes_per_die: planes,
-            blocks_per_plane: 8,
-            pages_per_block: 4,
-            page_bytes: 4096,
-            pages_per_wordline: 1,
-            units_per_page: 1,
-        }
-    }
-
-    /// The order the round robin visits planes in: channel fastest.
-    fn visit_order(g: &Geometry) -> std::vec::Vec<u32> {
-        let mut out = std::vec::Vec::new();
-        for pl in 0..u32::from(g.planes_per_die) {
-            for d in 0..u32::from(g.dies_per_channel) {
-                for c in 0..u32::from(g.channels) {
-                    out.push(
-                        (c * u32::from(g.dies_per_channel) + d) * u32::from(g.planes_per_die) + pl,
-                    );
-                }
-            }
-        }
-        out
-    }
-
-    #[test]
-    fn positions_follow_channels_then_dies_then_planes() {
-        for (ch, dies, planes) in [(1, 1, 1), (2, 2, 1), (8, 4, 2), (3, 5, 7), (8, 8, 2)] {
-            let g = geo(ch, dies, planes);
-            for (v, &p) in visit_order(&g).iter().enumerate() {
-                assert_eq!(
-                    plane_at(&g, v as u32),
-                    PlaneId(p),
-                    "{ch}x{dies}x{planes} at {v}"
-                );
-                assert_eq!(position_of(&g, PlaneId(p)), v as u32);
-            }
-        }
-    }
 
     /// The skip lands where a visit of every position would stop.
     #[test]

@@ -55,6 +55,15 @@ fn rem(a: u32, b: u32) -> u32 {
     a.checked_rem(b).unwrap_or(0)
 }
 
+/// `x` written with three digits, lowest first, in radices `a`, `b`, `c`,
+/// read back with the digits reversed: `x0 + a (x1 + b x2)` becomes
+/// `x2 + c (x1 + b x0)`. A plane number is (plane, die, channel) lowest
+/// first and a round-robin position the same digits the other way round.
+fn reverse_digits(x: u32, a: u32, b: u32, c: u32) -> u32 {
+    let rest = div(x, a);
+    add(mul(add(mul(rem(x, a), b), rem(rest, b)), c), div(rest, b))
+}
+
 /// A fully decoded physical page address.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct PageAddr {
@@ -211,6 +220,29 @@ impl Geometry {
         div(d.0, u32::from(self.dies_per_channel))
     }
 
+    /// Plane at position `v` of the round robin that spreads host pages:
+    /// channels vary fastest, then dies, then planes, so consecutive pages
+    /// land on different buses.
+    pub fn round_robin_plane(&self, v: u32) -> PlaneId {
+        PlaneId(reverse_digits(
+            v,
+            u32::from(self.channels),
+            u32::from(self.dies_per_channel),
+            u32::from(self.planes_per_die),
+        ))
+    }
+
+    /// Round-robin position of plane `p` (the inverse of
+    /// [`Geometry::round_robin_plane`]).
+    pub fn round_robin_position(&self, p: PlaneId) -> u32 {
+        reverse_digits(
+            p.0,
+            u32::from(self.planes_per_die),
+            u32::from(self.dies_per_channel),
+            u32::from(self.channels),
+        )
+    }
+
     /// First block of a plane.
     #[inline]
     pub fn first_block(&self, p: PlaneId) -> BlockId {
@@ -334,6 +366,41 @@ mod tests {
             page_bytes: 16384,
             pages_per_wordline: 3,
             units_per_page: 4,
+        }
+    }
+
+    /// The order the round robin visits planes in: channel fastest.
+    fn visit_order(g: &Geometry) -> std::vec::Vec<u32> {
+        let mut out = std::vec::Vec::new();
+        for pl in 0..u32::from(g.planes_per_die) {
+            for d in 0..u32::from(g.dies_per_channel) {
+                for c in 0..u32::from(g.channels) {
+                    out.push(
+                        (c * u32::from(g.dies_per_channel) + d) * u32::from(g.planes_per_die) + pl,
+                    );
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn round_robin_positions_follow_channels_then_dies_then_planes() {
+        for (ch, dies, planes) in [(1, 1, 1), (2, 2, 1), (8, 4, 2), (3, 5, 7), (8, 8, 2)] {
+            let g = Geometry {
+                channels: ch,
+                dies_per_channel: dies,
+                planes_per_die: planes,
+                ..geo()
+            };
+            for (v, &p) in visit_order(&g).iter().enumerate() {
+                assert_eq!(
+                    g.round_robin_plane(v as u32),
+                    PlaneId(p),
+                    "{ch}x{dies}x{planes} at {v}"
+                );
+                assert_eq!(g.round_robin_position(PlaneId(p)), v as u32);
+            }
         }
     }
 
