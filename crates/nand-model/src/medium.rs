@@ -948,8 +948,11 @@ impl<S: Storage> Medium<S> {
             _ => return Err(NandError::Erased),
         }
         // Reads of a block come in page order (GC walks its victims up):
-        // start fetching the next page's records.
+        // start fetching the next page's records, and those a few pages
+        // on, where GC's next read lands when it skips pages without a
+        // valid unit (most of them in a victim of a third valid units).
         prefetch_page(pages, units, p + 1, m.upp);
+        prefetch_page(pages, units, p + 5, m.upp);
         let stored = &units[p * m.upp..(p + 1) * m.upp];
         let mut dst = out.iter_mut();
         for (i, u) in stored.iter().enumerate() {

@@ -532,9 +532,11 @@ where
         }
         let base = self.now;
         let mut next = src.next_request();
-        // Two requests of look-ahead feed the core's prefetch hints.
+        // Three requests of look-ahead feed the core's prefetch hints in
+        // three stages, each on what the one before brought in.
         let mut ahead1 = src.next_request();
         let mut ahead2 = src.next_request();
+        let mut ahead3 = src.next_request();
         let mut done_since = 0u64;
         loop {
             let arrival = match next {
@@ -553,16 +555,20 @@ where
                     self.advance_to(a);
                     let Some(r) = next else { break };
                     if let Some(r1) = ahead1 {
-                        self.ftl.prefetch_location(Lpn(r1.lpn));
+                        self.ftl.prefetch_buckets(Lpn(r1.lpn));
                     }
                     if let Some(r2) = ahead2 {
-                        self.ftl.prefetch_mapping(Lpn(r2.lpn));
-                        self.host.prefetch(r2.lpn);
+                        self.ftl.prefetch_location(Lpn(r2.lpn));
+                    }
+                    if let Some(r3) = ahead3 {
+                        self.ftl.prefetch_mapping(Lpn(r3.lpn));
+                        self.host.prefetch(r3.lpn);
                     }
                     self.start_request(r, a)?;
                     next = ahead1;
                     ahead1 = ahead2;
-                    ahead2 = src.next_request();
+                    ahead2 = ahead3;
+                    ahead3 = src.next_request();
                 }
                 (_, Some(_)) => {
                     self.step_event()?;

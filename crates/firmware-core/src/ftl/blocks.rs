@@ -78,6 +78,25 @@ impl<H: Hooks> Ftl<'_, H> {
         Ok(self.blk(b)?.valid.wrapping_add(H::skip_units(self, b)))
     }
 
+    /// Look-ahead hint: starts fetching what a valid-count change of `Full`
+    /// block `b` touches (the heads of its bucket and the one below, and its
+    /// list neighbours). Never changes behaviour.
+    #[inline]
+    pub(crate) fn prefetch_bucket_of(&self, b: BlockId) {
+        use crate::medium::hint::prefetch;
+        let Ok(m) = self.blk(b) else { return };
+        if m.state != BlockState::Full {
+            return;
+        }
+        let p = self.g.plane_of(b);
+        let key = m.valid.wrapping_add(H::skip_units(self, b));
+        let i = self.bucket_index(p, key);
+        prefetch(self.t.buckets, i);
+        prefetch(self.t.buckets, i.wrapping_sub(1));
+        prefetch(self.t.blocks, m.prev as usize);
+        prefetch(self.t.blocks, m.next as usize);
+    }
+
     /// Links a `Full` block into its valid-count bucket.
     #[cfg_attr(not(target_arch = "arm"), inline(always))]
     pub(crate) fn bucket_insert(&mut self, b: BlockId) -> Result<(), Error> {

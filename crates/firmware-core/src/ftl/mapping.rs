@@ -174,6 +174,17 @@ impl<H: Hooks> Ftl<'_, H> {
         }
     }
 
+    /// Look-ahead hint, stage 3: with `lpn`'s block metadata cached by stage
+    /// 2, start fetching the valid-count bucket entries an overwrite of it
+    /// moves the block between, and its neighbours on its bucket list.
+    #[inline]
+    pub fn prefetch_buckets(&self, lpn: Lpn) {
+        if let Ok(Loc::Flash(p)) = self.loc(lpn) {
+            let b = self.g.block_of(self.g.page_of_unit(p));
+            self.prefetch_bucket_of(b);
+        }
+    }
+
     /// Starts fetching the P2L entry of `pun` (GC's scan of a victim, ahead).
     #[inline(always)]
     pub(crate) fn prefetch_p2l(&self, pun: Pun) {
