@@ -84,13 +84,13 @@ impl<H: Hooks> Ftl<'_, H> {
     #[inline]
     pub(crate) fn prefetch_bucket_of(&self, b: BlockId) {
         use crate::medium::hint::prefetch;
-        let Ok(m) = self.blk(b) else { return };
+        let (Ok(m), Ok(key)) = (self.blk(b), self.bucket_key(b)) else {
+            return;
+        };
         if m.state != BlockState::Full {
             return;
         }
-        let p = self.g.plane_of(b);
-        let key = m.valid.wrapping_add(H::skip_units(self, b));
-        let i = self.bucket_index(p, key);
+        let i = self.bucket_index(self.g.plane_of(b), key);
         prefetch(self.t.buckets, i);
         prefetch(self.t.buckets, i.wrapping_sub(1));
         prefetch(self.t.blocks, m.prev as usize);

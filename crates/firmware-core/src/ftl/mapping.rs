@@ -155,7 +155,8 @@ impl<H: Hooks> Ftl<'_, H> {
 
 impl<H: Hooks> Ftl<'_, H> {
     /// Look-ahead hint, stage 1: the driver will soon touch `lpn`; start fetching
-    /// its L2P entry. Issue it two commands ahead of [`Ftl::prefetch_location`].
+    /// its L2P entry. Issue it a command ahead of [`Ftl::prefetch_location`],
+    /// which comes a command ahead of [`Ftl::prefetch_buckets`].
     /// Hints never change behaviour; on targets without a prefetch instruction
     /// (or with tables in SRAM) they do nothing.
     #[inline]
