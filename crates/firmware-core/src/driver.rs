@@ -7,7 +7,7 @@
 //! Timing-aware drivers (the simulation harness) follow the same protocol but
 //! complete operations in simulated-time order.
 
-use crate::error::Error;
+use crate::error::{rare, Error, OrRare};
 use crate::ftl::hooks::Hooks;
 use crate::ftl::host::{HostCompletion, ReadStart, ReadStatus, Tag};
 use crate::ftl::Ftl;
@@ -119,7 +119,7 @@ impl<'n, N: Nand> SyncDriver<'n, N> {
                     *self
                         .data
                         .get_mut(usize::from(s.0))
-                        .ok_or(Error::Corrupt(&"slot outside data pool"))? = unit;
+                        .or_rare(Error::Corrupt(&"slot outside data pool"))? = unit;
                     return self.run(ftl);
                 }
                 Err(Error::Busy) => {
@@ -175,7 +175,9 @@ impl<'n, N: Nand> SyncDriver<'n, N> {
                     match self.read(ftl, s)? {
                         ReadValue::Data(u) => self.write(ftl, d, u)?,
                         ReadValue::Unmapped => self.trim(ftl, d)?,
-                        ReadValue::Error => return Err(Error::Corrupt(&"copy source unreadable")),
+                        ReadValue::Error => {
+                            return Err(rare(Error::Corrupt(&"copy source unreadable")))
+                        }
                     }
                     done = done.saturating_add(1);
                 }
@@ -320,7 +322,7 @@ impl<'t, N: Nand, H: Hooks> SyncCore<'t> for Driven<'_, '_, '_, 't, N, H> {
             .data
             .get(usize::from(slot.0))
             .copied()
-            .ok_or(Error::Corrupt(&"slot outside data pool"))
+            .or_rare(Error::Corrupt(&"slot outside data pool"))
     }
     fn core_error(&self, e: Error) -> Error {
         e

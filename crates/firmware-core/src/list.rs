@@ -1,7 +1,7 @@
 //! Intrusive lists over lent slices: FIFOs and stacks threaded through the
 //! entries' own `next` links, so no list allocates.
 
-use crate::error::Error;
+use crate::error::{Error, OrRare};
 
 /// Intrusive-list terminator for block and plane links.
 pub const NIL: u32 = u32::MAX;
@@ -40,13 +40,13 @@ impl Fifo {
     /// Appends entry `i`.
     pub fn push_back<T: Linked>(&mut self, v: &mut [T], i: u16) -> Result<(), Error> {
         v.get_mut(usize::from(i))
-            .ok_or(Error::Corrupt(&"fifo entry"))?
+            .or_rare(Error::Corrupt(&"fifo entry"))?
             .set_next(NIL16);
         if self.tail == NIL16 {
             self.head = i;
         } else {
             v.get_mut(usize::from(self.tail))
-                .ok_or(Error::Corrupt(&"fifo tail"))?
+                .or_rare(Error::Corrupt(&"fifo tail"))?
                 .set_next(i);
         }
         self.tail = i;
@@ -57,7 +57,7 @@ impl Fifo {
     /// Prepends entry `i` (it becomes the oldest).
     pub fn push_front<T: Linked>(&mut self, v: &mut [T], i: u16) -> Result<(), Error> {
         v.get_mut(usize::from(i))
-            .ok_or(Error::Corrupt(&"fifo entry"))?
+            .or_rare(Error::Corrupt(&"fifo entry"))?
             .set_next(self.head);
         if self.head == NIL16 {
             self.tail = i;
@@ -75,7 +75,7 @@ impl Fifo {
         let i = self.head;
         let n = v
             .get(usize::from(i))
-            .ok_or(Error::Corrupt(&"fifo head"))?
+            .or_rare(Error::Corrupt(&"fifo head"))?
             .next();
         self.head = n;
         if n == NIL16 {
@@ -89,7 +89,7 @@ impl Fifo {
 /// A LIFO stack threaded through `next` links (free lists).
 pub fn stack_push<T: Linked>(v: &mut [T], head: &mut u16, i: u16) -> Result<(), Error> {
     v.get_mut(usize::from(i))
-        .ok_or(Error::Corrupt(&"stack entry"))?
+        .or_rare(Error::Corrupt(&"stack entry"))?
         .set_next(*head);
     *head = i;
     Ok(())
@@ -103,7 +103,7 @@ pub fn stack_pop<T: Linked>(v: &mut [T], head: &mut u16) -> Result<Option<u16>, 
     let i = *head;
     *head = v
         .get(usize::from(i))
-        .ok_or(Error::Corrupt(&"stack head"))?
+        .or_rare(Error::Corrupt(&"stack head"))?
         .next();
     Ok(Some(i))
 }

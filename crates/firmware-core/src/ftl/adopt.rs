@@ -3,7 +3,7 @@
 //! every write, names where each logical unit lives, and the mount path
 //! derives every other table (valid counts, free and GC lists) from that.
 
-use crate::error::Error;
+use crate::error::{rare, Error};
 use crate::ftl::hooks::Hooks;
 use crate::ftl::{Ftl, Phase};
 use crate::map::loc::Loc;
@@ -22,7 +22,7 @@ impl<H: Hooks> Ftl<'_, H> {
             return Err(Error::NotReady);
         }
         if pun.0 >= self.g.total_units() {
-            return Err(Error::AddressOutOfRange);
+            return Err(rare(Error::AddressOutOfRange));
         }
         self.set_loc(lpn, Loc::Flash(pun))
     }

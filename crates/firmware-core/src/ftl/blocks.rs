@@ -5,7 +5,7 @@
 //! A change of valid count moves it between lists in constant time; the
 //! greedy victim is the head of the lowest non-empty bucket.
 
-use crate::error::Error;
+use crate::error::{rare, Error, OrRare};
 use crate::ftl::hooks::Hooks;
 use crate::ftl::tables::{BlockMeta, BlockState, PlaneState, NIL};
 use crate::ftl::{Ftl, Stream};
@@ -17,7 +17,7 @@ impl<H: Hooks> Ftl<'_, H> {
         self.t
             .blocks
             .get(b.0 as usize)
-            .ok_or(Error::AddressOutOfRange)
+            .or_rare(Error::AddressOutOfRange)
     }
 
     #[inline]
@@ -25,7 +25,7 @@ impl<H: Hooks> Ftl<'_, H> {
         self.t
             .blocks
             .get_mut(b.0 as usize)
-            .ok_or(Error::AddressOutOfRange)
+            .or_rare(Error::AddressOutOfRange)
     }
 
     #[inline]
@@ -33,7 +33,7 @@ impl<H: Hooks> Ftl<'_, H> {
         self.t
             .planes
             .get(p.0 as usize)
-            .ok_or(Error::AddressOutOfRange)
+            .or_rare(Error::AddressOutOfRange)
     }
 
     #[inline]
@@ -41,7 +41,7 @@ impl<H: Hooks> Ftl<'_, H> {
         self.t
             .planes
             .get_mut(p.0 as usize)
-            .ok_or(Error::AddressOutOfRange)
+            .or_rare(Error::AddressOutOfRange)
     }
 
     fn bucket_index(&self, p: PlaneId, valid: u16) -> usize {
@@ -57,7 +57,7 @@ impl<H: Hooks> Ftl<'_, H> {
             .buckets
             .get(self.bucket_index(p, valid))
             .copied()
-            .ok_or(Error::Corrupt(&"bucket index"))
+            .or_rare(Error::Corrupt(&"bucket index"))
     }
 
     fn set_bucket_head(&mut self, p: PlaneId, valid: u16, v: u32) -> Result<(), Error> {
@@ -66,7 +66,7 @@ impl<H: Hooks> Ftl<'_, H> {
             .t
             .buckets
             .get_mut(i)
-            .ok_or(Error::Corrupt(&"bucket index"))? = v;
+            .or_rare(Error::Corrupt(&"bucket index"))? = v;
         Ok(())
     }
 
@@ -130,7 +130,7 @@ impl<H: Hooks> Ftl<'_, H> {
         };
         if prev == NIL {
             if self.bucket_head(p, valid)? != b.0 {
-                return Err(Error::Corrupt(&"bucket list head"));
+                return Err(rare(Error::Corrupt(&"bucket list head")));
             }
             self.set_bucket_head(p, valid, next)?;
         } else {
@@ -163,7 +163,7 @@ impl<H: Hooks> Ftl<'_, H> {
             .t
             .planes
             .get_mut(p.0 as usize)
-            .ok_or(Error::AddressOutOfRange)?;
+            .or_rare(Error::AddressOutOfRange)?;
         pl.valid_units = if inc {
             pl.valid_units.wrapping_add(1)
         } else {
@@ -188,7 +188,7 @@ impl<H: Hooks> Ftl<'_, H> {
     /// and GC would erase forever without gaining any.
     pub(crate) fn greedy_victim(&mut self, p: PlaneId) -> Result<Option<BlockId>, Error> {
         let ub = u16::try_from(self.data_units_per_block())
-            .map_err(|_| Error::Corrupt(&"units per block"))?;
+            .map_err(|_| rare(Error::Corrupt(&"units per block")))?;
         let limit = ub.saturating_sub(u16::from(self.g.units_per_page));
         let mut v = self.pl(p)?.min_bucket_hint;
         while v <= limit {
@@ -298,7 +298,7 @@ impl<H: Hooks> Ftl<'_, H> {
         };
         H::opened(self, b);
         let first = u16::try_from(H::usable_page(self, b, 0))
-            .map_err(|_| Error::Corrupt(&"first usable page beyond a block"))?;
+            .map_err(|_| rare(Error::Corrupt(&"first usable page beyond a block")))?;
         {
             let m = self.blk_mut(b)?;
             m.state = BlockState::Open;
@@ -341,6 +341,7 @@ impl<H: Hooks> Ftl<'_, H> {
 
     /// Marks a block that failed a program as retiring: no more writes go to it,
     /// and GC empties it before it is retired for good.
+    #[cfg_attr(not(target_arch = "arm"), cold, inline(never))]
     pub(crate) fn retire_block(&mut self, b: BlockId) -> Result<(), Error> {
         let p = self.g.plane_of(b);
         let state = self.blk(b)?.state;
@@ -353,7 +354,9 @@ impl<H: Hooks> Ftl<'_, H> {
                 H::forget(self, b)?;
             }
             BlockState::Free | BlockState::Unknown | BlockState::Victim => {
-                return Err(Error::Corrupt(&"retiring a block that was not written"))
+                return Err(rare(Error::Corrupt(
+                    &"retiring a block that was not written",
+                )))
             }
             BlockState::Open => H::forget(self, b)?,
         }
@@ -404,10 +407,10 @@ fn step_valid(valid: u16, inc: bool) -> Result<u16, Error> {
     if inc {
         valid
             .checked_add(1)
-            .ok_or(Error::Corrupt(&"valid count overflow"))
+            .or_rare(Error::Corrupt(&"valid count overflow"))
     } else {
         valid
             .checked_sub(1)
-            .ok_or(Error::Corrupt(&"valid count underflow"))
+            .or_rare(Error::Corrupt(&"valid count underflow"))
     }
 }

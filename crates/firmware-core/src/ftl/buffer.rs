@@ -5,7 +5,7 @@
 //! always make progress however full the write buffer is:
 //! `[0, W)` write buffer, `[W, W+R)` host reads, then `G` slots per plane for GC.
 
-use crate::error::Error;
+use crate::error::{rare, Error, OrRare};
 use crate::ftl::hooks::Hooks;
 use crate::ftl::tables::{stack_pop, stack_push, SlotMeta, SlotState, NIL16};
 use crate::ftl::Ftl;
@@ -18,7 +18,7 @@ impl<H: Hooks> Ftl<'_, H> {
         self.t
             .slots
             .get(usize::from(s.0))
-            .ok_or(Error::Corrupt(&"slot index"))
+            .or_rare(Error::Corrupt(&"slot index"))
     }
 
     #[inline]
@@ -26,7 +26,7 @@ impl<H: Hooks> Ftl<'_, H> {
         self.t
             .slots
             .get_mut(usize::from(s.0))
-            .ok_or(Error::Corrupt(&"slot index"))
+            .or_rare(Error::Corrupt(&"slot index"))
     }
 
     /// Lays out the slot classes and fills every free stack.
@@ -56,7 +56,7 @@ impl<H: Hooks> Ftl<'_, H> {
                     .t
                     .planes
                     .get_mut(p as usize)
-                    .ok_or(Error::Corrupt(&"gc slot plane"))?;
+                    .or_rare(Error::Corrupt(&"gc slot plane"))?;
                 stack_push(self.t.slots, &mut pl.gc_free_head, idx)?;
                 pl.gc_free_count = pl.gc_free_count.wrapping_add(1);
             }
@@ -100,7 +100,7 @@ impl<H: Hooks> Ftl<'_, H> {
             .t
             .planes
             .get_mut(p.0 as usize)
-            .ok_or(Error::AddressOutOfRange)?;
+            .or_rare(Error::AddressOutOfRange)?;
         let s = stack_pop(self.t.slots, &mut pl.gc_free_head)?.map(Slot);
         if s.is_some() {
             pl.gc_free_count = pl.gc_free_count.saturating_sub(1);
@@ -116,7 +116,7 @@ impl<H: Hooks> Ftl<'_, H> {
             .t
             .planes
             .get_mut(p.0 as usize)
-            .ok_or(Error::AddressOutOfRange)?;
+            .or_rare(Error::AddressOutOfRange)?;
         stack_push(self.t.slots, &mut pl.gc_free_head, s.0)?;
         pl.gc_free_count = pl.gc_free_count.wrapping_add(1);
         Ok(())
@@ -134,6 +134,7 @@ impl<H: Hooks> Ftl<'_, H> {
     }
 
     /// Puts a slot back at the head of the flush queue (after a failed program).
+    #[cfg_attr(not(target_arch = "arm"), cold, inline(never))]
     pub(crate) fn pending_push_front(&mut self, s: Slot) -> Result<(), Error> {
         H::queue(self, s, true)
     }
@@ -164,9 +165,9 @@ impl<H: Hooks> Ftl<'_, H> {
                     self.wb_release(s)?;
                 }
                 _ => {
-                    return Err(Error::Corrupt(
+                    return Err(rare(Error::Corrupt(
                         &"flush queue holds a slot in the wrong state",
-                    ))
+                    )))
                 }
             }
         }

@@ -35,7 +35,7 @@
 //! [`MountStep::Table`]: crate::persist::mount::MountStep::Table
 //! [`MountStep::Seal`]: crate::persist::mount::MountStep::Seal
 
-use crate::error::Error;
+use crate::error::{rare, Error};
 use crate::ftl::hooks::Hooks;
 use crate::ftl::tables::{BlockState, OpKind, NIL};
 use crate::ftl::Ftl;
@@ -156,7 +156,7 @@ impl<H: Hooks> Ftl<'_, H> {
     /// dirty marker.
     fn anchor_encode(&mut self, buf: MetaBuf, table: Option<&[u32]>) -> Result<(), Error> {
         let Some(b) = self.ps.buf_mut(buf) else {
-            return Err(Error::Corrupt(&"anchor buffer"));
+            return Err(rare(Error::Corrupt(&"anchor buffer")));
         };
         b.fill(0xff);
         let (kind, n) = match table {
@@ -233,10 +233,10 @@ impl<H: Hooks> Ftl<'_, H> {
         }
         // No other block to move to: one page left will do for the marker.
         if a_bad || self.anc.seal_failed || self.anc.next_page >= ppb {
-            return Err(Error::Corrupt(&"no anchor block can take the seal"));
+            return Err(rare(Error::Corrupt(&"no anchor block can take the seal")));
         }
         let Some(buf) = self.ps.buf_alloc() else {
-            return Err(Error::Corrupt(&"no metadata buffer for the seal"));
+            return Err(rare(Error::Corrupt(&"no metadata buffer for the seal")));
         };
         self.anchor_encode(buf, None)?;
         let page = self.g.ppn(self.anchor_block(a), self.anc.next_page);
@@ -255,7 +255,7 @@ impl<H: Hooks> Ftl<'_, H> {
     /// Mount: reads page `page` of anchor block `i`.
     pub(crate) fn anchor_read(&mut self, i: u8, page: u32) -> Result<(), Error> {
         let Some(buf) = self.ps.buf_alloc() else {
-            return Err(Error::Corrupt(&"no metadata buffer for the anchor"));
+            return Err(rare(Error::Corrupt(&"no metadata buffer for the anchor")));
         };
         let page = self.g.ppn(self.anchor_block(i), page);
         self.mount_emit(
@@ -274,9 +274,9 @@ impl<H: Hooks> Ftl<'_, H> {
         result: NandResult,
     ) -> Result<(), Error> {
         let NandCmd::ReadMeta { page, buf } = *cmd else {
-            return Err(Error::Corrupt(&"mount anchor op"));
+            return Err(rare(Error::Corrupt(&"mount anchor op")));
         };
-        let i = u8::try_from(tag).map_err(|_| Error::Corrupt(&"anchor index"))?;
+        let i = u8::try_from(tag).map_err(|_| rare(Error::Corrupt(&"anchor index")))?;
         let idx = usize::from(i);
         let pib = self.g.page_in_block(page);
         let next = match result {
@@ -389,7 +389,7 @@ impl<H: Hooks> Ftl<'_, H> {
 
     /// Mount: the seal's erase of anchor block `tag` finished.
     pub(crate) fn seal_erase_done(&mut self, tag: u32, ok: bool) -> Result<(), Error> {
-        let i = u8::try_from(tag).map_err(|_| Error::Corrupt(&"anchor index"))?;
+        let i = u8::try_from(tag).map_err(|_| rare(Error::Corrupt(&"anchor index")))?;
         let b = self.anchor_block(i);
         let m = self.blk_mut(b)?;
         m.pe = m.pe.wrapping_add(1);

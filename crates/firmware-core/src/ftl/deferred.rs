@@ -10,7 +10,7 @@
 //! fewer pages than relocations, where the budget would have written about
 //! one page per relocated unit.
 
-use crate::error::Error;
+use crate::error::{rare, Error};
 use crate::ftl::hooks::Hooks;
 use crate::ftl::tables::{BlockState, OpKind, NIL};
 use crate::ftl::Ftl;
@@ -141,9 +141,9 @@ impl<H: Hooks> Ftl<'_, H> {
         while self.ps.def.victims > 0 {
             let b = BlockId(self.ps.def.head);
             if b.0 == NIL {
-                return Err(Error::Corrupt(
+                return Err(rare(Error::Corrupt(
                     &"deferred victim list shorter than its count",
-                ));
+                )));
             }
             let p = self.g.plane_of(b);
             let retiring = self.blk(b)?.state == BlockState::Retiring;

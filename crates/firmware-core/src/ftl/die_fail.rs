@@ -13,7 +13,7 @@
 //! read-only, and [`Ftl::peek_op`] shows an operation in flight, so the
 //! flash-core wrapper can watch failures without touching the data path.
 
-use crate::error::Error;
+use crate::error::{rare, Error, OrRare};
 use crate::ftl::hooks::Hooks;
 use crate::ftl::tables::{BlockState, OpKind, NIL};
 use crate::ftl::Ftl;
@@ -69,7 +69,7 @@ impl<H: Hooks> Ftl<'_, H> {
             return Err(Error::Busy);
         }
         if d.0 >= self.g.dies() {
-            return Err(Error::AddressOutOfRange);
+            return Err(rare(Error::AddressOutOfRange));
         }
         let per_die = u32::from(self.g.planes_per_die);
         let mut retired = 0u32;
@@ -77,7 +77,7 @@ impl<H: Hooks> Ftl<'_, H> {
             let p = crate::medium::addr::PlaneId(
                 d.0.checked_mul(per_die)
                     .and_then(|x| x.checked_add(k))
-                    .ok_or(Error::AddressOutOfRange)?,
+                    .or_rare(Error::AddressOutOfRange)?,
             );
             let first = self.g.first_block(p).0;
             let victim = self.pl(p)?.victim;

@@ -16,7 +16,7 @@
 //! gaining. When no block qualifies, GC waits and host writes go to planes
 //! that can take them until overwrites free units here.
 
-use crate::error::Error;
+use crate::error::{rare, Error, OrRare};
 use crate::ftl::hooks::Hooks;
 use crate::ftl::hooks::MigrateStep;
 use crate::ftl::tables::{BlockState, OpKind, SlotState, NIL};
@@ -42,7 +42,9 @@ impl<H: Hooks> Ftl<'_, H> {
                 let pl = self.pl(p)?;
                 pl.victim_cursor >= ppb && pl.gc_reads == 0
             };
-            self.gc_program_holding(p, done)?;
+            if cfg!(target_arch = "arm") || self.holding_may_program(p, done)? {
+                self.gc_program_holding(p, done)?;
+            }
             if !(done && self.blk(victim)?.valid == 0) {
                 return Ok(());
             }
@@ -142,10 +144,12 @@ impl<H: Hooks> Ftl<'_, H> {
                         continue;
                     }
                     let pun = self.g.pun(page, off);
-                    let lpn = self.p2l(pun)?.ok_or(Error::Corrupt(&"gc unit vanished"))?;
+                    let lpn = self
+                        .p2l(pun)?
+                        .or_rare(Error::Corrupt(&"gc unit vanished"))?;
                     let s = self
                         .gc_slot_alloc(p)?
-                        .ok_or(Error::Corrupt(&"gc slot count"))?;
+                        .or_rare(Error::Corrupt(&"gc slot count"))?;
                     {
                         let m = self.slot_mut(s)?;
                         m.lpn = lpn.0;
@@ -173,6 +177,14 @@ impl<H: Hooks> Ftl<'_, H> {
             self.pl_mut(p)?.victim_cursor = cursor;
         }
         Ok(())
+    }
+
+    /// Whether [`Self::gc_program_holding`] may find a page to program for
+    /// plane `p`: its first test, asked before the call on the host.
+    #[inline(always)]
+    fn holding_may_program(&self, p: PlaneId, drain: bool) -> Result<bool, Error> {
+        let held = self.pl(p)?.hold.len;
+        Ok(held != 0 && (drain || held >= u16::from(self.g.units_per_page)))
     }
 
     /// Programs relocated units into the plane's GC active block, a page at a time;
@@ -209,7 +221,7 @@ impl<H: Hooks> Ftl<'_, H> {
                         .t
                         .planes
                         .get_mut(p.0 as usize)
-                        .ok_or(Error::AddressOutOfRange)?;
+                        .or_rare(Error::AddressOutOfRange)?;
                     pl.hold.pop(self.t.slots)?
                 };
                 let Some(i) = popped else { break };
@@ -224,7 +236,7 @@ impl<H: Hooks> Ftl<'_, H> {
                         .t
                         .planes
                         .get_mut(p.0 as usize)
-                        .ok_or(Error::AddressOutOfRange)?;
+                        .or_rare(Error::AddressOutOfRange)?;
                     pl.hold.push_front(self.t.slots, i)?;
                     break;
                 }
@@ -328,7 +340,7 @@ impl<H: Hooks> Ftl<'_, H> {
     /// A GC read finished: queue live units for programming, or record them lost.
     pub(crate) fn gc_read_done(&mut self, cmd: &NandCmd, result: NandResult) -> Result<(), Error> {
         let NandCmd::Read { page, units, dst } = cmd else {
-            return Err(Error::Corrupt(&"gc read op is not a read"));
+            return Err(rare(Error::Corrupt(&"gc read op is not a read")));
         };
         let p = self.g.plane_of(self.g.block_of(*page));
         {
@@ -358,7 +370,7 @@ impl<H: Hooks> Ftl<'_, H> {
                         .t
                         .planes
                         .get_mut(p.0 as usize)
-                        .ok_or(Error::AddressOutOfRange)?;
+                        .or_rare(Error::AddressOutOfRange)?;
                     pl.hold.push_back(self.t.slots, s.0)?;
                 }
                 (Err(_), Some(t)) => {
@@ -382,7 +394,7 @@ impl<H: Hooks> Ftl<'_, H> {
         result: NandResult,
     ) -> Result<(), Error> {
         let NandCmd::Program { page, src, spare } = cmd else {
-            return Err(Error::Corrupt(&"gc program op is not a program"));
+            return Err(rare(Error::Corrupt(&"gc program op is not a program")));
         };
         let budgeted = !self.deferred_on();
         if budgeted {
@@ -406,7 +418,7 @@ impl<H: Hooks> Ftl<'_, H> {
                     .t
                     .planes
                     .get_mut(sp.0 as usize)
-                    .ok_or(Error::AddressOutOfRange)?;
+                    .or_rare(Error::AddressOutOfRange)?;
                 pl.hold.push_front(self.t.slots, s.0)?;
             }
             self.stats.program_failures = self.stats.program_failures.wrapping_add(1);
@@ -454,7 +466,7 @@ impl<H: Hooks> Ftl<'_, H> {
     /// A victim erase finished: the block is free again, or bad.
     pub(crate) fn erase_done(&mut self, cmd: &NandCmd, result: NandResult) -> Result<(), Error> {
         let (NandCmd::Erase { block } | NandCmd::GuardedErase { block, .. }) = cmd else {
-            return Err(Error::Corrupt(&"erase op is not an erase"));
+            return Err(rare(Error::Corrupt(&"erase op is not an erase")));
         };
         let p = self.g.plane_of(*block);
         let pl = self.pl_mut(p)?;

@@ -12,7 +12,7 @@
 //! takes. Dropping the core and building it again over the same region is a
 //! remount.
 
-use crate::error::Error;
+use crate::error::{Error, OrRare};
 use core::mem::{align_of, size_of};
 
 /// Hands out the core's tables: counting their bytes, or carving them out of
@@ -65,7 +65,7 @@ impl<'a> Lend<'a> {
         align: usize,
         what: crate::error::Reason,
     ) -> Result<Option<*mut u8>, Error> {
-        let len = n.checked_mul(size).ok_or(Error::InvalidConfig(
+        let len = n.checked_mul(size).or_rare(Error::InvalidConfig(
             &"lent tables exceed the address space",
         ))?;
         if len == 0 {
@@ -76,14 +76,14 @@ impl<'a> Lend<'a> {
             let worst = len
                 .checked_add(align.saturating_sub(1))
                 .and_then(|b| b.checked_add(self.counted))
-                .ok_or(Error::InvalidConfig(
+                .or_rare(Error::InvalidConfig(
                     &"lent tables exceed the address space",
                 ))?;
             self.counted = worst;
             return Ok(None);
         };
         let pad = rest.as_ptr().align_offset(align);
-        let need = pad.checked_add(len).ok_or(Error::TableTooSmall(what))?;
+        let need = pad.checked_add(len).or_rare(Error::TableTooSmall(what))?;
         if need > rest.len() {
             self.rest = Some(rest);
             return Err(Error::TableTooSmall(what));

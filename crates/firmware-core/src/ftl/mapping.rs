@@ -1,7 +1,7 @@
 //! Page-level mapping: the L2P table, the P2L table (which doubles as the
 //! valid bitmap) and the valid counts they imply.
 
-use crate::error::Error;
+use crate::error::{rare, Error, OrRare};
 use crate::ftl::hooks::Hooks;
 use crate::ftl::tables::SlotState;
 use crate::ftl::Ftl;
@@ -17,7 +17,7 @@ impl<H: Hooks> Ftl<'_, H> {
             .l2p
             .get(lpn.0 as usize)
             .map(|w| Loc::decode(*w))
-            .ok_or(Error::LpnOutOfRange)
+            .or_rare(Error::LpnOutOfRange)
     }
 
     /// Points a logical unit at a new location (no valid-count bookkeeping).
@@ -27,7 +27,7 @@ impl<H: Hooks> Ftl<'_, H> {
             .t
             .l2p
             .get_mut(lpn.0 as usize)
-            .ok_or(Error::LpnOutOfRange)?;
+            .or_rare(Error::LpnOutOfRange)?;
         *e = loc.encode();
         if !matches!(loc, Loc::Buffer(_)) {
             self.map_touch(lpn)?;
@@ -42,7 +42,7 @@ impl<H: Hooks> Ftl<'_, H> {
             .t
             .p2l
             .get(pun.0 as usize)
-            .ok_or(Error::AddressOutOfRange)?;
+            .or_rare(Error::AddressOutOfRange)?;
         Ok(if w == P2L_NONE { None } else { Some(Lpn(w)) })
     }
 
@@ -53,9 +53,9 @@ impl<H: Hooks> Ftl<'_, H> {
             .t
             .p2l
             .get_mut(pun.0 as usize)
-            .ok_or(Error::AddressOutOfRange)?;
+            .or_rare(Error::AddressOutOfRange)?;
         if *e != P2L_NONE {
-            return Err(Error::Corrupt(&"unit validated twice"));
+            return Err(rare(Error::Corrupt(&"unit validated twice")));
         }
         *e = lpn.0;
         let b = self.g.block_of(self.g.page_of_unit(pun));
@@ -69,9 +69,9 @@ impl<H: Hooks> Ftl<'_, H> {
             .t
             .p2l
             .get_mut(pun.0 as usize)
-            .ok_or(Error::AddressOutOfRange)?;
+            .or_rare(Error::AddressOutOfRange)?;
         if *e == P2L_NONE {
-            return Err(Error::Corrupt(&"unit invalidated twice"));
+            return Err(rare(Error::Corrupt(&"unit invalidated twice")));
         }
         *e = P2L_NONE;
         let b = self.g.block_of(self.g.page_of_unit(pun));
@@ -86,9 +86,9 @@ impl<H: Hooks> Ftl<'_, H> {
             .t
             .p2l
             .get_mut(pun.0 as usize)
-            .ok_or(Error::AddressOutOfRange)?;
+            .or_rare(Error::AddressOutOfRange)?;
         if *e == P2L_NONE {
-            return Err(Error::Corrupt(&"retagging a dead unit"));
+            return Err(rare(Error::Corrupt(&"retagging a dead unit")));
         }
         *e = lpn.0;
         Ok(())
@@ -133,6 +133,7 @@ impl<H: Hooks> Ftl<'_, H> {
 
     /// Live unit `from` (owner `lpn`) could not be read during relocation:
     /// its data is lost.
+    #[cfg_attr(not(target_arch = "arm"), cold, inline(never))]
     pub(crate) fn lose_unit(&mut self, from: Pun, lpn: Lpn) -> Result<(), Error> {
         H::unit_lost(self, from, lpn)?;
         self.invalidate_unit(from)?;

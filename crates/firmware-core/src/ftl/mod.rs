@@ -28,7 +28,7 @@ pub mod tables;
 mod wear;
 
 use crate::config::{Config, OPEN_MARGIN};
-use crate::error::Error;
+use crate::error::{rare, Error, OrRare};
 use crate::ftl::hooks::Hooks;
 use crate::ftl::host::{CopyProgress, CopyStop, HostCompletion, ReadStart, ReadStatus, Tag};
 use crate::ftl::tables::{
@@ -241,7 +241,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
             return Err(Error::NotReady);
         }
         if lpn.0 >= self.cfg.logical_units {
-            return Err(Error::LpnOutOfRange);
+            return Err(rare(Error::LpnOutOfRange));
         }
         Ok(())
     }
@@ -360,8 +360,8 @@ impl<'a, H: Hooks> Ftl<'a, H> {
     /// (other than `src == dst`, a no-op) are refused.
     pub fn copy(&mut self, src: Lpn, dst: Lpn, len: u32, now: u64) -> Result<CopyProgress, Error> {
         let last = len.saturating_sub(1);
-        let src_end = src.0.checked_add(last).ok_or(Error::LpnOutOfRange)?;
-        let dst_end = dst.0.checked_add(last).ok_or(Error::LpnOutOfRange)?;
+        let src_end = src.0.checked_add(last).or_rare(Error::LpnOutOfRange)?;
+        let dst_end = dst.0.checked_add(last).or_rare(Error::LpnOutOfRange)?;
         self.check_host(src, now)?;
         if len == 0 {
             return Ok(CopyProgress {
@@ -370,7 +370,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
             });
         }
         if src_end >= self.cfg.logical_units || dst_end >= self.cfg.logical_units {
-            return Err(Error::LpnOutOfRange);
+            return Err(rare(Error::LpnOutOfRange));
         }
         if src != dst && src.0 <= dst_end && dst.0 <= src_end {
             return Err(Error::BadRequest(&"copy ranges overlap"));
@@ -450,14 +450,14 @@ impl<'a, H: Hooks> Ftl<'a, H> {
         self.release_handed_out()?;
         let idx = self.op_index(id)?;
         let Some(&e) = self.t.ops.get(usize::from(idx)) else {
-            return Err(Error::UnknownOp);
+            return Err(rare(Error::UnknownOp));
         };
         self.free_op(idx)?;
         // Operations the driver has not taken yet (not ones this completion
         // emits): new work waits for them, and the pump below passes.
         self.defer_pump = self.outbound.len > 0;
         let r = match e.kind {
-            OpKind::Free => Err(Error::UnknownOp),
+            OpKind::Free => Err(rare(Error::UnknownOp)),
             OpKind::Cut => self.cut_done(&e.cmd, result),
             OpKind::MapProgram | OpKind::MapMove | OpKind::MapSweep => {
                 self.map_program_done(e.kind, &e.cmd, e.tag, e.count, result)
@@ -507,7 +507,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
             dst, units, page, ..
         } = cmd
         else {
-            return Err(Error::Corrupt(&"host read op is not a read"));
+            return Err(rare(Error::Corrupt(&"host read op is not a read")));
         };
         H::read_done(self, *page, &result)?;
         let ok = result.is_ok();
@@ -532,7 +532,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
         result: NandResult,
     ) -> Result<(), Error> {
         let NandCmd::Program { page, src, spare } = cmd else {
-            return Err(Error::Corrupt(&"host program op is not a program"));
+            return Err(rare(Error::Corrupt(&"host program op is not a program")));
         };
         let b = self.g.block_of(*page);
         {
@@ -572,9 +572,10 @@ impl<'a, H: Hooks> Ftl<'a, H> {
         self.check_flushes()
     }
 
+    #[cfg_attr(not(target_arch = "arm"), cold, inline(never))]
     fn format_erase_done(&mut self, cmd: &NandCmd, result: NandResult) -> Result<(), Error> {
         let NandCmd::Erase { block } = cmd else {
-            return Err(Error::Corrupt(&"format op is not an erase"));
+            return Err(rare(Error::Corrupt(&"format op is not an erase")));
         };
         self.format_pending = self.format_pending.saturating_sub(1);
         if result.is_ok() {
@@ -669,6 +670,25 @@ impl<'a, H: Hooks> Ftl<'a, H> {
         self.pump_now()
     }
 
+    /// Emits format erases while operation entries last.
+    #[cfg_attr(not(target_arch = "arm"), cold, inline(never))]
+    fn pump_format(&mut self) -> Result<(), Error> {
+        let total = self.g.total_blocks();
+        while self.format_cursor < total && self.ops_available() > 0 {
+            let block = BlockId(self.format_cursor);
+            self.emit(
+                OpKind::FormatErase,
+                NandCmd::Erase { block },
+                Origin::Meta,
+                0,
+                0,
+            )?;
+            self.format_cursor = self.format_cursor.wrapping_add(1);
+            self.format_pending = self.format_pending.wrapping_add(1);
+        }
+        Ok(())
+    }
+
     /// The pass [`Self::pump`] runs when nothing put it off.
     fn pump_now(&mut self) -> Result<(), Error> {
         self.pump_owed = false;
@@ -679,20 +699,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
             return self.pump_mount();
         }
         if !self.phase.ready() {
-            let total = self.g.total_blocks();
-            while self.format_cursor < total && self.ops_available() > 0 {
-                let block = BlockId(self.format_cursor);
-                self.emit(
-                    OpKind::FormatErase,
-                    NandCmd::Erase { block },
-                    Origin::Meta,
-                    0,
-                    0,
-                )?;
-                self.format_cursor = self.format_cursor.wrapping_add(1);
-                self.format_pending = self.format_pending.wrapping_add(1);
-            }
-            return Ok(());
+            return self.pump_format();
         }
         if self.phase == Phase::Settling {
             self.map_write_back()?;
@@ -709,13 +716,21 @@ impl<'a, H: Hooks> Ftl<'a, H> {
             self.mnt.carried.clear();
             self.mnt.released = false;
         }
-        self.gc_turns()?;
+        // On the host, the common passes (no plane waiting, less than a page
+        // buffered) are answered here, before the callee sets up its frame;
+        // the firmware keeps the smaller code.
+        if cfg!(target_arch = "arm") || self.attn_head != NIL {
+            self.gc_turns()?;
+        }
         if self.deferred_on() {
             self.deferred_step()?;
         }
         H::emit_due(self)?;
         H::host_page_done(self)?;
-        self.flush_buffer()
+        if cfg!(target_arch = "arm") || self.flush_may_start() {
+            self.flush_buffer()?;
+        }
+        Ok(())
     }
 
     /// Re-evaluates whether plane `p`'s host stream can take a page now.
@@ -859,6 +874,15 @@ impl<'a, H: Hooks> Ftl<'a, H> {
         H::host_target(self)
     }
 
+    /// Whether [`Self::flush_buffer`] may find a page to program: a page's
+    /// worth of live units buffered, or any with a flush forced. Its first
+    /// test, asked before the call.
+    #[inline(always)]
+    fn flush_may_start(&self) -> bool {
+        let live = self.pending_live();
+        live != 0 && (live >= u32::from(self.g.units_per_page) || self.force_flush)
+    }
+
     /// Programs full pages from the write buffer (and a padded last page when flushing).
     fn flush_buffer(&mut self) -> Result<(), Error> {
         let upp = u32::from(self.g.units_per_page);
@@ -912,7 +936,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
             // even when the budget is full.
             let units = src
                 .get(..usize::from(n))
-                .ok_or(Error::Corrupt(&"host page has more units than slots"))?;
+                .or_rare(Error::Corrupt(&"host page has more units than slots"))?;
             if !self.map_room_for(&spare)? {
                 self.pending_unpop(units)?;
                 return Ok(());
@@ -951,7 +975,9 @@ impl<'a, H: Hooks> Ftl<'a, H> {
         let page = {
             let m = self.blk_mut(b)?;
             if m.state != BlockState::Open || u32::from(m.next_page) >= end {
-                return Err(Error::Corrupt(&"programming a block that is not open"));
+                return Err(rare(Error::Corrupt(
+                    &"programming a block that is not open",
+                )));
             }
             let page = u32::from(m.next_page);
             m.pending = m.pending.wrapping_add(1);
@@ -959,7 +985,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
         };
         let next = H::usable_page(self, b, page.wrapping_add(1));
         self.blk_mut(b)?.next_page =
-            u16::try_from(next).map_err(|_| Error::Corrupt(&"next page beyond a block"))?;
+            u16::try_from(next).map_err(|_| rare(Error::Corrupt(&"next page beyond a block")))?;
         let p = self.g.plane_of(b);
         // The placement hook may keep a filled block as its plane's host
         // block for a while (a superblock member waiting for its list page).
@@ -1006,7 +1032,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
             }
             self.flushes.swap_remove(i);
             if self.flush_done.push_back(tag).is_err() {
-                return Err(Error::Corrupt(&"flush completion queue full"));
+                return Err(rare(Error::Corrupt(&"flush completion queue full")));
             }
         }
         if self.flushes.is_empty() {
@@ -1031,10 +1057,10 @@ impl<'a, H: Hooks> Ftl<'a, H> {
         {
             if let Loc::Flash(p) = Loc::decode(*w) {
                 if p.0 >= total_units {
-                    return Err(Error::Corrupt(&"l2p points outside the array"));
+                    return Err(rare(Error::Corrupt(&"l2p points outside the array")));
                 }
                 if !H::audit(self, p, Lpn(l as u32))? {
-                    return Err(Error::Corrupt(&"l2p and p2l disagree"));
+                    return Err(rare(Error::Corrupt(&"l2p and p2l disagree")));
                 }
             }
         }
@@ -1051,7 +1077,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
                     let pun = crate::medium::addr::Pun(b.wrapping_mul(upb).wrapping_add(u));
                     if let Some(l) = self.p2l(pun)? {
                         if self.loc(l)? != Loc::Flash(pun) {
-                            return Err(Error::Corrupt(&"p2l entry not referenced by l2p"));
+                            return Err(rare(Error::Corrupt(&"p2l entry not referenced by l2p")));
                         }
                         live = live.wrapping_add(1);
                     }
@@ -1064,7 +1090,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
                     u32::from(m.valid)
                 };
                 if counted != live {
-                    return Err(Error::Corrupt(&"valid count differs from live units"));
+                    return Err(rare(Error::Corrupt(&"valid count differs from live units")));
                 }
                 valid = valid.wrapping_add(counted);
                 if matches!(
@@ -1076,15 +1102,15 @@ impl<'a, H: Hooks> Ftl<'a, H> {
             }
             let pl = self.pl(PlaneId(p))?;
             if (valid, lost) != (pl.valid_units, pl.lost_blocks) {
-                return Err(Error::Corrupt(&"plane space counters are off"));
+                return Err(rare(Error::Corrupt(&"plane space counters are off")));
             }
             let want = self.host_ready_now(PlaneId(p))?;
             if pl.host_ready != want {
-                return Err(Error::Corrupt(&"plane host-ready flag is stale"));
+                return Err(rare(Error::Corrupt(&"plane host-ready flag is stale")));
             }
             let v = self.g.round_robin_position(PlaneId(p));
             if round_robin::bit(&self.ready_bits, v).is_some_and(|b| b != want) {
-                return Err(Error::Corrupt(&"host-ready bitmap is stale"));
+                return Err(rare(Error::Corrupt(&"host-ready bitmap is stale")));
             }
             ready = ready.wrapping_add(u32::from(want));
             for v in 0..=upb {
@@ -1093,14 +1119,14 @@ impl<'a, H: Hooks> Ftl<'a, H> {
                     let m = self.blk(BlockId(cur))?;
                     let key = u32::from(self.bucket_key(BlockId(cur))?);
                     if m.state != BlockState::Full || key != v {
-                        return Err(Error::Corrupt(&"bucket list holds a wrong block"));
+                        return Err(rare(Error::Corrupt(&"bucket list holds a wrong block")));
                     }
                     cur = m.next;
                 }
             }
         }
         if ready != self.ready_planes {
-            return Err(Error::Corrupt(&"host-ready plane count is off"));
+            return Err(rare(Error::Corrupt(&"host-ready plane count is off")));
         }
         Ok(())
     }

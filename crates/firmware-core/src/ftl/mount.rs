@@ -50,7 +50,7 @@
 //! [`crate::Stats::mount_head_reads`] and
 //! [`crate::Stats::mount_replay_reads`] the reads outside the checkpoint.
 
-use crate::error::Error;
+use crate::error::{rare, Error};
 use crate::ftl::hooks::Hooks;
 use crate::ftl::tables::{BlockState, OpKind, NIL};
 use crate::ftl::{Ftl, Phase};
@@ -113,6 +113,7 @@ impl<H: Hooks> Ftl<'_, H> {
     }
 
     /// Emits the reads of the current step, and moves on when a step is done.
+    #[cfg_attr(not(target_arch = "arm"), cold, inline(never))]
     pub(crate) fn pump_mount(&mut self) -> Result<(), Error> {
         loop {
             match self.mnt.step {
@@ -234,14 +235,14 @@ impl<H: Hooks> Ftl<'_, H> {
                     if self.mnt.cut_damaged_seq > self.mnt.best_cut_seq {
                         // The blocks the last flush wrote are unknown: their
                         // units would read back older data.
-                        return Err(Error::Corrupt(&"newest power-cut record damaged"));
+                        return Err(rare(Error::Corrupt(&"newest power-cut record damaged")));
                     }
                     self.damaged_tps_lost()?;
                     self.mnt.step = MountStep::Record;
                     self.mnt.cursor = 0;
                     if self.mnt.best_cut != NIL {
                         let Some(buf) = self.ps.buf_alloc() else {
-                            return Err(Error::Corrupt(&"no metadata buffer for the record"));
+                            return Err(rare(Error::Corrupt(&"no metadata buffer for the record")));
                         };
                         let page = Ppn(self.mnt.best_cut);
                         self.mount_emit(OpKind::MountRecord, NandCmd::ReadMeta { page, buf }, 0)?;
@@ -299,10 +300,9 @@ impl<H: Hooks> Ftl<'_, H> {
                     for i in 0..self.mnt.n_regions {
                         let b = self.record_entry(self.mnt.n_erase.wrapping_add(i));
                         if b < self.g.total_blocks() {
-                            self.mnt
-                                .carried
-                                .push(b)
-                                .map_err(|_| Error::Corrupt(&"record lists too many blocks"))?;
+                            self.mnt.carried.push(b).map_err(|_| {
+                                rare(Error::Corrupt(&"record lists too many blocks"))
+                            })?;
                         }
                     }
                     // Erase counts of the blocks that were free at the cut.
@@ -348,6 +348,7 @@ impl<H: Hooks> Ftl<'_, H> {
     }
 
     /// Completion of a mount operation.
+    #[cfg_attr(not(target_arch = "arm"), cold, inline(never))]
     pub(crate) fn mount_done(
         &mut self,
         kind: OpKind,
@@ -390,7 +391,7 @@ impl<H: Hooks> Ftl<'_, H> {
             }
             OpKind::MountRegion => {
                 let NandCmd::ReadMeta { page, buf } = *cmd else {
-                    return Err(Error::Corrupt(&"mount region op"));
+                    return Err(rare(Error::Corrupt(&"mount region op")));
                 };
                 let ppb = self.g.pages_per_block;
                 let pib = self.g.page_in_block(page);
@@ -413,7 +414,7 @@ impl<H: Hooks> Ftl<'_, H> {
             }
             OpKind::MountRecord => {
                 let NandCmd::ReadMeta { buf, .. } = *cmd else {
-                    return Err(Error::Corrupt(&"mount record op"));
+                    return Err(rare(Error::Corrupt(&"mount record op")));
                 };
                 let parsed = if result.is_ok() {
                     self.ps.buf(buf).and_then(|d| unseal(d, MAGIC_CUT))
@@ -432,7 +433,7 @@ impl<H: Hooks> Ftl<'_, H> {
             }
             OpKind::MountReplay => {
                 let NandCmd::ReadMeta { page, .. } = *cmd else {
-                    return Err(Error::Corrupt(&"mount replay op"));
+                    return Err(rare(Error::Corrupt(&"mount replay op")));
                 };
                 let ppb = self.g.pages_per_block;
                 let more = match result {
@@ -468,7 +469,7 @@ impl<H: Hooks> Ftl<'_, H> {
             OpKind::MountAnchor => self.anchor_read_done(cmd, tag, result)?,
             OpKind::MountTable => {
                 let NandCmd::ReadMeta { buf, .. } = *cmd else {
-                    return Err(Error::Corrupt(&"mount table op"));
+                    return Err(rare(Error::Corrupt(&"mount table op")));
                 };
                 if result.is_err() || !self.table_apply(buf, tag)? {
                     self.anc.table_failed = true;
@@ -486,7 +487,7 @@ impl<H: Hooks> Ftl<'_, H> {
                 }
             }
             OpKind::MountSealErase => self.seal_erase_done(tag, result.is_ok())?,
-            _ => return Err(Error::Corrupt(&"not a mount op")),
+            _ => return Err(rare(Error::Corrupt(&"not a mount op"))),
         }
         Ok(())
     }

@@ -3,7 +3,7 @@
 //! An [`OpId`] is `generation << 16 | index`: a completion for an entry that was
 //! already completed (or never issued) is detected and refused.
 
-use crate::error::Error;
+use crate::error::{rare, Error, OrRare};
 use crate::ftl::hooks::Hooks;
 use crate::ftl::tables::{stack_pop, stack_push, OpEntry, OpKind, NIL16};
 use crate::ftl::Ftl;
@@ -24,7 +24,7 @@ impl<H: Hooks> Ftl<'_, H> {
                 .t
                 .ops
                 .get_mut(usize::from(idx))
-                .ok_or(Error::TableTooSmall(&"ops"))?;
+                .or_rare(Error::TableTooSmall(&"ops"))?;
             *e = OpEntry::default();
             stack_push(self.t.ops, &mut self.op_free, idx)?;
         }
@@ -68,7 +68,7 @@ impl<H: Hooks> Ftl<'_, H> {
                 .t
                 .ops
                 .get_mut(usize::from(i))
-                .ok_or(Error::Corrupt(&"op index"))?;
+                .or_rare(Error::Corrupt(&"op index"))?;
             e.kind = kind;
             e.cmd = cmd;
             e.origin = origin;
@@ -123,7 +123,7 @@ impl<H: Hooks> Ftl<'_, H> {
             .t
             .ops
             .get_mut(usize::from(self.outbound.tail))
-            .ok_or(Error::Corrupt(&"outbound tail"))?;
+            .or_rare(Error::Corrupt(&"outbound tail"))?;
         let NandCmd::Read { units, dst, .. } = &mut e.cmd else {
             return Ok(false);
         };
@@ -134,11 +134,11 @@ impl<H: Hooks> Ftl<'_, H> {
         while i > below {
             let prev = *dst
                 .get(i.saturating_sub(1))
-                .ok_or(Error::Corrupt(&"read dst"))?;
-            *dst.get_mut(i).ok_or(Error::Corrupt(&"read dst"))? = prev;
+                .or_rare(Error::Corrupt(&"read dst"))?;
+            *dst.get_mut(i).or_rare(Error::Corrupt(&"read dst"))? = prev;
             i = i.saturating_sub(1);
         }
-        *dst.get_mut(below).ok_or(Error::Corrupt(&"read dst"))? = s;
+        *dst.get_mut(below).or_rare(Error::Corrupt(&"read dst"))? = s;
         units.insert(off);
         e.count = e.count.wrapping_add(1);
         Ok(true)
@@ -155,7 +155,7 @@ impl<H: Hooks> Ftl<'_, H> {
             self.t.generations.get(usize::from(idx)),
         ) {
             (Some(e), Some(g)) if e.kind != OpKind::Free && *g == generation => Ok(idx),
-            _ => Err(Error::UnknownOp),
+            _ => Err(rare(Error::UnknownOp)),
         }
     }
 

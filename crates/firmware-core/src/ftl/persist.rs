@@ -25,7 +25,7 @@
 //! CRC-32; its spare area names the TP and carries the program sequence
 //! number, so the newest copy wins at recovery ([`crate::ftl::mount`]).
 
-use crate::error::Error;
+use crate::error::{rare, Error};
 use crate::ftl::hooks::Hooks;
 use crate::ftl::tables::{BlockState, OpKind, NIL};
 use crate::ftl::{Ftl, Phase};
@@ -227,7 +227,7 @@ impl<H: Hooks> Ftl<'_, H> {
     /// Encodes TP `tp` from the DRAM table into a buffer and emits its program.
     pub(crate) fn tp_emit(&mut self, tp: Tpn, page: Ppn, kind: OpKind) -> Result<(), Error> {
         let Some(buf) = self.ps.buf_alloc() else {
-            return Err(Error::Corrupt(&"no metadata buffer"));
+            return Err(rare(Error::Corrupt(&"no metadata buffer")));
         };
         let stale = if self.deferred_on() {
             self.stale_write_start(tp, kind)
@@ -258,7 +258,7 @@ impl<H: Hooks> Ftl<'_, H> {
         let logical = self.cfg.logical_units as usize;
         let n = epp.min(logical.saturating_sub(first));
         let Some(l2p) = self.t.l2p.get(first..first.wrapping_add(n)) else {
-            return Err(Error::Corrupt(&"tp range"));
+            return Err(rare(Error::Corrupt(&"tp range")));
         };
         let Some(b) = (if let Some(start) = usize::from(buf.0).checked_mul(self.ps.page_bytes) {
             self.ps
@@ -267,7 +267,7 @@ impl<H: Hooks> Ftl<'_, H> {
         } else {
             None
         }) else {
-            return Err(Error::Corrupt(&"metadata buffer"));
+            return Err(rare(Error::Corrupt(&"metadata buffer")));
         };
         b.fill(0xff);
         for (i, w) in l2p.iter().enumerate() {
@@ -285,7 +285,7 @@ impl<H: Hooks> Ftl<'_, H> {
     /// Applies a TP page read at mount to the DRAM table.
     pub(crate) fn tp_decode(&mut self, buf: MetaBuf) -> Result<Option<Tpn>, Error> {
         let Some(b) = self.ps.buf(buf) else {
-            return Err(Error::Corrupt(&"metadata buffer"));
+            return Err(rare(Error::Corrupt(&"metadata buffer")));
         };
         let Some((tp, n)) = unseal(b, MAGIC_TP) else {
             return Ok(None);
@@ -302,7 +302,11 @@ impl<H: Hooks> Ftl<'_, H> {
                 ENTRY_UNMAPPED => Loc::Unmapped,
                 ENTRY_LOST => Loc::Lost,
                 p if p < units => Loc::Flash(crate::medium::addr::Pun(p)),
-                _ => return Err(Error::Corrupt(&"translation page entry outside the array")),
+                _ => {
+                    return Err(rare(Error::Corrupt(
+                        &"translation page entry outside the array",
+                    )))
+                }
             };
             if let Some(e) = self.t.l2p.get_mut(first.wrapping_add(i)) {
                 *e = loc.encode();
@@ -321,7 +325,7 @@ impl<H: Hooks> Ftl<'_, H> {
         result: NandResult,
     ) -> Result<(), Error> {
         let NandCmd::ProgramMeta { page, buf, spare } = cmd else {
-            return Err(Error::Corrupt(&"map op is not a metadata program"));
+            return Err(rare(Error::Corrupt(&"map op is not a metadata program")));
         };
         self.ps.buf_release(*buf);
         let tp = Tpn(tp);
@@ -467,6 +471,7 @@ impl<H: Hooks> Ftl<'_, H> {
     /// written back far enough that a cut could write the rest as a running
     /// core does; the replayed blocks are then no longer carried, and GC
     /// frees blocks for the region while host commands still wait.
+    #[cfg_attr(not(target_arch = "arm"), cold, inline(never))]
     pub(crate) fn settle_release(&mut self) -> Result<bool, Error> {
         if self.mnt.released {
             return Ok(true);
@@ -543,6 +548,7 @@ impl<H: Hooks> Ftl<'_, H> {
     /// Takes free blocks into the region until it has its erased pages,
     /// from the planes with the most free blocks (never below the GC
     /// reserve); short of them, cleaning and GC catch up later.
+    #[cfg_attr(not(target_arch = "arm"), cold, inline(never))]
     pub(crate) fn region_fill(&mut self) -> Result<(), Error> {
         if !self.ps.on || self.phase == Phase::Dying {
             return Ok(());
@@ -676,13 +682,14 @@ impl<H: Hooks> Ftl<'_, H> {
 
     /// Completion of a region block erase: back to the free pool when the
     /// region has its erased pages, else an erased region block.
+    #[cfg_attr(not(target_arch = "arm"), cold, inline(never))]
     pub(crate) fn map_erase_done(
         &mut self,
         cmd: &NandCmd,
         result: NandResult,
     ) -> Result<(), Error> {
         let NandCmd::Erase { block } = cmd else {
-            return Err(Error::Corrupt(&"map erase op is not an erase"));
+            return Err(rare(Error::Corrupt(&"map erase op is not an erase")));
         };
         let p = self.g.plane_of(*block);
         if result.is_ok() {

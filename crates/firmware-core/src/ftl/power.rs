@@ -31,7 +31,7 @@
 //! checks the core never asks for more. [`Ftl::shutdown`] runs the same
 //! flush on an idle core with an empty buffer: a clean shutdown.
 
-use crate::error::Error;
+use crate::error::{rare, Error};
 use crate::ftl::hooks::Hooks;
 use crate::ftl::tables::{BlockState, OpKind, SlotState, NIL};
 use crate::ftl::{Ftl, Phase};
@@ -77,7 +77,7 @@ impl<H: Hooks> Ftl<'_, H> {
             };
             erases
                 .push(entry)
-                .map_err(|_| Error::Corrupt(&"too many erases in flight"))?;
+                .map_err(|_| rare(Error::Corrupt(&"too many erases in flight")))?;
         }
         self.abandon_ops()?;
         self.cut = CutState::default();
@@ -103,11 +103,13 @@ impl<H: Hooks> Ftl<'_, H> {
                 .set_flag(tp, F_WRITING | F_MOVING | F_RESERVED, false);
         }
         let Some(record) = self.ps.buf_alloc() else {
-            return Err(Error::Corrupt(&"no metadata buffer for the cut record"));
+            return Err(rare(Error::Corrupt(
+                &"no metadata buffer for the cut record",
+            )));
         };
         let cap = self.record_capacity();
         if erases.len() > cap {
-            return Err(Error::Corrupt(&"cut record cannot list every erase"));
+            return Err(rare(Error::Corrupt(&"cut record cannot list every erase")));
         }
         if let Some(b) = self.ps.buf_mut(record) {
             b.fill(0xff);
@@ -184,6 +186,7 @@ impl<H: Hooks> Ftl<'_, H> {
     }
 
     /// Emits as much of the power-cut flush as resources allow.
+    #[cfg_attr(not(target_arch = "arm"), cold, inline(never))]
     pub(crate) fn pump_dying(&mut self) -> Result<(), Error> {
         loop {
             if self.ops_available() == 0 {
@@ -219,11 +222,11 @@ impl<H: Hooks> Ftl<'_, H> {
                     let at = n_erase as usize;
                     let cap = self.record_capacity();
                     if at.wrapping_add(self.cut.regions.len()) > cap {
-                        return Err(Error::Corrupt(&"cut record overflow"));
+                        return Err(rare(Error::Corrupt(&"cut record overflow")));
                     }
                     let regions = self.cut.regions.clone();
                     let Some(b) = self.ps.buf_mut(buf) else {
-                        return Err(Error::Corrupt(&"cut record buffer"));
+                        return Err(rare(Error::Corrupt(&"cut record buffer")));
                     };
                     for (i, r) in regions.iter().enumerate() {
                         let off = META_HEADER.wrapping_add(at.wrapping_add(i).saturating_mul(4));
@@ -231,7 +234,7 @@ impl<H: Hooks> Ftl<'_, H> {
                     }
                     let n_free = self.record_free_counts(buf, at.wrapping_add(regions.len()))?;
                     let Some(b) = self.ps.buf_mut(buf) else {
-                        return Err(Error::Corrupt(&"cut record buffer"));
+                        return Err(rare(Error::Corrupt(&"cut record buffer")));
                     };
                     seal(b, MAGIC_CUT, n_erase | (n_free << 16), regions.len() as u32);
                     let mut spare = Spare {
@@ -253,7 +256,7 @@ impl<H: Hooks> Ftl<'_, H> {
                             self.cut
                                 .table
                                 .push(page.0)
-                                .map_err(|_| Error::Corrupt(&"block table too large"))?;
+                                .map_err(|_| rare(Error::Corrupt(&"block table too large")))?;
                         }
                     }
                     let i = self.cut.table_emitted;
@@ -376,7 +379,7 @@ impl<H: Hooks> Ftl<'_, H> {
     fn record_pair(&mut self, buf: MetaBuf, i: usize, blk: u32, pe: u32) -> Result<(), Error> {
         let off = META_HEADER.wrapping_add(i.saturating_mul(4));
         let Some(b) = self.ps.buf_mut(buf) else {
-            return Err(Error::Corrupt(&"cut record buffer"));
+            return Err(rare(Error::Corrupt(&"cut record buffer")));
         };
         put_u32(b, off, blk);
         put_u32(b, off.wrapping_add(4), pe);
@@ -430,7 +433,7 @@ impl<H: Hooks> Ftl<'_, H> {
         while u32::from(n) < upp && self.cut.slot_cursor < w {
             let i = self.cut.slot_cursor;
             self.cut.slot_cursor = i.wrapping_add(1);
-            let idx = u16::try_from(i).map_err(|_| Error::Corrupt(&"slot index"))?;
+            let idx = u16::try_from(i).map_err(|_| rare(Error::Corrupt(&"slot index")))?;
             let m = *self.slot(Slot(idx))?;
             if !matches!(m.state, SlotState::WbPending | SlotState::WbProgramming) {
                 continue;
@@ -525,7 +528,7 @@ impl<H: Hooks> Ftl<'_, H> {
         self.cut
             .regions
             .push(b.0)
-            .map_err(|_| Error::Corrupt(&"power-cut flush needs too many blocks"))?;
+            .map_err(|_| rare(Error::Corrupt(&"power-cut flush needs too many blocks")))?;
         self.cut.data_block = b.0;
         Ok(self.g.ppn(b, 0))
     }
@@ -558,6 +561,7 @@ impl<H: Hooks> Ftl<'_, H> {
     }
 
     /// Completion of a power-cut flush operation.
+    #[cfg_attr(not(target_arch = "arm"), cold, inline(never))]
     pub(crate) fn cut_done(&mut self, cmd: &NandCmd, _result: NandResult) -> Result<(), Error> {
         if let NandCmd::ProgramMeta { buf, .. } = cmd {
             if *buf != self.cut.record {

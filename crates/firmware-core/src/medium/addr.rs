@@ -6,7 +6,7 @@
 //! All numbers are plain `u32` inside a newtype, so a logical unit can never be
 //! passed where a physical page is expected.
 
-use crate::error::Error;
+use crate::error::{rare, Error};
 
 /// Most mapping units one flash page can hold (for example 32 KiB pages of 4 KiB units).
 pub const MAX_UNITS_PER_PAGE: usize = 8;
@@ -299,7 +299,7 @@ impl Geometry {
             || a.block >= self.blocks_per_plane
             || a.page >= self.pages_per_block
         {
-            return Err(Error::AddressOutOfRange);
+            return Err(rare(Error::AddressOutOfRange));
         }
         let die = add(
             mul(u32::from(a.channel), u32::from(self.dies_per_channel)),

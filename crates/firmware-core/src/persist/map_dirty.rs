@@ -8,7 +8,7 @@
 //! intrusive list over one link pair per translation page, lent by the
 //! caller.
 
-use crate::error::Error;
+use crate::error::{Error, OrRare};
 use crate::persist::Tpn;
 
 const NONE: u32 = u32::MAX;
@@ -65,7 +65,9 @@ impl<'a> MapDirty<'a> {
     }
 
     fn link(&mut self, tp: u32) -> Result<&mut DirtyLink, Error> {
-        self.l.get_mut(tp as usize).ok_or(Error::AddressOutOfRange)
+        self.l
+            .get_mut(tp as usize)
+            .or_rare(Error::AddressOutOfRange)
     }
 
     /// Whether `tp` is dirty.
@@ -152,7 +154,7 @@ impl<'a> MapDirty<'a> {
             tp = self
                 .l
                 .get(tp as usize)
-                .ok_or(Error::AddressOutOfRange)?
+                .or_rare(Error::AddressOutOfRange)?
                 .next;
         }
         Ok(None)

@@ -4,7 +4,7 @@
 //! them back is the core's (`ftl::persist`).
 
 use crate::config::PersistConfig;
-use crate::error::Error;
+use crate::error::{rare, Error};
 use crate::list::NIL;
 use crate::medium::addr::Lpn;
 use crate::medium::nand::MetaBuf;
@@ -364,7 +364,9 @@ impl<'a> Persist<'a> {
     /// dirty it are still in flight.
     pub(crate) fn take_for_write_back(&mut self, tp: Tpn) -> Result<(), Error> {
         if !self.dirty.take(tp)? {
-            return Err(Error::Corrupt(&"writing back a clean translation page"));
+            return Err(rare(Error::Corrupt(
+                &"writing back a clean translation page",
+            )));
         }
         self.writing = self.writing.saturating_add(1);
         self.writes_add(tp, true);

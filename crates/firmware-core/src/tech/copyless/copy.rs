@@ -31,7 +31,7 @@
 //! from the recovered L2P table: every logical unit mapped to a physical one
 //! is one tag of it.
 
-use crate::error::Error;
+use crate::error::{rare, Error, OrRare};
 use crate::ftl::hooks::Hooks;
 use crate::ftl::host::{CopyFallback, CopyStop};
 use crate::ftl::tables::BlockState;
@@ -89,13 +89,13 @@ pub(crate) fn copy_unit<'a, H: Hooks + HasCopyless<'a>>(
     f.release_loc(d)?;
     match from {
         Loc::Flash(p) => {
-            let primary = f.p2l(p)?.ok_or(Error::Corrupt(&"copy source not live"))?;
-            let cc = f.h.copyless_mut().ok_or(Error::Corrupt(&"copy tables"))?;
+            let primary = f.p2l(p)?.or_rare(Error::Corrupt(&"copy source not live"))?;
+            let cc = f.h.copyless_mut().or_rare(Error::Corrupt(&"copy tables"))?;
             let src_tag = if cc.count(p)? == 1 { primary } else { s };
             match cc.copy(p, src_tag, d)? {
                 CopyOutcome::Remapped(_) => {}
                 CopyOutcome::Fallback(_) => {
-                    return Err(Error::Corrupt(&"copy refused after its checks"))
+                    return Err(rare(Error::Corrupt(&"copy refused after its checks")))
                 }
             }
             f.set_loc(d, Loc::Flash(p))?;
@@ -187,7 +187,7 @@ pub(crate) fn release<'a, H: Hooks + HasCopyless<'a>>(
             let t = cc
                 .tags(p)
                 .next()
-                .ok_or(Error::Corrupt(&"shared unit without shadow tags"))?;
+                .or_rare(Error::Corrupt(&"shared unit without shadow tags"))?;
             if f.p2l(p)? == Some(lpn) {
                 f.set_p2l(p, t)?;
             }
@@ -279,12 +279,12 @@ pub(crate) fn mount_share<'a, H: Hooks + HasCopyless<'a>>(
 ) -> Result<(), Error> {
     let cc =
         f.h.copyless_mut()
-            .ok_or(Error::Corrupt(&"unit validated twice"))?;
+            .or_rare(Error::Corrupt(&"unit validated twice"))?;
     match cc.copy(p, first, lpn)? {
         CopyOutcome::Remapped(_) => Ok(()),
-        CopyOutcome::Fallback(_) => Err(Error::Corrupt(
+        CopyOutcome::Fallback(_) => Err(rare(Error::Corrupt(
             &"mount: shared units exceed the copy tables",
-        )),
+        ))),
     }
 }
 

@@ -21,7 +21,7 @@
 //! [`crate::config::CopyMode::Remap`]; see `copy.rs` for the host command and
 //! the rules for buffered sources, GC and mount.
 
-use crate::error::Error;
+use crate::error::{rare, Error, OrRare};
 use crate::medium::addr::{Lpn, Pun};
 
 /// The "no entry" link and the unit number of a free shadow entry.
@@ -59,7 +59,7 @@ impl<'a> RefCounts<'a> {
         }
         WORD_BITS
             .checked_div(u32::from(bits))
-            .ok_or(Error::InvalidConfig(&"reference count bits 1..=8"))
+            .or_rare(Error::InvalidConfig(&"reference count bits 1..=8"))
     }
 
     /// Words of lent memory for `units` counts of `bits` bits.
@@ -105,7 +105,7 @@ impl<'a> RefCounts<'a> {
 
     fn locate(&self, unit: Pun) -> Result<(usize, u32), Error> {
         if unit.0 >= self.units {
-            return Err(Error::AddressOutOfRange);
+            return Err(rare(Error::AddressOutOfRange));
         }
         let word = unit.0.checked_div(self.per_word).unwrap_or(0);
         let slot = unit.0.checked_rem(self.per_word).unwrap_or(0);
@@ -115,7 +115,11 @@ impl<'a> RefCounts<'a> {
     /// The count of `unit`.
     pub fn get(&self, unit: Pun) -> Result<u8, Error> {
         let (w, shift) = self.locate(unit)?;
-        let word = self.words.get(w).copied().ok_or(Error::AddressOutOfRange)?;
+        let word = self
+            .words
+            .get(w)
+            .copied()
+            .or_rare(Error::AddressOutOfRange)?;
         let v = word.wrapping_shr(shift) & u32::from(self.max);
         Ok(v as u8)
     }
@@ -123,11 +127,11 @@ impl<'a> RefCounts<'a> {
     /// Sets the count of `unit` (GC relocation moves a count as a whole).
     pub fn set(&mut self, unit: Pun, v: u8) -> Result<(), Error> {
         if v > self.max {
-            return Err(Error::Corrupt(&"reference count above 2^n - 1"));
+            return Err(rare(Error::Corrupt(&"reference count above 2^n - 1")));
         }
         let (w, shift) = self.locate(unit)?;
         let mask = u32::from(self.max).wrapping_shl(shift);
-        let word = self.words.get_mut(w).ok_or(Error::AddressOutOfRange)?;
+        let word = self.words.get_mut(w).or_rare(Error::AddressOutOfRange)?;
         *word = (*word & !mask) | u32::from(v).wrapping_shl(shift);
         Ok(())
     }
@@ -150,7 +154,7 @@ impl<'a> RefCounts<'a> {
         let c = self.get(unit)?;
         let n = c
             .checked_sub(1)
-            .ok_or(Error::Corrupt(&"reference count below zero"))?;
+            .or_rare(Error::Corrupt(&"reference count below zero"))?;
         self.set(unit, n)?;
         Ok(n)
     }
@@ -292,28 +296,28 @@ impl<'a> ShadowOob<'a> {
     fn bucket(&self, unit: u32) -> Result<usize, Error> {
         let h = unit.wrapping_mul(0x9E37_79B1) as usize;
         h.checked_rem(self.heads.len())
-            .ok_or(Error::Corrupt(&"shadow OOB without buckets"))
+            .or_rare(Error::Corrupt(&"shadow OOB without buckets"))
     }
 
     fn head(&self, b: usize) -> Result<u32, Error> {
-        self.heads.get(b).copied().ok_or(Error::AddressOutOfRange)
+        self.heads.get(b).copied().or_rare(Error::AddressOutOfRange)
     }
 
     fn set_head(&mut self, b: usize, v: u32) -> Result<(), Error> {
-        *self.heads.get_mut(b).ok_or(Error::AddressOutOfRange)? = v;
+        *self.heads.get_mut(b).or_rare(Error::AddressOutOfRange)? = v;
         Ok(())
     }
 
     fn ent(&self, i: u32) -> Result<&ShadowEntry, Error> {
         self.e
             .get(i as usize)
-            .ok_or(Error::Corrupt(&"shadow OOB link out of range"))
+            .or_rare(Error::Corrupt(&"shadow OOB link out of range"))
     }
 
     fn ent_mut(&mut self, i: u32) -> Result<&mut ShadowEntry, Error> {
         self.e
             .get_mut(i as usize)
-            .ok_or(Error::Corrupt(&"shadow OOB link out of range"))
+            .or_rare(Error::Corrupt(&"shadow OOB link out of range"))
     }
 
     /// Finds the record of (`unit`, `tag`): (previous record or NIL, record).
@@ -328,7 +332,7 @@ impl<'a> ShadowOob<'a> {
             }
             steps = steps.wrapping_add(1);
             if steps > self.capacity() {
-                return Err(Error::Corrupt(&"shadow OOB chain cycle"));
+                return Err(rare(Error::Corrupt(&"shadow OOB chain cycle")));
             }
             prev = i;
             i = e.next;
@@ -355,10 +359,10 @@ impl<'a> ShadowOob<'a> {
     /// changed); a tag already recorded for the unit is corruption.
     pub fn add(&mut self, unit: Pun, tag: Lpn) -> Result<bool, Error> {
         if unit.0 == NIL {
-            return Err(Error::AddressOutOfRange);
+            return Err(rare(Error::AddressOutOfRange));
         }
         if self.find(unit.0, tag.0)?.is_some() {
-            return Err(Error::Corrupt(&"shadow OOB tag recorded twice"));
+            return Err(rare(Error::Corrupt(&"shadow OOB tag recorded twice")));
         }
         let i = self.free;
         if i == NIL {
@@ -448,13 +452,15 @@ impl<'a> ShadowOob<'a> {
     /// needs free space. `to` must have no tags yet.
     pub fn relocate(&mut self, from: Pun, to: Pun) -> Result<u32, Error> {
         if to.0 == NIL {
-            return Err(Error::AddressOutOfRange);
+            return Err(rare(Error::AddressOutOfRange));
         }
         if from == to {
             return Ok(self.tag_count(from) as u32);
         }
         if self.tag_count(to) != 0 {
-            return Err(Error::Corrupt(&"shadow OOB relocation onto a shared unit"));
+            return Err(rare(Error::Corrupt(
+                &"shadow OOB relocation onto a shared unit",
+            )));
         }
         // Detach the records of `from` into a private chain, then push them
         // onto the bucket of `to` (which may be the same bucket).
@@ -466,7 +472,7 @@ impl<'a> ShadowOob<'a> {
         while i != NIL {
             steps = steps.wrapping_add(1);
             if steps > self.capacity() {
-                return Err(Error::Corrupt(&"shadow OOB chain cycle"));
+                return Err(rare(Error::Corrupt(&"shadow OOB chain cycle")));
             }
             let (unit, next) = {
                 let e = self.ent(i)?;
@@ -655,7 +661,7 @@ impl<'a> CopylessMap<'a> {
         while let Some(t) = self.shadow.tags(unit).next() {
             left = left
                 .checked_sub(1)
-                .ok_or(Error::Corrupt(&"shadow OOB chain cycle"))?;
+                .or_rare(Error::Corrupt(&"shadow OOB chain cycle"))?;
             self.shadow.remove(unit, t)?;
         }
         self.counts.set(unit, 0)?;
@@ -666,7 +672,7 @@ impl<'a> CopylessMap<'a> {
     /// tag, which the P2L records.
     pub fn program(&mut self, unit: Pun) -> Result<(), Error> {
         if self.counts.get(unit)? != 0 {
-            return Err(Error::Corrupt(&"programmed unit is still referenced"));
+            return Err(rare(Error::Corrupt(&"programmed unit is still referenced")));
         }
         self.counts.set(unit, 1)
     }
@@ -677,7 +683,7 @@ impl<'a> CopylessMap<'a> {
     pub fn copy(&mut self, unit: Pun, src: Lpn, dst: Lpn) -> Result<CopyOutcome, Error> {
         let c = self.counts.get(unit)?;
         if c == 0 {
-            return Err(Error::Corrupt(&"copy from an invalid unit"));
+            return Err(rare(Error::Corrupt(&"copy from an invalid unit")));
         }
         if c == 1 {
             if dst == src {
@@ -685,7 +691,9 @@ impl<'a> CopylessMap<'a> {
             }
         } else {
             if !self.shadow.contains(unit, src)? {
-                return Err(Error::Corrupt(&"copy source is not a tag of its unit"));
+                return Err(rare(Error::Corrupt(
+                    &"copy source is not a tag of its unit",
+                )));
             }
             if self.shadow.contains(unit, dst)? {
                 return Ok(CopyOutcome::Remapped(c));
@@ -699,14 +707,16 @@ impl<'a> CopylessMap<'a> {
             return Ok(CopyOutcome::Fallback(Fallback::ShadowFull));
         }
         if c == 1 && !self.shadow.add(unit, src)? {
-            return Err(Error::Corrupt(&"shadow OOB free count"));
+            return Err(rare(Error::Corrupt(&"shadow OOB free count")));
         }
         if !self.shadow.add(unit, dst)? {
-            return Err(Error::Corrupt(&"shadow OOB free count"));
+            return Err(rare(Error::Corrupt(&"shadow OOB free count")));
         }
         match self.counts.inc(unit)? {
             Inc::Counted(n) => Ok(CopyOutcome::Remapped(n)),
-            Inc::Overflow => Err(Error::Corrupt(&"reference count overflow after check")),
+            Inc::Overflow => Err(rare(Error::Corrupt(
+                &"reference count overflow after check",
+            ))),
         }
     }
 
@@ -715,10 +725,12 @@ impl<'a> CopylessMap<'a> {
     pub fn release(&mut self, unit: Pun, tag: Lpn) -> Result<Release, Error> {
         let c = self.counts.get(unit)?;
         if c == 0 {
-            return Err(Error::Corrupt(&"release of an invalid unit"));
+            return Err(rare(Error::Corrupt(&"release of an invalid unit")));
         }
         if c >= 2 && !self.shadow.remove(unit, tag)? {
-            return Err(Error::Corrupt(&"released tag is not in the shadow OOB"));
+            return Err(rare(Error::Corrupt(
+                &"released tag is not in the shadow OOB",
+            )));
         }
         let n = self.counts.dec(unit)?;
         match n {
@@ -728,7 +740,7 @@ impl<'a> CopylessMap<'a> {
                     .shadow
                     .tags(unit)
                     .next()
-                    .ok_or(Error::Corrupt(&"shared unit without shadow tags"))?;
+                    .or_rare(Error::Corrupt(&"shared unit without shadow tags"))?;
                 self.shadow.remove(unit, sole)?;
                 Ok(Release::Sole(sole))
             }
@@ -742,18 +754,18 @@ impl<'a> CopylessMap<'a> {
     pub fn relocate(&mut self, from: Pun, to: Pun) -> Result<(), Error> {
         let c = self.counts.get(from)?;
         if c == 0 {
-            return Err(Error::Corrupt(&"relocation of an invalid unit"));
+            return Err(rare(Error::Corrupt(&"relocation of an invalid unit")));
         }
         if from == to {
             return Ok(());
         }
         if self.counts.get(to)? != 0 {
-            return Err(Error::Corrupt(&"relocation onto a referenced unit"));
+            return Err(rare(Error::Corrupt(&"relocation onto a referenced unit")));
         }
         if c >= 2 {
             let moved = self.shadow.relocate(from, to)?;
             if moved != u32::from(c) {
-                return Err(Error::Corrupt(&"shadow tags disagree with the count"));
+                return Err(rare(Error::Corrupt(&"shadow tags disagree with the count")));
             }
         }
         self.counts.set(to, c)?;

@@ -15,7 +15,7 @@
 //! allocates. Every operation is O(log T) in the number of translation pages
 //! (heap) or O(1) (list).
 
-use crate::error::Error;
+use crate::error::{Error, OrRare};
 use crate::persist::Tpn;
 
 /// Marks "no translation page" in links and heap positions.
@@ -88,11 +88,13 @@ impl<'a> Lidf<'a> {
     }
 
     fn entry(&self, tp: u32) -> Result<&TpEntry, Error> {
-        self.e.get(tp as usize).ok_or(Error::AddressOutOfRange)
+        self.e.get(tp as usize).or_rare(Error::AddressOutOfRange)
     }
 
     fn entry_mut(&mut self, tp: u32) -> Result<&mut TpEntry, Error> {
-        self.e.get_mut(tp as usize).ok_or(Error::AddressOutOfRange)
+        self.e
+            .get_mut(tp as usize)
+            .or_rare(Error::AddressOutOfRange)
     }
 
     /// Buffered writes of translation page `tp`.
@@ -124,7 +126,7 @@ impl<'a> Lidf<'a> {
         e.buffered = e
             .buffered
             .checked_sub(n)
-            .ok_or(Error::Corrupt(&"LIDF count underflow"))?;
+            .or_rare(Error::Corrupt(&"LIDF count underflow"))?;
         let (left, in_zero, pos) = (e.buffered, e.in_zero, e.heap_pos);
         if in_zero {
             if left == 0 {
@@ -222,7 +224,7 @@ impl<'a> Lidf<'a> {
         let tp = *self
             .heap
             .get(i as usize)
-            .ok_or(Error::Corrupt(&"LIDF heap index"))?;
+            .or_rare(Error::Corrupt(&"LIDF heap index"))?;
         Ok(self.entry(tp)?.buffered)
     }
 
@@ -230,7 +232,7 @@ impl<'a> Lidf<'a> {
         *self
             .heap
             .get_mut(i as usize)
-            .ok_or(Error::Corrupt(&"LIDF heap index"))? = tp;
+            .or_rare(Error::Corrupt(&"LIDF heap index"))? = tp;
         self.entry_mut(tp)?.heap_pos = i;
         Ok(())
     }
@@ -239,11 +241,11 @@ impl<'a> Lidf<'a> {
         let ta = *self
             .heap
             .get(a as usize)
-            .ok_or(Error::Corrupt(&"LIDF heap index"))?;
+            .or_rare(Error::Corrupt(&"LIDF heap index"))?;
         let tb = *self
             .heap
             .get(b as usize)
-            .ok_or(Error::Corrupt(&"LIDF heap index"))?;
+            .or_rare(Error::Corrupt(&"LIDF heap index"))?;
         self.place(a, tb)?;
         self.place(b, ta)
     }
@@ -259,11 +261,11 @@ impl<'a> Lidf<'a> {
         let last = self
             .heap_len
             .checked_sub(1)
-            .ok_or(Error::Corrupt(&"LIDF heap empty"))?;
+            .or_rare(Error::Corrupt(&"LIDF heap empty"))?;
         let tp = *self
             .heap
             .get(i as usize)
-            .ok_or(Error::Corrupt(&"LIDF heap index"))?;
+            .or_rare(Error::Corrupt(&"LIDF heap index"))?;
         if i != last {
             self.swap(i, last)?;
         }

@@ -11,7 +11,7 @@
 pub mod lidf;
 
 use crate::config::{Config, FlushPolicy};
-use crate::error::Error;
+use crate::error::{rare, Error, OrRare};
 use crate::ftl::hooks::Hooks;
 use crate::ftl::lend::Lend;
 use crate::ftl::tables::NIL16;
@@ -78,7 +78,8 @@ pub trait HasLidf<'a> {
 }
 
 fn order<'r, 'a, H: HasLidf<'a>>(f: &'r mut Ftl<'_, H>) -> Result<&'r mut LidfOrder<'a>, Error> {
-    f.h.lidf_mut().ok_or(Error::Corrupt(&"lidf state missing"))
+    f.h.lidf_mut()
+        .or_rare(Error::Corrupt(&"lidf state missing"))
 }
 
 /// Files buffered write `s` under the translation page of its mapping entry.
@@ -88,7 +89,7 @@ pub(crate) fn push<'a, H: Hooks + HasLidf<'a>>(f: &mut Ftl<'_, H>, s: Slot) -> R
     let head = o
         .heads
         .get_mut(tp.0 as usize)
-        .ok_or(Error::Corrupt(&"lidf list"))?;
+        .or_rare(Error::Corrupt(&"lidf list"))?;
     let next = *head;
     *head = s.0;
     o.lidf.buffered_write(tp)?;
@@ -108,9 +109,9 @@ pub(crate) fn pop<'a, H: Hooks + HasLidf<'a>>(f: &mut Ftl<'_, H>) -> Result<Opti
         .heads
         .get(tp.0 as usize)
         .copied()
-        .ok_or(Error::Corrupt(&"lidf list"))?;
+        .or_rare(Error::Corrupt(&"lidf list"))?;
     if s == NIL16 {
-        return Err(Error::Corrupt(&"LIDF counts a write its list lacks"));
+        return Err(rare(Error::Corrupt(&"LIDF counts a write its list lacks")));
     }
     let next = f.slot(Slot(s))?.next;
     let o = order(f)?;

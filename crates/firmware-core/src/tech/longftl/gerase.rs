@@ -25,7 +25,7 @@
 //! `bpm_retired_wls` of its weakest wordlines (those the detector has seen at
 //! 10 or more bit errors) out of service, and erases normally.
 
-use crate::error::Error;
+use crate::error::{rare, Error, OrRare};
 use crate::ftl::hooks::Hooks;
 use crate::ftl::lend::Lend;
 use crate::ftl::tables::{BlockState, NIL};
@@ -266,8 +266,8 @@ pub(crate) fn guard_read<'a, H: Hooks + HasLongftl<'a>>(
     let b = f.g.block_of(page);
     let ppw = u32::from(f.g.pages_per_wordline).max(1);
     let pib = page.0.checked_rem(f.g.pages_per_block).unwrap_or(0);
-    let wl =
-        u16::try_from(pib.checked_div(ppw).unwrap_or(0)).map_err(|_| Error::AddressOutOfRange)?;
+    let wl = u16::try_from(pib.checked_div(ppw).unwrap_or(0))
+        .map_err(|_| rare(Error::AddressOutOfRange))?;
     let errs = u8::try_from(rep.bit_errors).unwrap_or(u8::MAX);
     g.wld.report(b.0, wl, errs)
 }
@@ -316,7 +316,7 @@ pub(crate) fn victim_erase<'a, H: Hooks + HasLongftl<'a>>(
             let _ = g.history.push(next as u8);
         }
     }
-    let meta = *g.meta.get(b.0 as usize).ok_or(Error::AddressOutOfRange)?;
+    let meta = *g.meta.get(b.0 as usize).or_rare(Error::AddressOutOfRange)?;
     let mut buf = [0u16; 64];
     match g.cfg.mode {
         EraseMode::Normal => Ok(plain),
@@ -405,7 +405,7 @@ pub(crate) fn guard_erased<'a, H: Hooks + HasLongftl<'a>>(
     let m = g
         .meta
         .get_mut(b.0 as usize)
-        .ok_or(Error::AddressOutOfRange)?;
+        .or_rare(Error::AddressOutOfRange)?;
     let old = m.skip_units;
     match low {
         Some(set) => {
@@ -443,7 +443,7 @@ pub(crate) fn guard_forget<'a, H: Hooks + HasLongftl<'a>>(
     let m = g
         .meta
         .get_mut(b.0 as usize)
-        .ok_or(Error::AddressOutOfRange)?;
+        .or_rare(Error::AddressOutOfRange)?;
     let old = m.skip_units;
     m.skip_units = 0;
     m.skip = WlSet::EMPTY;
@@ -482,7 +482,9 @@ pub fn audit_guard<'a, H: Hooks + HasLongftl<'a>>(f: &Ftl<'_, H>) -> Result<(), 
         let m = gmeta(f, BlockId(b)).copied().unwrap_or_default();
         let st = f.blk(BlockId(b))?.state;
         if matches!(st, BlockState::Bad | BlockState::Retiring) && m.skip_units != 0 {
-            return Err(Error::Corrupt(&"lost block still counts skipped units"));
+            return Err(rare(Error::Corrupt(
+                &"lost block still counts skipped units",
+            )));
         }
     }
     Ok(())

@@ -9,7 +9,7 @@
 //! all in slices the caller lends. They are updated lazily from the ECC
 //! reports of reads the FTL does anyway.
 
-use crate::error::Error;
+use crate::error::{rare, Error, OrRare};
 
 /// The error count below which wordlines are not sorted (the paper's 10).
 pub const SORTED_FROM: u8 = 10;
@@ -109,14 +109,14 @@ impl<'a> WeakWl<'a> {
 
     fn head_index(&self, b: u32, list: usize) -> Result<usize, Error> {
         if b as usize >= self.blocks || list >= self.lists {
-            return Err(Error::AddressOutOfRange);
+            return Err(rare(Error::AddressOutOfRange));
         }
         Ok((b as usize).saturating_mul(self.lists).wrapping_add(list))
     }
 
     fn idx(&self, b: u32, wl: u16) -> Result<usize, Error> {
         if b as usize >= self.blocks || wl >= self.wls {
-            return Err(Error::AddressOutOfRange);
+            return Err(rare(Error::AddressOutOfRange));
         }
         Ok((b as usize)
             .saturating_mul(usize::from(self.wls))
@@ -125,17 +125,17 @@ impl<'a> WeakWl<'a> {
 
     fn ent(&mut self, b: u32, wl: u16) -> Result<&mut WlEntry, Error> {
         let i = self.idx(b, wl)?;
-        self.e.get_mut(i).ok_or(Error::AddressOutOfRange)
+        self.e.get_mut(i).or_rare(Error::AddressOutOfRange)
     }
 
     fn head(&self, b: u32, list: usize) -> Result<u16, Error> {
         let i = self.head_index(b, list)?;
-        self.heads.get(i).copied().ok_or(Error::AddressOutOfRange)
+        self.heads.get(i).copied().or_rare(Error::AddressOutOfRange)
     }
 
     fn set_head(&mut self, b: u32, list: usize, v: u16) -> Result<(), Error> {
         let i = self.head_index(b, list)?;
-        *self.heads.get_mut(i).ok_or(Error::AddressOutOfRange)? = v;
+        *self.heads.get_mut(i).or_rare(Error::AddressOutOfRange)? = v;
         Ok(())
     }
 
@@ -174,7 +174,7 @@ impl<'a> WeakWl<'a> {
         if prev == NIL {
             let list = self.list_of(errs);
             if self.head(b, list)? != wl {
-                return Err(Error::Corrupt(&"weak-WL list head"));
+                return Err(rare(Error::Corrupt(&"weak-WL list head")));
             }
             self.set_head(b, list, next)?;
         } else {
@@ -203,7 +203,7 @@ impl<'a> WeakWl<'a> {
     /// Last reported bit errors of a wordline.
     pub fn errors(&self, b: u32, wl: u16) -> Result<u8, Error> {
         let i = self.idx(b, wl)?;
-        Ok(self.e.get(i).ok_or(Error::AddressOutOfRange)?.errs)
+        Ok(self.e.get(i).or_rare(Error::AddressOutOfRange)?.errs)
     }
 
     /// Writes the weakest wordlines of block `b` into `out` (at most its
@@ -246,20 +246,20 @@ impl<'a> WeakWl<'a> {
                 let e = self
                     .e
                     .get(self.idx(b, cur)?)
-                    .ok_or(Error::AddressOutOfRange)?;
+                    .or_rare(Error::AddressOutOfRange)?;
                 if e.prev != prev || self.list_of(e.errs) != l {
-                    return Err(Error::Corrupt(&"weak-WL list out of order"));
+                    return Err(rare(Error::Corrupt(&"weak-WL list out of order")));
                 }
                 seen = seen.wrapping_add(1);
                 if seen > usize::from(self.wls) {
-                    return Err(Error::Corrupt(&"weak-WL list cycle"));
+                    return Err(rare(Error::Corrupt(&"weak-WL list cycle")));
                 }
                 prev = cur;
                 cur = e.next;
             }
         }
         if seen != usize::from(self.wls) {
-            return Err(Error::Corrupt(&"weak-WL lists miss a wordline"));
+            return Err(rare(Error::Corrupt(&"weak-WL lists miss a wordline")));
         }
         Ok(())
     }

@@ -1,7 +1,7 @@
 //! The handles' state and data path (see [`super`]).
 
 use crate::config::Config;
-use crate::error::Error;
+use crate::error::{Error, OrRare};
 use crate::ftl::hooks::Hooks;
 use crate::ftl::lend::Lend;
 use crate::ftl::tables::{BlockState, Fifo, NIL};
@@ -124,7 +124,7 @@ pub(super) fn st<'a, 'b, H: HasPlacement<'a>>(
     f: &'b mut Ftl<'_, H>,
 ) -> Result<&'b mut Placement<'a>, Error> {
     f.h.placement_mut()
-        .ok_or(Error::Corrupt(&"placement hook without placement"))
+        .or_rare(Error::Corrupt(&"placement hook without placement"))
 }
 
 /// A host write of `lpn` through handle `handle` ([`Ftl::write`] with a
@@ -160,7 +160,7 @@ pub fn queue<'a, H: Hooks + HasPlacement<'a>>(
     let slots = &mut *f.t.slots;
     let p =
         f.h.placement_mut()
-            .ok_or(Error::Corrupt(&"placement hook without placement"))?;
+            .or_rare(Error::Corrupt(&"placement hook without placement"))?;
     let i = usize::from(s.0);
     let h = if front {
         p.t.slot_handle.get(i).copied().unwrap_or(0)
@@ -177,7 +177,7 @@ pub fn queue<'a, H: Hooks + HasPlacement<'a>>(
     let q =
         p.t.queues
             .get_mut(usize::from(h))
-            .ok_or(Error::Corrupt(&"placement handle"))?;
+            .or_rare(Error::Corrupt(&"placement handle"))?;
     if front {
         q.push_front(slots, s.0)?;
     } else {
@@ -196,7 +196,7 @@ pub fn take<'a, H: Hooks + HasPlacement<'a>>(f: &mut Ftl<'_, H>) -> Result<Optio
     let slots = &mut *f.t.slots;
     let p =
         f.h.placement_mut()
-            .ok_or(Error::Corrupt(&"placement hook without placement"))?;
+            .or_rare(Error::Corrupt(&"placement hook without placement"))?;
     let h = match p.page {
         Some(h) => h,
         None => {
@@ -218,7 +218,7 @@ pub fn take<'a, H: Hooks + HasPlacement<'a>>(f: &mut Ftl<'_, H>) -> Result<Optio
     let q =
         p.t.queues
             .get_mut(usize::from(h))
-            .ok_or(Error::Corrupt(&"placement handle"))?;
+            .or_rare(Error::Corrupt(&"placement handle"))?;
     let s = q.pop(slots)?;
     if s.is_some() {
         p.queued = p.queued.saturating_sub(1);
@@ -262,7 +262,7 @@ pub fn host_target<'a, H: Hooks + HasPlacement<'a>>(
             let c =
                 p.t.cursor
                     .get_mut(usize::from(h))
-                    .ok_or(Error::Corrupt(&"placement cursor"))?;
+                    .or_rare(Error::Corrupt(&"placement cursor"))?;
             let pl = *c;
             *c = if pl.wrapping_add(1) >= planes {
                 0

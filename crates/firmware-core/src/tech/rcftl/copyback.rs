@@ -30,7 +30,7 @@
 //! cycle. A copyback hop is costed at the lower threshold of its source and
 //! its destination.
 
-use crate::error::Error;
+use crate::error::{rare, Error, OrRare};
 use crate::ftl::hooks::{Hooks, MigrateStep};
 use crate::ftl::tables::{BlockState, OpKind, NIL};
 use crate::ftl::{Ftl, Stream};
@@ -71,7 +71,7 @@ impl CopybackState {
             let q_init = epm.q_init();
             levels
                 .push(q_init)
-                .map_err(|_| Error::Corrupt(&"quota levels"))?;
+                .map_err(|_| rare(Error::Corrupt(&"quota levels")))?;
             let room = MAX_LEVELS.saturating_sub(1);
             for q in epm.reachable_quotas().iter_desc() {
                 if q == 0 || q == q_init || q < smallest || levels.len() >= room {
@@ -80,17 +80,17 @@ impl CopybackState {
                 }
                 levels
                     .push(q)
-                    .map_err(|_| Error::Corrupt(&"quota levels"))?;
+                    .map_err(|_| rare(Error::Corrupt(&"quota levels")))?;
             }
             if q_init != 0 {
                 levels
                     .push(0)
-                    .map_err(|_| Error::Corrupt(&"quota levels"))?;
+                    .map_err(|_| rare(Error::Corrupt(&"quota levels")))?;
             }
         } else {
             levels
                 .push(epm.q_init())
-                .map_err(|_| Error::Corrupt(&"quota levels"))?;
+                .map_err(|_| rare(Error::Corrupt(&"quota levels")))?;
         }
         let policy = match p.selector {
             Selector::Greedy => dmms::Policy::Greedy,
@@ -111,12 +111,12 @@ enum PageMove {
 
 /// rcFTL's state, which every function here is only called with.
 fn rc<'r, 'a, H: HasRcftl<'a>>(f: &'r Ftl<'_, H>) -> Result<&'r RcFtl<'a>, Error> {
-    f.h.rcftl().ok_or(Error::Corrupt(&"rcftl state missing"))
+    f.h.rcftl().or_rare(Error::Corrupt(&"rcftl state missing"))
 }
 
 fn rc_mut<'r, 'a, H: HasRcftl<'a>>(f: &'r mut Ftl<'_, H>) -> Result<&'r mut RcFtl<'a>, Error> {
     f.h.rcftl_mut()
-        .ok_or(Error::Corrupt(&"rcftl state missing"))
+        .or_rare(Error::Corrupt(&"rcftl state missing"))
 }
 
 /// The open GC block of quota level `level` of plane `p` (`NIL` if none):
@@ -151,7 +151,7 @@ fn set_level_block<'a, H: Hooks + HasRcftl<'a>>(
         .plane_mut(p)?
         .levels
         .get_mut(level.saturating_sub(1))
-        .ok_or(Error::Corrupt(&"quota level"))? = b;
+        .or_rare(Error::Corrupt(&"quota level"))? = b;
     f.refresh_ready(p)
 }
 
@@ -389,7 +389,7 @@ fn page_state<'a, H: Hooks + HasRcftl<'a>>(f: &Ftl<'_, H>, page: Ppn) -> Result<
         .pages
         .get(page.0 as usize)
         .copied()
-        .ok_or(Error::TableTooSmall(&"rcftl pages"))
+        .or_rare(Error::TableTooSmall(&"rcftl pages"))
 }
 
 /// Records the EPM byte of a freshly programmed page (per-page modes).
@@ -403,7 +403,7 @@ fn set_page_state<'a, H: Hooks + HasRcftl<'a>>(
             .t
             .pages
             .get_mut(page.0 as usize)
-            .ok_or(Error::TableTooSmall(&"rcftl pages"))? = v;
+            .or_rare(Error::TableTooSmall(&"rcftl pages"))? = v;
     }
     Ok(())
 }
@@ -574,7 +574,7 @@ fn copyback_page<'a, H: Hooks + HasRcftl<'a>>(
         if units.contains(off) {
             let lpn = f
                 .p2l(f.g.pun(page, off))?
-                .ok_or(Error::Corrupt(&"copyback unit vanished"))?;
+                .or_rare(Error::Corrupt(&"copyback unit vanished"))?;
             if let Some(l) = spare.lpns.get_mut(usize::from(off)) {
                 *l = lpn;
             }
@@ -612,7 +612,7 @@ pub(crate) fn copyback_done<'a, H: Hooks + HasRcftl<'a>>(
     result: NandResult,
 ) -> Result<(), Error> {
     let NandCmd::Copyback { src, dst, spare } = cmd else {
-        return Err(Error::Corrupt(&"gc copyback op is not a copyback"));
+        return Err(rare(Error::Corrupt(&"gc copyback op is not a copyback")));
     };
     f.map_release_page(spare);
     // The op's tag packs the page state (low byte) and the translation
@@ -705,7 +705,7 @@ pub(crate) fn classify_done<'a, H: Hooks + HasRcftl<'a>>(
     result: NandResult,
 ) -> Result<(), Error> {
     let NandCmd::Read { page, .. } = cmd else {
-        return Err(Error::Corrupt(&"classify op is not a read"));
+        return Err(rare(Error::Corrupt(&"classify op is not a read")));
     };
     let b = f.g.block_of(*page);
     if let Ok(r) = result {

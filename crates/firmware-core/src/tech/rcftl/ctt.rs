@@ -27,7 +27,7 @@
 //! for digit; [`CopybackConfig::max_threshold`] caps them (the `rcFTLn` of
 //! seed 000 §5.1: "the maximum copyback threshold was set to n").
 
-use crate::error::Error;
+use crate::error::{Error, OrRare};
 
 /// Data-retention requirement the thresholds must honour (the `t` of `CT(x, t)`).
 ///
@@ -372,7 +372,8 @@ impl ThresholdSet {
     /// `Q_init`, which makes every deduction `Q_init / CT` exact.
     pub fn lcm(self) -> Result<u32, Error> {
         self.iter().try_fold(1u32, |acc, c| {
-            lcm(acc, u32::from(c)).ok_or(Error::InvalidConfig(&"copyback threshold LCM overflows"))
+            lcm(acc, u32::from(c))
+                .or_rare(Error::InvalidConfig(&"copyback threshold LCM overflows"))
         })
     }
 }

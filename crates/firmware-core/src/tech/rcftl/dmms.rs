@@ -23,7 +23,7 @@
 //! Until a full window has been seen it averages over the time observed.
 //! Timestamps come with the calls (u64 ns); the module reads no clock.
 
-use crate::error::Error;
+use crate::error::{Error, OrRare};
 
 /// Utilisation 100% in the Q16 fixed point used here (`u * 65536`).
 pub const UTIL_ONE: u32 = 1 << 16;
@@ -131,7 +131,7 @@ impl<const K: usize> Dmms<K> {
             .ok()
             .and_then(|k| k.checked_sub(1))
             .filter(|&s| s >= 1)
-            .ok_or(Error::InvalidConfig(&"dmms needs at least two buckets"))?;
+            .or_rare(Error::InvalidConfig(&"dmms needs at least two buckets"))?;
         let width = window_ns.checked_div(spans).unwrap_or(0);
         if width == 0 {
             return Err(Error::InvalidConfig(

@@ -40,7 +40,7 @@
 //! `b(c + 1)`, `M_cpb + 1` active blocks); FastGC (and seed 000's strawman)
 //! counts per page against one threshold. [`decide_counter`] is that rule.
 
-use crate::error::Error;
+use crate::error::{Error, OrRare};
 use crate::medium::addr::{BlockId, Geometry};
 use crate::tech::rcftl::ctt::{BerClass, CopybackConfig, ThresholdSet};
 use crate::tech::rcftl::dmms::Mode;
@@ -407,7 +407,7 @@ impl<const N: usize> ActiveBlocks<N> {
         let s = self
             .slots
             .get_mut(slot)
-            .ok_or(Error::Corrupt(&"copyback active slot"))?;
+            .or_rare(Error::Corrupt(&"copyback active slot"))?;
         Ok(s.block.replace(block))
     }
 
@@ -416,7 +416,7 @@ impl<const N: usize> ActiveBlocks<N> {
         let s = self
             .slots
             .get_mut(slot)
-            .ok_or(Error::Corrupt(&"copyback active slot"))?;
+            .or_rare(Error::Corrupt(&"copyback active slot"))?;
         Ok(s.block.take())
     }
 

@@ -5,7 +5,7 @@ use super::copyback::{CopybackMode, CopybackState, MAX_LEVELS};
 use super::ctt::BerClass;
 use super::epm::Quota;
 use crate::config::Config;
-use crate::error::Error;
+use crate::error::{Error, OrRare};
 use crate::ftl::lend::Lend;
 use crate::ftl::tables::NIL;
 use crate::medium::addr::{BlockId, PlaneId};
@@ -106,28 +106,28 @@ impl<'a> RcFtl<'a> {
         self.t
             .blocks
             .get(b.0 as usize)
-            .ok_or(Error::Corrupt(&"rcftl block"))
+            .or_rare(Error::Corrupt(&"rcftl block"))
     }
 
     pub(crate) fn block_mut(&mut self, b: BlockId) -> Result<&mut RcBlock, Error> {
         self.t
             .blocks
             .get_mut(b.0 as usize)
-            .ok_or(Error::Corrupt(&"rcftl block"))
+            .or_rare(Error::Corrupt(&"rcftl block"))
     }
 
     pub(crate) fn plane(&self, p: PlaneId) -> Result<&RcPlane, Error> {
         self.t
             .planes
             .get(p.0 as usize)
-            .ok_or(Error::Corrupt(&"rcftl plane"))
+            .or_rare(Error::Corrupt(&"rcftl plane"))
     }
 
     pub(crate) fn plane_mut(&mut self, p: PlaneId) -> Result<&mut RcPlane, Error> {
         self.t
             .planes
             .get_mut(p.0 as usize)
-            .ok_or(Error::Corrupt(&"rcftl plane"))
+            .or_rare(Error::Corrupt(&"rcftl plane"))
     }
 }
 

@@ -17,7 +17,7 @@
 //! ([`FlashCore::maintain`], which returns the dies it retired, for the host
 //! to poll like SMART).
 
-use crate::error::Error;
+use crate::error::{rare, Error, OrRare};
 use crate::ftl::die_fail::L2pEntry;
 use crate::ftl::hooks::Hooks;
 use crate::ftl::Ftl;
@@ -164,14 +164,14 @@ impl Master {
     /// The home of a host LBA now.
     pub fn route(&self, lba: u64) -> Result<Target, Error> {
         if lba >= self.logical {
-            return Err(Error::LpnOutOfRange);
+            return Err(rare(Error::LpnOutOfRange));
         }
         let n = u64::from(self.cores);
         let global = self.redirected(lba).unwrap_or(lba);
-        let core = u32::try_from(global.checked_rem(n).ok_or(Error::LpnOutOfRange)?)
-            .map_err(|_| Error::LpnOutOfRange)?;
-        let lpn = u32::try_from(global.checked_div(n).ok_or(Error::LpnOutOfRange)?)
-            .map_err(|_| Error::LpnOutOfRange)?;
+        let core = u32::try_from(global.checked_rem(n).or_rare(Error::LpnOutOfRange)?)
+            .map_err(|_| rare(Error::LpnOutOfRange))?;
+        let lpn = u32::try_from(global.checked_div(n).or_rare(Error::LpnOutOfRange)?)
+            .map_err(|_| rare(Error::LpnOutOfRange))?;
         Ok(Target {
             core,
             lpn: Lpn(lpn),
@@ -183,14 +183,14 @@ impl Master {
     pub fn static_home(&self, lba: u64) -> Result<Target, Error> {
         let n = u64::from(self.cores);
         if lba >= self.logical {
-            return Err(Error::LpnOutOfRange);
+            return Err(rare(Error::LpnOutOfRange));
         }
         Ok(Target {
-            core: u32::try_from(lba.checked_rem(n).ok_or(Error::LpnOutOfRange)?)
-                .map_err(|_| Error::LpnOutOfRange)?,
+            core: u32::try_from(lba.checked_rem(n).or_rare(Error::LpnOutOfRange)?)
+                .map_err(|_| rare(Error::LpnOutOfRange))?,
             lpn: Lpn(
-                u32::try_from(lba.checked_div(n).ok_or(Error::LpnOutOfRange)?)
-                    .map_err(|_| Error::LpnOutOfRange)?,
+                u32::try_from(lba.checked_div(n).or_rare(Error::LpnOutOfRange)?)
+                    .map_err(|_| rare(Error::LpnOutOfRange))?,
             ),
         })
     }
@@ -429,22 +429,24 @@ impl<'a, H: Hooks> FlashCore<'a, H> {
             let marks = &mut *self.marks;
             return match self.pages.as_mut() {
                 Some(pe) => pe.read_done(&self.ftl, &result, |lpn| mark(marks, lpn)),
-                None => Err(Error::Corrupt(
+                None => Err(rare(Error::Corrupt(
                     &"identification read without page entrustment",
-                )),
+                ))),
             };
         }
         if id == IDENT_ID {
             let page = self
                 .ident_page
                 .take()
-                .ok_or(Error::Corrupt(&"identification read not issued"))?;
+                .or_rare(Error::Corrupt(&"identification read not issued"))?;
             let marks = &mut *self.marks;
             return match self.lists.as_mut() {
                 Some(l) => l.read_done(&self.ftl, page, &result, &self.retired, |lpn| {
                     mark(marks, lpn)
                 }),
-                None => Err(Error::Corrupt(&"identification read without list pages")),
+                None => Err(rare(Error::Corrupt(
+                    &"identification read without list pages",
+                ))),
             };
         }
         if let Some(l) = self.lists.as_mut() {
@@ -626,14 +628,14 @@ impl<'a, H: Hooks> FlashCore<'a, H> {
             P2lMode::Block => self
                 .lists
                 .as_mut()
-                .ok_or(Error::InvalidConfig(
+                .or_rare(Error::InvalidConfig(
                     &"p2l: block-level entrustment needs list pages (superblock.list_pages)",
                 ))?
                 .start(),
             P2lMode::Page => self
                 .pages
                 .as_mut()
-                .ok_or(Error::InvalidConfig(
+                .or_rare(Error::InvalidConfig(
                     &"p2l: page-level entrustment needs its holder table (CoreLend::pages)",
                 ))?
                 .start(),

@@ -51,7 +51,7 @@
 //! exact utilisations of Tables 8 and 9 are evaluation arithmetic and live on
 //! the host side (`sim_harness::reparo_space`).
 
-use crate::error::Error;
+use crate::error::{Error, OrRare};
 
 /// Shape of the SSD before the die failure.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -118,14 +118,14 @@ impl Cdr {
         }
         d.checked_div(n)
             .filter(|&x| x >= 2 && d.checked_rem(n) == Some(0))
-            .ok_or(Error::InvalidConfig(
+            .or_rare(Error::InvalidConfig(
                 &"reparo: dies must be a multiple of cores, at least two per core",
             ))?;
         let per_core = shape
             .logical
             .checked_div(n)
             .filter(|_| shape.logical.checked_rem(n) == Some(0))
-            .ok_or(Error::InvalidConfig(
+            .or_rare(Error::InvalidConfig(
                 &"reparo: logical space must be a multiple of cores",
             ))?;
         if shape.die_capacity == 0 {
@@ -138,7 +138,7 @@ impl Cdr {
             .checked_mul(n)
             .and_then(|h| h.checked_add(shape.logical))
             .and_then(|_| d.checked_mul(shape.die_capacity))
-            .ok_or(Error::InvalidConfig(&"reparo: sizes overflow"))?;
+            .or_rare(Error::InvalidConfig(&"reparo: sizes overflow"))?;
         Ok(Cdr {
             shape,
             victim,

@@ -16,7 +16,7 @@
 //! candidate is checked against the L2P table; the check counts as a
 //! candidate.
 
-use crate::error::Error;
+use crate::error::{rare, Error, OrRare};
 use crate::ftl::die_fail::L2pEntry;
 use crate::ftl::hooks::Hooks;
 use crate::ftl::Ftl;
@@ -167,7 +167,7 @@ impl<'a> P2lRecord<'a> {
         let first = (b.0 as usize).saturating_mul(upb);
         self.units
             .get(first..first.wrapping_add(upb))
-            .ok_or(Error::AddressOutOfRange)
+            .or_rare(Error::AddressOutOfRange)
     }
 
     /// Whether any unit of block `b` was programmed since its last erase.
@@ -188,7 +188,7 @@ impl<'a> P2lRecord<'a> {
         for off in 0..g.units_per_page {
             let pun = g.pun(page, off);
             let Some(&e) = self.units.get(pun.0 as usize) else {
-                return Err(Error::AddressOutOfRange);
+                return Err(rare(Error::AddressOutOfRange));
             };
             if let Some(lpn) = e.checked_sub(1) {
                 cost.check(ftl, Lpn(lpn), pun, &mut found);

@@ -18,7 +18,7 @@
 //! per list: block id, entry count, and one entry per data unit of that
 //! block in unit order (`lpn + 1`, 0 for none).
 
-use crate::error::Error;
+use crate::error::{rare, Error, OrRare};
 use crate::ftl::hooks::Hooks;
 use crate::ftl::Ftl;
 use crate::medium::addr::{BlockId, Geometry, Lpn, PlaneId, Ppn, Pun};
@@ -250,7 +250,7 @@ impl<'a> BlockLists<'a> {
             let buf = self
                 .bufs
                 .get_mut(start..start.wrapping_add(pb))
-                .ok_or(Error::Corrupt(&"list buffer"))?;
+                .or_rare(Error::Corrupt(&"list buffer"))?;
             buf.fill(0);
             let mut w = Words { buf, at: 0 };
             w.put(MAGIC)?;
@@ -460,7 +460,7 @@ impl<'a> BlockLists<'a> {
         let buf = self
             .bufs
             .get(start..start.wrapping_add(pb))
-            .ok_or(Error::Corrupt(&"list buffer"))?;
+            .or_rare(Error::Corrupt(&"list buffer"))?;
         let g = self.g;
         let mut lists = [0u32; PENDING];
         let mut nl = 0usize;
@@ -489,14 +489,14 @@ impl<'a> BlockLists<'a> {
         });
         if !ok {
             self.job.active = false;
-            return Err(Error::Corrupt(&"p2l lists: malformed list page"));
+            return Err(rare(Error::Corrupt(&"p2l lists: malformed list page")));
         }
         let listed = lists.get(..nl).unwrap_or(&[]);
         if !listed.contains(&self.job.cursor) {
             self.job.active = false;
-            return Err(Error::Corrupt(
+            return Err(rare(Error::Corrupt(
                 &"p2l lists: the list page lacks the block's list",
-            ));
+            )));
         }
         for &b in listed {
             self.mark_done(b);
@@ -518,7 +518,7 @@ impl Words<'_> {
         let d = self
             .buf
             .get_mut(self.at..end)
-            .ok_or(Error::Corrupt(&"list page overflow"))?;
+            .or_rare(Error::Corrupt(&"list page overflow"))?;
         d.copy_from_slice(&v.to_le_bytes());
         self.at = end;
         Ok(())

@@ -17,7 +17,7 @@
 //! alone, or whose holder was erased or lost with its die) are identified
 //! from the controller's per-unit record instead, at no read.
 
-use crate::error::Error;
+use crate::error::{Error, OrRare};
 use crate::ftl::hooks::Hooks;
 use crate::ftl::Ftl;
 use crate::medium::addr::{Geometry, Lpn, Ppn, UnitMask, MAX_UNITS_PER_PAGE};
@@ -74,7 +74,7 @@ impl<'a> PageEntrust<'a> {
         let pages = g.total_pages() as usize;
         let words = words
             .get_mut(..page_words(pages))
-            .ok_or(Error::TableTooSmall(&"p2l pages: holder table"))?;
+            .or_rare(Error::TableTooSmall(&"p2l pages: holder table"))?;
         words.fill(0);
         let (holder, held) = words.split_at_mut(pages);
         Ok(PageEntrust {

@@ -27,7 +27,7 @@
 //! mapping persistence.
 
 use crate::config::Config;
-use crate::error::Error;
+use crate::error::{rare, Error, OrRare};
 use crate::ftl::hooks::Hooks;
 use crate::ftl::tables::{BlockState, OpKind, NIL};
 use crate::ftl::{Ftl, Stream};
@@ -74,7 +74,7 @@ fn sb_mut<'f, H: Hooks + HasSuperblocks>(
     f: &'f mut Ftl<'_, H>,
 ) -> Result<&'f mut Superblocks, Error> {
     f.h.superblocks_mut()
-        .ok_or(Error::Corrupt(&"superblock state missing"))
+        .or_rare(Error::Corrupt(&"superblock state missing"))
 }
 
 /// The host block of the next page: in superblock order when superblocks
@@ -247,7 +247,7 @@ pub(crate) fn list_page_due<H: Hooks + HasSuperblocks>(
     sb_mut(f)?
         .due
         .push_back(b.0)
-        .map_err(|_| Error::Corrupt(&"list pages due overflow"))
+        .map_err(|_| rare(Error::Corrupt(&"list pages due overflow")))
 }
 
 /// Programs the list pages due (GC blocks, and host blocks outside

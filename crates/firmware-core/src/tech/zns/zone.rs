@@ -8,7 +8,7 @@
 //! blocks are writable. `zones * size` data blocks are followed by the
 //! marker blocks ([`Zones::marker_lba`]) the host interface keeps hidden.
 
-use crate::error::Error;
+use crate::error::{rare, Error, OrRare};
 
 /// Zone states, numbered as in the zone descriptor's state field.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -518,17 +518,19 @@ impl<'a> Zones<'a> {
             let e = self
                 .z
                 .get_mut(z as usize)
-                .ok_or(Error::Corrupt(&"zone index"))?;
+                .or_rare(Error::Corrupt(&"zone index"))?;
             *e = Zone {
                 state: ZoneState::Empty,
                 wp: lo,
                 handle: 0,
             };
             self.set(z, state)
-                .map_err(|_| Error::Corrupt(&"zone state"))?;
+                .map_err(|_| rare(Error::Corrupt(&"zone state")))?;
         }
         if self.active > self.geo.max_active {
-            return Err(Error::Corrupt(&"more closed zones than active resources"));
+            return Err(rare(Error::Corrupt(
+                &"more closed zones than active resources",
+            )));
         }
         Ok(())
     }
