@@ -454,6 +454,16 @@ pub struct VecStorage {
 
 #[cfg(feature = "std")]
 impl VecStorage {
+    /// The first non-zero entrusted entry: makes the array, then stores it.
+    #[cold]
+    #[inline(never)]
+    fn entrust_first(&mut self, unit: usize, v: u32) {
+        self.entrusted = std::vec![0; self.units.len()];
+        if let Some(e) = self.entrusted.get_mut(unit) {
+            *e = v;
+        }
+    }
+
     /// Allocates the arrays `geo` needs. The page and unit records (all
     /// but a few bytes per block) come zeroed from the allocator, so the
     /// operating system backs them with memory only where a page is
@@ -539,15 +549,14 @@ impl Storage for VecStorage {
     fn keeps_entrusted(&self) -> bool {
         true
     }
+    #[inline]
     fn put_entrusted(&mut self, unit: usize, v: u32) {
-        if self.entrusted.is_empty() {
-            if v == 0 {
-                return;
-            }
-            self.entrusted = std::vec![0; self.units.len()];
-        }
+        // Every program stores its units' entries, nearly always 0 with the
+        // array never made: that case stays a test at the caller.
         if let Some(e) = self.entrusted.get_mut(unit) {
             *e = v;
+        } else if v != 0 && self.entrusted.is_empty() {
+            self.entrust_first(unit, v);
         }
     }
     fn entrusted(&self, unit: usize) -> u32 {

@@ -1372,41 +1372,10 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
             while let Some(c) = self.ftl.poll_completion() {
                 let req = match c {
                     HostCompletion::Read { tag, slot, status } => {
-                        let tr = self.reads[tag.0 as usize];
-                        if tr.copy {
-                            // Source half of a physical copy: keep the data
-                            // for the write; the request goes on when the
-                            // blocked requests are advanced.
-                            self.free_reads.push(tag.0);
-                            let q = &mut self.reqs[tr.req as usize];
-                            match status {
-                                ReadStatus::Ok => {
-                                    // Checked when the destination is read.
-                                    self.stash[tr.req as usize] = self.data[usize::from(slot.0)];
-                                    q.phase = 2;
-                                }
-                                ReadStatus::MediaError => {
-                                    self.stats.uncorrectable_reads += 1;
-                                    q.phase = 0;
-                                    q.issued += 1;
-                                }
-                            }
-                            continue;
+                        match self.read_completed(tag, slot, status) {
+                            Some(req) => req,
+                            None => continue,
                         }
-                        match status {
-                            ReadStatus::Ok => {
-                                let data = ReadData::Unit(&self.data[usize::from(slot.0)]);
-                                let ok = self.host.read_unit(tr.req, tr.unit, data, tr.expect);
-                                self.check(ok);
-                            }
-                            ReadStatus::MediaError => {
-                                self.host
-                                    .read_unit(tr.req, tr.unit, ReadData::Lost, tr.expect);
-                                self.stats.uncorrectable_reads += 1;
-                            }
-                        }
-                        self.free_reads.push(tag.0);
-                        tr.req
                     }
                     HostCompletion::Flush { tag } => tag.0 & !FLUSH_TAG,
                 };
@@ -1437,6 +1406,53 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
                 return Ok(());
             }
         }
+    }
+
+    /// A host read's unit came back: checks it against what the host
+    /// expects and returns its request, or `None` for the source half of a
+    /// physical copy (that request goes on when the blocked requests are
+    /// advanced).
+    /// Out of line: a write-only run never takes it.
+    #[inline(never)]
+    fn read_completed(
+        &mut self,
+        tag: Tag,
+        slot: firmware_core::Slot,
+        status: ReadStatus,
+    ) -> Option<u32> {
+        let tr = self.reads[tag.0 as usize];
+        if tr.copy {
+            // Source half of a physical copy: keep the data for the write.
+            self.free_reads.push(tag.0);
+            let q = &mut self.reqs[tr.req as usize];
+            match status {
+                ReadStatus::Ok => {
+                    // Checked when the destination is read.
+                    self.stash[tr.req as usize] = self.data[usize::from(slot.0)];
+                    q.phase = 2;
+                }
+                ReadStatus::MediaError => {
+                    self.stats.uncorrectable_reads += 1;
+                    q.phase = 0;
+                    q.issued += 1;
+                }
+            }
+            return None;
+        }
+        match status {
+            ReadStatus::Ok => {
+                let data = ReadData::Unit(&self.data[usize::from(slot.0)]);
+                let ok = self.host.read_unit(tr.req, tr.unit, data, tr.expect);
+                self.check(ok);
+            }
+            ReadStatus::MediaError => {
+                self.host
+                    .read_unit(tr.req, tr.unit, ReadData::Lost, tr.expect);
+                self.stats.uncorrectable_reads += 1;
+            }
+        }
+        self.free_reads.push(tag.0);
+        Some(tr.req)
     }
 
     /// Starts the oldest queued operation of an idle die: it takes the channel

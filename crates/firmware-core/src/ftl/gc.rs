@@ -56,6 +56,7 @@ impl<H: Hooks> Ftl<'_, H> {
 
     /// Picks the next victim of plane `p`: retiring blocks first, then greedy GC
     /// when free blocks run low, then a wear-levelling candidate.
+    #[cfg_attr(not(target_arch = "arm"), inline(never))]
     fn choose_victim(&mut self, p: PlaneId) -> Result<bool, Error> {
         let (victim, origin) = if let Some(b) = self.take_retiring(p)? {
             (b, Origin::Retire)
@@ -279,6 +280,7 @@ impl<H: Hooks> Ftl<'_, H> {
     /// Erases (or retires) an emptied victim; with relocations outside the
     /// budget it waits for the next sweep instead (`deferred.rs`). Returns
     /// false if no op entry was free.
+    #[cfg_attr(not(target_arch = "arm"), inline(never))]
     fn finish_victim(&mut self, p: PlaneId, victim: BlockId) -> Result<bool, Error> {
         let origin = self.pl(p)?.victim_origin;
         let retiring = self.blk(victim)?.state == BlockState::Retiring;
@@ -464,6 +466,7 @@ impl<H: Hooks> Ftl<'_, H> {
     }
 
     /// A victim erase finished: the block is free again, or bad.
+    #[cfg_attr(not(target_arch = "arm"), inline(never))]
     pub(crate) fn erase_done(&mut self, cmd: &NandCmd, result: NandResult) -> Result<(), Error> {
         let (NandCmd::Erase { block } | NandCmd::GuardedErase { block, .. }) = cmd else {
             return Err(rare(Error::Corrupt(&"erase op is not an erase")));

@@ -647,7 +647,9 @@ impl<'a, H: Hooks> Ftl<'a, H> {
     }
 
     /// One GC turn for each queued plane; planes re-queued during their
-    /// turn wait for the next pump, so this always ends.
+    /// turn wait for the next pump, so this always ends. Out of line on
+    /// the host: inlined, it doubled the pass around it.
+    #[cfg_attr(not(target_arch = "arm"), inline(never))]
     fn gc_turns(&mut self) -> Result<(), Error> {
         let mut turns = self.g.planes();
         while turns > 0 {
@@ -689,6 +691,27 @@ impl<'a, H: Hooks> Ftl<'a, H> {
         Ok(())
     }
 
+    /// The part of a pass that runs while settling: writes the mapping back
+    /// and keeps the metadata region until it holds the cut reserve again.
+    /// Returns whether the rest of the pass runs (the core is running).
+    #[cfg_attr(not(target_arch = "arm"), inline(never))]
+    fn pump_settling(&mut self) -> Result<bool, Error> {
+        self.map_write_back()?;
+        self.region_maintain()?;
+        if !self.cut_reserve_ok() {
+            // GC would change the mapping the carried record describes;
+            // once released, it runs, and host work still waits.
+            if self.settle_release()? {
+                self.gc_turns()?;
+            }
+            return Ok(false);
+        }
+        self.phase = Phase::Running;
+        self.mnt.carried.clear();
+        self.mnt.released = false;
+        Ok(true)
+    }
+
     /// The pass [`Self::pump`] runs when nothing put it off.
     fn pump_now(&mut self) -> Result<(), Error> {
         self.pump_owed = false;
@@ -701,20 +724,8 @@ impl<'a, H: Hooks> Ftl<'a, H> {
         if !self.phase.ready() {
             return self.pump_format();
         }
-        if self.phase == Phase::Settling {
-            self.map_write_back()?;
-            self.region_maintain()?;
-            if !self.cut_reserve_ok() {
-                // GC would change the mapping the carried record describes;
-                // once released, it runs, and host work still waits.
-                if self.settle_release()? {
-                    self.gc_turns()?;
-                }
-                return Ok(());
-            }
-            self.phase = Phase::Running;
-            self.mnt.carried.clear();
-            self.mnt.released = false;
+        if self.phase == Phase::Settling && !self.pump_settling()? {
+            return Ok(());
         }
         // On the host, the common passes (no plane waiting, less than a page
         // buffered) are answered here, before the callee sets up its frame;
