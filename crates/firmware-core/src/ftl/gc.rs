@@ -20,7 +20,7 @@ use crate::error::{rare, Error, OrRare};
 use crate::ftl::hooks::Hooks;
 use crate::ftl::hooks::MigrateStep;
 use crate::ftl::tables::{BlockState, OpKind, SlotState, NIL};
-use crate::ftl::{Ftl, Stream};
+use crate::ftl::{page_ready, Ftl, Stream};
 use crate::medium::addr::{BlockId, Lpn, PlaneId, Pun, UnitMask, MAX_UNITS_PER_PAGE};
 use crate::medium::nand::{NandCmd, NandResult, Origin, PageKind, Slot, Spare};
 
@@ -184,8 +184,8 @@ impl<H: Hooks> Ftl<'_, H> {
     /// plane `p`: its first test, asked before the call on the host.
     #[inline(always)]
     fn holding_may_program(&self, p: PlaneId, drain: bool) -> Result<bool, Error> {
-        let held = self.pl(p)?.hold.len;
-        Ok(held != 0 && (drain || held >= u16::from(self.g.units_per_page)))
+        let held = u32::from(self.pl(p)?.hold.len);
+        Ok(page_ready(held, u32::from(self.g.units_per_page), drain))
     }
 
     /// Programs relocated units into the plane's GC active block, a page at a time;
@@ -197,7 +197,7 @@ impl<H: Hooks> Ftl<'_, H> {
                 let pl = self.pl(p)?;
                 (pl.hold.len, pl.victim_origin)
             };
-            if held == 0 || (held < upp && !drain) || self.ops_available() == 0 {
+            if !page_ready(u32::from(held), u32::from(upp), drain) || self.ops_available() == 0 {
                 return Ok(());
             }
             let budgeted = !self.deferred_on();

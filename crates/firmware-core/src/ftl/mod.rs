@@ -890,8 +890,11 @@ impl<'a, H: Hooks> Ftl<'a, H> {
     /// test, asked before the call.
     #[inline(always)]
     fn flush_may_start(&self) -> bool {
-        let live = self.pending_live();
-        live != 0 && (live >= u32::from(self.g.units_per_page) || self.force_flush)
+        page_ready(
+            self.pending_live(),
+            u32::from(self.g.units_per_page),
+            self.force_flush,
+        )
     }
 
     /// Programs full pages from the write buffer (and a padded last page when flushing).
@@ -900,7 +903,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
         let host_ops_floor = self.cfg.max_inflight / 4;
         loop {
             let live = self.pending_live();
-            if live == 0 || (live < upp && !self.force_flush) {
+            if !page_ready(live, upp, self.force_flush) {
                 return Ok(());
             }
             // With the mapping persisted, flushing may wait until the buffer
@@ -1141,4 +1144,13 @@ impl<'a, H: Hooks> Ftl<'a, H> {
         }
         Ok(())
     }
+}
+
+/// Whether `queued` units make a page to program (`upp` units a page):
+/// a full page, or any when `partial` (a flush or a drain) allows a
+/// padded one. The first test of both page builders, the write buffer's
+/// and GC's, and of the host's checks before calling them.
+#[inline(always)]
+pub(crate) fn page_ready(queued: u32, upp: u32, partial: bool) -> bool {
+    queued != 0 && (queued >= upp || partial)
 }
