@@ -115,10 +115,15 @@ impl<H: Hooks> Ftl<'_, H> {
             // The scan reads the victim's P2L entries in order: fetch the
             // line 16 entries (64 B) ahead.
             self.prefetch_p2l(Pun(self.g.pun(page, 0).0.wrapping_add(16)));
+            let first = self.g.pun(page, 0);
             let mut units = UnitMask::default();
+            let mut lpns = [Lpn(0); MAX_UNITS_PER_PAGE];
             for off in 0..upp {
-                if self.p2l(self.g.pun(page, off))?.is_some() {
+                if let Some(l) = self.p2l(Pun(first.0.wrapping_add(u32::from(off))))? {
                     units.insert(off);
+                    if let Some(d) = lpns.get_mut(usize::from(off)) {
+                        *d = l;
+                    }
                 }
             }
             let need = units.count();
@@ -144,9 +149,9 @@ impl<H: Hooks> Ftl<'_, H> {
                     if !units.contains(off) {
                         continue;
                     }
-                    let pun = self.g.pun(page, off);
-                    let lpn = self
-                        .p2l(pun)?
+                    let pun = Pun(first.0.wrapping_add(u32::from(off)));
+                    let lpn = *lpns
+                        .get(usize::from(off))
                         .or_rare(Error::Corrupt(&"gc unit vanished"))?;
                     let s = self
                         .gc_slot_alloc(p)?
@@ -344,7 +349,7 @@ impl<H: Hooks> Ftl<'_, H> {
         let NandCmd::Read { page, units, dst } = cmd else {
             return Err(rare(Error::Corrupt(&"gc read op is not a read")));
         };
-        let p = self.g.plane_of(self.g.block_of(*page));
+        let p = self.g.plane_of_page(*page);
         {
             let pl = self.pl_mut(p)?;
             pl.gc_reads = pl.gc_reads.saturating_sub(1);

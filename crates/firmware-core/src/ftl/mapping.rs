@@ -58,7 +58,7 @@ impl<H: Hooks> Ftl<'_, H> {
             return Err(rare(Error::Corrupt(&"unit validated twice")));
         }
         *e = lpn.0;
-        let b = self.g.block_of(self.g.page_of_unit(pun));
+        let b = self.g.block_of_unit(pun);
         self.adjust_valid(b, true)
     }
 
@@ -74,7 +74,7 @@ impl<H: Hooks> Ftl<'_, H> {
             return Err(rare(Error::Corrupt(&"unit invalidated twice")));
         }
         *e = P2L_NONE;
-        let b = self.g.block_of(self.g.page_of_unit(pun));
+        let b = self.g.block_of_unit(pun);
         self.adjust_valid(b, false)
     }
 
@@ -171,7 +171,7 @@ impl<H: Hooks> Ftl<'_, H> {
     pub fn prefetch_location(&self, lpn: Lpn) {
         if let Ok(Loc::Flash(p)) = self.loc(lpn) {
             prefetch(self.t.p2l, p.0 as usize);
-            let b = self.g.block_of(self.g.page_of_unit(p));
+            let b = self.g.block_of_unit(p);
             prefetch(self.t.blocks, b.0 as usize);
         }
     }
@@ -182,7 +182,7 @@ impl<H: Hooks> Ftl<'_, H> {
     #[inline]
     pub fn prefetch_buckets(&self, lpn: Lpn) {
         if let Ok(Loc::Flash(p)) = self.loc(lpn) {
-            let b = self.g.block_of(self.g.page_of_unit(p));
+            let b = self.g.block_of_unit(p);
             self.prefetch_bucket_of(b);
         }
     }

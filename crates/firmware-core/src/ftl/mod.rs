@@ -75,6 +75,13 @@ impl<'a, H: Hooks> Ftl<'a, H> {
             h: H::build(&cfg, ht)?,
             cfg,
             g: cfg.geometry,
+            data_pages: 0,
+            data_units: 0,
+            room_blocks: cfg
+                .geometry
+                .blocks_per_plane
+                .saturating_sub(cfg.gc_reserve_blocks)
+                .saturating_sub(OPEN_MARGIN),
             t,
             stats: Stats::default(),
             wb_free: NIL16,
@@ -128,6 +135,8 @@ impl<'a, H: Hooks> Ftl<'a, H> {
         for p in f.t.planes.iter_mut().take(sizes.planes) {
             *p = PlaneState::default();
         }
+        f.data_pages = H::data_end(&f);
+        f.data_units = f.data_pages.saturating_mul(u32::from(f.g.units_per_page));
         f.init_slots()?;
         f.init_ops()?;
         Ok(f)
@@ -855,26 +864,22 @@ impl<'a, H: Hooks> Ftl<'a, H> {
     /// has no wordlines skipped.
     #[inline]
     pub(crate) fn room_for(&self, lost_blocks: u32) -> u64 {
-        let blocks = self
-            .g
-            .blocks_per_plane
-            .saturating_sub(lost_blocks)
-            .saturating_sub(self.cfg.gc_reserve_blocks)
-            .saturating_sub(OPEN_MARGIN);
-        u64::from(blocks).saturating_mul(u64::from(self.data_units_per_block()))
+        // `room_blocks` less the lost ones is the blocks per plane less the
+        // lost ones, the GC reserve and the open margin, each saturating.
+        let blocks = self.room_blocks.saturating_sub(lost_blocks);
+        u64::from(blocks).wrapping_mul(u64::from(self.data_units))
     }
 
     /// Pages of a block that hold data (all, unless the placement hook keeps
     /// the last for itself).
     #[inline]
     pub(crate) fn data_end(&self) -> u32 {
-        H::data_end(self)
+        self.data_pages
     }
 
     /// Data units a block holds: [`Self::data_end`] pages of units.
     pub(crate) fn data_units_per_block(&self) -> u32 {
-        self.data_end()
-            .saturating_mul(u32::from(self.g.units_per_page))
+        self.data_units
     }
 
     /// Finds a plane whose host stream can take a page now, opening a block if needed.

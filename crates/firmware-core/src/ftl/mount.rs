@@ -637,7 +637,7 @@ impl<H: Hooks> Ftl<'_, H> {
                 self.prefetch_p2l(q);
             }
             if let Loc::Flash(p) = self.loc(Lpn(l))? {
-                let b = self.g.block_of(self.g.page_of_unit(p));
+                let b = self.g.block_of_unit(p);
                 let claimed = !H::shares(self) && self.p2l(p)?.is_some();
                 if claimed {
                     // Two logical units name one physical unit: only a

@@ -149,6 +149,15 @@ pub struct Ftl<'a, H> {
     pub(crate) h: H,
     pub(crate) cfg: Config,
     pub(crate) g: Geometry,
+    /// Data pages of a block ([`crate::ftl::hooks::Placement::data_end`],
+    /// fixed by the configuration): asked on every page claimed and every
+    /// valid-count change, so it is computed once.
+    pub(crate) data_pages: u32,
+    /// Data units of a block: `data_pages` pages of units.
+    pub(crate) data_units: u32,
+    /// Blocks of a plane that may hold valid data before any is lost:
+    /// all but the GC reserve and the open margin (`Ftl::room_for`).
+    pub(crate) room_blocks: u32,
     pub(crate) t: Tables<'a>,
     pub(crate) stats: Stats,
     pub(crate) wb_free: u16,

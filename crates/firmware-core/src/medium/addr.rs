@@ -196,6 +196,20 @@ impl Geometry {
         Ppn(add(mul(b.0, self.pages_per_block), page))
     }
 
+    /// Block holding a physical unit: one division where
+    /// `block_of(page_of_unit(u))` takes two (the same quotient).
+    #[inline]
+    pub fn block_of_unit(&self, u: Pun) -> BlockId {
+        BlockId(div(u.0, self.units_per_block()))
+    }
+
+    /// Plane holding a page: one division where `plane_of(block_of(p))`
+    /// takes two (the same quotient).
+    #[inline]
+    pub fn plane_of_page(&self, p: Ppn) -> PlaneId {
+        PlaneId(div(p.0, mul(self.pages_per_block, self.blocks_per_plane)))
+    }
+
     /// Plane holding a block.
     #[inline]
     pub fn plane_of(&self, b: BlockId) -> PlaneId {
@@ -413,6 +427,25 @@ mod tests {
             assert_eq!(g.encode(a).unwrap(), Ppn(p));
         }
         assert_eq!(g.total_pages(), 2 * 3 * 2 * 10 * 12);
+    }
+
+    #[test]
+    fn one_division_lookups_match_the_two_step_ones() {
+        for upp in [1u8, 3, 4] {
+            let g = Geometry {
+                units_per_page: upp,
+                ..geo()
+            };
+            g.validate().unwrap();
+            for u in 0..g.total_units() {
+                let u = Pun(u);
+                assert_eq!(g.block_of_unit(u), g.block_of(g.page_of_unit(u)), "{u:?}");
+            }
+            for p in 0..g.total_pages() {
+                let p = Ppn(p);
+                assert_eq!(g.plane_of_page(p), g.plane_of(g.block_of(p)), "{p:?}");
+            }
+        }
     }
 
     #[test]

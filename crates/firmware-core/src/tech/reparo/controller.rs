@@ -242,7 +242,7 @@ impl FailureView {
         match e {
             L2pEntry::Lost => true,
             L2pEntry::Flash(p) => {
-                let d = self.g.die_of(self.g.block_of(self.g.page_of_unit(p)));
+                let d = self.g.die_of(self.g.block_of_unit(p));
                 self.retired.get(d.0 as usize).copied().unwrap_or(false)
             }
             _ => false,

@@ -221,7 +221,7 @@ impl<'a> BlockLists<'a> {
         page: Ppn,
         spare: crate::medium::nand::Spare,
     ) -> Result<(), Error> {
-        let q = self.g.plane_of(self.g.block_of(page));
+        let q = self.g.plane_of_page(page);
         let Some(n) = self.neighbour(q, retired) else {
             return Ok(());
         };
