@@ -271,7 +271,8 @@ impl<H: Hooks> Ftl<'_, H> {
             if budgeted {
                 self.map_reserve_page(&spare);
             }
-            self.emit(
+            self.emit_in(
+                Some(BlockId(dest)),
                 OpKind::GcProgram,
                 NandCmd::Program { page, src, spare },
                 origin,
@@ -344,9 +345,15 @@ impl<H: Hooks> Ftl<'_, H> {
         Ok(())
     }
 
-    /// A GC read finished: queue live units for programming, or record them lost.
-    pub(crate) fn gc_read_done(&mut self, cmd: &NandCmd, result: NandResult) -> Result<(), Error> {
-        let NandCmd::Read { page, units, dst } = cmd else {
+    /// A GC read finished: queue live units for programming, or record them
+    /// lost. `count` is the units it read (the number of its mask's bits).
+    pub(crate) fn gc_read_done(
+        &mut self,
+        cmd: &NandCmd,
+        count: u8,
+        result: NandResult,
+    ) -> Result<(), Error> {
+        let NandCmd::Read { page, dst, .. } = cmd else {
             return Err(rare(Error::Corrupt(&"gc read op is not a read")));
         };
         let p = self.g.plane_of_page(*page);
@@ -355,7 +362,7 @@ impl<H: Hooks> Ftl<'_, H> {
             pl.gc_reads = pl.gc_reads.saturating_sub(1);
         }
         H::read_done(self, *page, &result)?;
-        for s in dst.iter().take(units.count() as usize) {
+        for s in dst.iter().take(usize::from(count)) {
             let (lpn, from) = {
                 let m = self.slot(*s)?;
                 (Lpn(m.lpn), Pun(m.aux))

@@ -483,7 +483,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
             | OpKind::MountSealErase => self.mount_done(e.kind, &e.cmd, e.tag, result),
             OpKind::HostRead => self.host_read_done(&e.cmd, result),
             OpKind::HostProgram => self.host_program_done(&e.cmd, e.count, result),
-            OpKind::GcRead => self.gc_read_done(&e.cmd, result),
+            OpKind::GcRead => self.gc_read_done(&e.cmd, e.count, result),
             OpKind::GcProgram => self.gc_program_done(&e.cmd, e.count, e.tag, result),
             OpKind::Erase => self.erase_done(&e.cmd, result),
             OpKind::FormatErase => self.format_erase_done(&e.cmd, result),
@@ -971,7 +971,8 @@ impl<'a, H: Hooks> Ftl<'a, H> {
             let page = self.next_page_of(b, Stream::Host)?;
             spare.seq = self.next_seq();
             self.map_reserve_page(&spare);
-            self.emit(
+            self.emit_in(
+                Some(b),
                 OpKind::HostProgram,
                 NandCmd::Program { page, src, spare },
                 Origin::Host,

@@ -7,7 +7,7 @@ use crate::error::{rare, Error, OrRare};
 use crate::ftl::hooks::Hooks;
 use crate::ftl::tables::{stack_pop, stack_push, OpEntry, OpKind, NIL16};
 use crate::ftl::Ftl;
-use crate::medium::addr::UnitMask;
+use crate::medium::addr::{BlockId, UnitMask};
 use crate::medium::nand::{NandCmd, NandOp, OpId, Origin, Slot};
 
 impl<H: Hooks> Ftl<'_, H> {
@@ -48,14 +48,37 @@ impl<H: Hooks> Ftl<'_, H> {
         count: u8,
         tag: u32,
     ) -> Result<(), Error> {
+        let block = match &cmd {
+            NandCmd::Program { page, .. }
+            | NandCmd::ProgramMeta { page, .. }
+            | NandCmd::Copyback { dst: page, .. } => Some(self.g.block_of(*page)),
+            _ => None,
+        };
+        self.emit_in(block, kind, cmd, origin, count, tag)
+    }
+
+    /// [`Self::emit`] of an operation whose programmed page's block the
+    /// caller has at hand (`block`; `None` for one that programs nothing):
+    /// the spare area takes that block's erase count and tag without the
+    /// block being found from the page again.
+    #[cfg_attr(not(target_arch = "arm"), inline(always))]
+    pub(crate) fn emit_in(
+        &mut self,
+        block: Option<BlockId>,
+        kind: OpKind,
+        cmd: NandCmd,
+        origin: Origin,
+        count: u8,
+        tag: u32,
+    ) -> Result<(), Error> {
         let mut cmd = cmd;
-        if let NandCmd::Program { page, spare, .. }
-        | NandCmd::ProgramMeta { page, spare, .. }
-        | NandCmd::Copyback {
-            dst: page, spare, ..
-        } = &mut cmd
+        if let (
+            Some(b),
+            NandCmd::Program { spare, .. }
+            | NandCmd::ProgramMeta { spare, .. }
+            | NandCmd::Copyback { spare, .. },
+        ) = (block, &mut cmd)
         {
-            let b = self.g.block_of(*page);
             spare.erase_count = self.blk(b)?.pe;
             spare.tag = H::block_tag(self, b);
         }
@@ -76,7 +99,7 @@ impl<H: Hooks> Ftl<'_, H> {
             e.tag = tag;
         }
         self.outbound.push_back(self.t.ops, i)?;
-        self.count_emitted(&cmd, origin);
+        self.count_emitted(&cmd, origin, count);
         Ok(())
     }
 
@@ -175,16 +198,18 @@ impl<H: Hooks> Ftl<'_, H> {
         Ok(())
     }
 
-    fn count_emitted(&mut self, cmd: &NandCmd, origin: Origin) {
+    /// Counts an emitted operation; `count` is the units a program carries
+    /// (every emitter passes its spare area's unit count).
+    fn count_emitted(&mut self, cmd: &NandCmd, origin: Origin, count: u8) {
         let s = &mut self.stats;
         match cmd {
             NandCmd::Read { .. } | NandCmd::ReadMeta { .. } => {
                 s.nand_reads = s.nand_reads.wrapping_add(1)
             }
             NandCmd::ProgramMeta { .. } => s.nand_programs = s.nand_programs.wrapping_add(1),
-            NandCmd::Program { spare, .. } => {
+            NandCmd::Program { .. } => {
                 s.nand_programs = s.nand_programs.wrapping_add(1);
-                let n = u64::from(spare.units.count());
+                let n = u64::from(count);
                 match origin {
                     Origin::Host => s.host_program_units = s.host_program_units.wrapping_add(n),
                     Origin::Meta => {}
