@@ -145,9 +145,10 @@ impl<H: Hooks> Ftl<'_, H> {
         Ok(())
     }
 
-    /// Adds or removes one valid unit from a block, keeping bucket lists in order.
+    /// Adds or removes one valid unit from block `b` of plane `p`, keeping
+    /// bucket lists in order.
     #[cfg_attr(not(target_arch = "arm"), inline(always))]
-    pub(crate) fn adjust_valid(&mut self, b: BlockId, inc: bool) -> Result<(), Error> {
+    pub(crate) fn adjust_valid(&mut self, b: BlockId, p: PlaneId, inc: bool) -> Result<(), Error> {
         let m = self.blk_mut(b)?;
         if m.state == BlockState::Full {
             self.bucket_remove(b)?;
@@ -158,7 +159,6 @@ impl<H: Hooks> Ftl<'_, H> {
             // Not on a bucket list (open blocks and victims: most calls).
             m.valid = step_valid(m.valid, inc)?;
         }
-        let p = self.g.plane_of(b);
         let pl = self
             .t
             .planes

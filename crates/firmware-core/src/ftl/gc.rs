@@ -441,7 +441,7 @@ impl<H: Hooks> Ftl<'_, H> {
             H::page_programmed(self, *page)?;
             // Outside the budget the remaps only mark their pages stale.
             self.ps.def.touching = !budgeted;
-            let r = self.gc_remap(*page, src, count, sp);
+            let r = self.gc_remap(*page, (b, p), src, count, sp);
             self.ps.def.touching = false;
             r?;
         }
@@ -452,11 +452,13 @@ impl<H: Hooks> Ftl<'_, H> {
         self.attend(p)
     }
 
-    /// Remaps the units a GC program wrote to `page` that are still current.
+    /// Remaps the units a GC program wrote to `page` (of block and plane
+    /// `at`) that are still current; they came from plane `sp`.
     #[inline(always)]
     fn gc_remap(
         &mut self,
         page: crate::medium::addr::Ppn,
+        at: (BlockId, PlaneId),
         src: &[Slot; MAX_UNITS_PER_PAGE],
         count: u8,
         sp: PlaneId,
@@ -468,7 +470,7 @@ impl<H: Hooks> Ftl<'_, H> {
             };
             if let Some(t) = self.reloc_tag(lpn, from)? {
                 let to = self.g.pun(page, j as u8);
-                self.move_unit(from, to, t)?;
+                self.move_unit(from, sp, to, at, t)?;
             } else {
                 self.stats.gc_stale_units = self.stats.gc_stale_units.wrapping_add(1);
             }

@@ -6,7 +6,7 @@ use crate::ftl::hooks::Hooks;
 use crate::ftl::tables::SlotState;
 use crate::ftl::Ftl;
 use crate::map::loc::{Loc, P2L_NONE};
-use crate::medium::addr::{Lpn, Pun};
+use crate::medium::addr::{BlockId, Lpn, PlaneId, Pun};
 use crate::medium::hint::prefetch;
 
 impl<H: Hooks> Ftl<'_, H> {
@@ -49,6 +49,14 @@ impl<H: Hooks> Ftl<'_, H> {
     /// Marks a physical unit as holding `lpn` and counts it valid in its block.
     #[cfg_attr(not(target_arch = "arm"), inline(always))]
     pub(crate) fn validate_unit(&mut self, pun: Pun, lpn: Lpn) -> Result<(), Error> {
+        let b = self.g.block_of_unit(pun);
+        self.validate_in(pun, lpn, b, self.g.plane_of(b))
+    }
+
+    /// [`Self::validate_unit`] of a unit of block `b` in plane `p`, which
+    /// the caller has at hand.
+    #[cfg_attr(not(target_arch = "arm"), inline(always))]
+    fn validate_in(&mut self, pun: Pun, lpn: Lpn, b: BlockId, p: PlaneId) -> Result<(), Error> {
         let e = self
             .t
             .p2l
@@ -58,13 +66,19 @@ impl<H: Hooks> Ftl<'_, H> {
             return Err(rare(Error::Corrupt(&"unit validated twice")));
         }
         *e = lpn.0;
-        let b = self.g.block_of_unit(pun);
-        self.adjust_valid(b, true)
+        self.adjust_valid(b, p, true)
     }
 
     /// Marks a physical unit as dead and uncounts it from its block.
     #[cfg_attr(not(target_arch = "arm"), inline(always))]
     pub(crate) fn invalidate_unit(&mut self, pun: Pun) -> Result<(), Error> {
+        let b = self.g.block_of_unit(pun);
+        self.invalidate_in(pun, b, self.g.plane_of(b))
+    }
+
+    /// [`Self::invalidate_unit`] of a unit of block `b` in plane `p`.
+    #[cfg_attr(not(target_arch = "arm"), inline(always))]
+    fn invalidate_in(&mut self, pun: Pun, b: BlockId, p: PlaneId) -> Result<(), Error> {
         let e = self
             .t
             .p2l
@@ -74,8 +88,7 @@ impl<H: Hooks> Ftl<'_, H> {
             return Err(rare(Error::Corrupt(&"unit invalidated twice")));
         }
         *e = P2L_NONE;
-        let b = self.g.block_of_unit(pun);
-        self.adjust_valid(b, false)
+        self.adjust_valid(b, p, false)
     }
 
     /// Names another tag of a live shared unit in the P2L (no valid-count
@@ -122,12 +135,30 @@ impl<H: Hooks> Ftl<'_, H> {
     }
 
     /// GC, wear levelling or retirement moved live unit `from` (owner
-    /// `lpn`) to `to`: `lpn` maps there, `from` dies.
+    /// `lpn`) of plane `fp` to `to` of block and plane `(tb, tp)`: `lpn`
+    /// maps there, `from` dies. The callers (GC's remap, the copyback
+    /// completion) have the planes and the new block at hand, so only
+    /// `from`'s block is found from the unit.
     #[cfg_attr(not(target_arch = "arm"), inline(always))]
-    pub(crate) fn move_unit(&mut self, from: Pun, to: Pun, lpn: Lpn) -> Result<(), Error> {
-        self.invalidate_unit(from)?;
-        self.set_loc(lpn, Loc::Flash(to))?;
-        self.validate_unit(to, lpn)?;
+    pub(crate) fn move_unit(
+        &mut self,
+        from: Pun,
+        fp: PlaneId,
+        to: Pun,
+        (tb, tp): (BlockId, PlaneId),
+        lpn: Lpn,
+    ) -> Result<(), Error> {
+        if cfg!(target_arch = "arm") {
+            // The firmware keeps one path, the smaller code: each unit's
+            // place is found from the unit, as everywhere else.
+            self.invalidate_unit(from)?;
+            self.set_loc(lpn, Loc::Flash(to))?;
+            self.validate_unit(to, lpn)?;
+        } else {
+            self.invalidate_in(from, self.g.block_of_unit(from), fp)?;
+            self.set_loc(lpn, Loc::Flash(to))?;
+            self.validate_in(to, lpn, tb, tp)?;
+        }
         H::unit_moved(self, from, to, lpn)
     }
 

@@ -645,7 +645,7 @@ pub(crate) fn copyback_done<'a, H: Hooks + HasRcftl<'a>>(
                 let from = f.g.pun(*src, off);
                 if let Some(t) = f.reloc_tag(lpn, from)? {
                     let to = f.g.pun(*dst, off);
-                    f.move_unit(from, to, t)?;
+                    f.move_unit(from, p, to, (db, p), t)?;
                 } else {
                     f.stats.gc_stale_units = f.stats.gc_stale_units.wrapping_add(1);
                 }
