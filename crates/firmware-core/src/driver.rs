@@ -44,11 +44,22 @@ pub fn execute<N: Nand>(
     meta: &mut [u8],
     op: &NandOp,
 ) -> NandResult {
-    match op.cmd {
+    execute_cmd(nand, data, meta, &op.cmd)
+}
+
+/// [`execute`] of a command alone (as [`Ftl::poll_op_view`] lends it).
+#[inline]
+pub fn execute_cmd<N: Nand>(
+    nand: &mut N,
+    data: &mut [N::Unit],
+    meta: &mut [u8],
+    cmd: &NandCmd,
+) -> NandResult {
+    match cmd {
         NandCmd::Read { page, units, dst } => {
             let n = units.count() as usize;
             let mut buf = [N::Unit::default(); MAX_UNITS_PER_PAGE];
-            let r = nand.read(page, units, buf.get_mut(..n).unwrap_or(&mut []));
+            let r = nand.read(*page, *units, buf.get_mut(..n).unwrap_or(&mut []));
             if r.is_ok() {
                 for (s, u) in dst.iter().zip(buf.iter()).take(n) {
                     if let Some(d) = data.get_mut(usize::from(s.0)) {
@@ -66,17 +77,17 @@ pub fn execute<N: Nand>(
                     *b = *d;
                 }
             }
-            nand.program(page, buf.get(..n).unwrap_or(&[]), &spare)
+            nand.program(*page, buf.get(..n).unwrap_or(&[]), spare)
         }
-        NandCmd::Erase { block } => nand.erase(block),
+        NandCmd::Erase { block } => nand.erase(*block),
         NandCmd::GuardedErase {
             block,
             low_stress,
             retired,
-        } => nand.guarded_erase(block, &low_stress, &retired),
-        NandCmd::Copyback { src, dst, spare } => nand.copyback(src, dst, &spare),
-        NandCmd::ProgramMeta { page, spare, .. } => nand.program_meta(page, meta, &spare),
-        NandCmd::ReadMeta { page, .. } => nand.read_meta(page, meta),
+        } => nand.guarded_erase(*block, low_stress, retired),
+        NandCmd::Copyback { src, dst, spare } => nand.copyback(*src, *dst, spare),
+        NandCmd::ProgramMeta { page, spare, .. } => nand.program_meta(*page, meta, spare),
+        NandCmd::ReadMeta { page, .. } => nand.read_meta(*page, meta),
     }
 }
 
@@ -88,9 +99,19 @@ impl<'n, N: Nand> SyncDriver<'n, N> {
 
     /// Executes queued operations until the core has none left.
     pub fn run<H: Hooks>(&mut self, ftl: &mut Ftl<'_, H>) -> Result<(), Error> {
-        while let Some(op) = ftl.poll_op() {
-            let r = execute(self.nand, self.data, ftl.meta_for(&op), &op);
-            ftl.complete(op.id, r, self.now)?;
+        // The firmware keeps the one polling path (the smaller code); on
+        // the host the command is executed where it lies, not copied out.
+        if cfg!(target_arch = "arm") {
+            while let Some(op) = ftl.poll_op() {
+                let r = execute(self.nand, self.data, ftl.meta_for(&op), &op);
+                ftl.complete(op.id, r, self.now)?;
+            }
+            return Ok(());
+        }
+        while let Some(op) = ftl.poll_op_view() {
+            let id = op.id;
+            let r = execute_cmd(self.nand, self.data, op.meta, op.cmd);
+            ftl.complete(id, r, self.now)?;
         }
         Ok(())
     }

@@ -63,7 +63,7 @@ pub use ftl::host::{
     CopyFallback, CopyProgress, CopyStop, HostCompletion, ReadStart, ReadStatus, Tag,
 };
 pub use ftl::tables::{TableSizes, Tables};
-pub use ftl::{Ftl, Stats, Stream};
+pub use ftl::{Ftl, OpView, Stats, Stream};
 pub use full::{BaselineFtl, FullFtl, Techniques};
 pub use map::loc::Loc;
 pub use medium::addr::{BlockId, DieId, Geometry, Lpn, PageAddr, PlaneId, Ppn, Pun, UnitMask};

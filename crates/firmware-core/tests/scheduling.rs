@@ -132,3 +132,76 @@ fn a_full_buffer_blocks_new_units_but_not_overwrites() {
         assert!(!ftl.write_would_block(Lpn(l)));
     });
 }
+
+/// Writes every logical unit three times (GC runs), then reads them back,
+/// completing every operation through `poll_op` (copied out) or
+/// `poll_op_view` (lent); returns the operations in the order they were
+/// taken.
+fn drive(lent: bool) -> Vec<firmware_core::NandOp> {
+    with_core(config(), |ftl, drv| {
+        let mut taken = Vec::new();
+        let n = ftl.logical_units();
+        for round in 0..3u64 {
+            for l in 0..n {
+                let s = loop {
+                    match ftl.write(Lpn(l), drv.now) {
+                        Ok(s) => break s,
+                        Err(firmware_core::Error::Busy) => {
+                            assert!(ftl.ops_queued() > 0, "busy with nothing queued");
+                            take_one(ftl, drv, lent, &mut taken);
+                        }
+                        Err(e) => panic!("write of {l}: {e:?}"),
+                    }
+                };
+                drv.data[usize::from(s.0)] = u64::from(l) + 100 * round;
+                while ftl.ops_queued() > 0 {
+                    take_one(ftl, drv, lent, &mut taken);
+                }
+            }
+        }
+        drv.flush(ftl).unwrap();
+        assert!(ftl.stats().gc_program_units > 0, "GC ran");
+        for l in 0..n {
+            assert_eq!(
+                drv.read(ftl, Lpn(l)).unwrap(),
+                ReadValue::Data(u64::from(l) + 200)
+            );
+        }
+        taken
+    })
+}
+
+/// Takes, executes and completes the next queued operation one way or
+/// the other, recording it.
+fn take_one(
+    ftl: &mut firmware_core::FullFtl<'_>,
+    drv: &mut firmware_core::SyncDriver<'_, common::TestNand>,
+    lent: bool,
+    taken: &mut Vec<firmware_core::NandOp>,
+) {
+    let (id, r) = if lent {
+        let v = ftl.poll_op_view().expect("an operation is queued");
+        taken.push(firmware_core::NandOp {
+            id: v.id,
+            cmd: *v.cmd,
+            origin: v.origin,
+        });
+        let r = firmware_core::driver::execute_cmd(drv.nand, drv.data, v.meta, v.cmd);
+        (v.id, r)
+    } else {
+        let op = ftl.poll_op().expect("an operation is queued");
+        taken.push(op);
+        (op.id, execute(drv.nand, drv.data, ftl.meta_for(&op), &op))
+    };
+    ftl.complete(id, r, drv.now).expect("completion accepted");
+}
+
+#[test]
+fn the_lent_operation_is_the_polled_one() {
+    let copied = drive(false);
+    let lent = drive(true);
+    assert!(copied
+        .iter()
+        .any(|op| matches!(op.cmd, firmware_core::NandCmd::Read { .. })));
+    assert_eq!(copied, lent);
+}

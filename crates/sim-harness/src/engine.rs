@@ -20,7 +20,7 @@
 
 use std::collections::VecDeque;
 
-use firmware_core::driver::execute;
+use firmware_core::driver::{execute, execute_cmd};
 use firmware_core::{
     Config, CopyStop, Error, FullFtl, HostCompletion, Lpn, Nand, NandOp, NandResult, ReadReport,
     ReadStart, ReadStatus, Tag,
@@ -1386,15 +1386,21 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
                 }
             }
             let mut any = false;
-            while let Some(op) = self.ftl.poll_op() {
+            while let Some(v) = self.ftl.poll_op_view() {
                 any = true;
                 // Functional effect now (emission order is a valid serial order);
                 // timing when the die gets to it.
-                let r = execute(&mut self.nand, self.data, self.ftl.meta_for(&op), &op);
-                let idx = (op.id.0 & 0xffff) as usize;
+                let r = execute_cmd(&mut self.nand, self.data, v.meta, v.cmd);
+                let idx = (v.id.0 & 0xffff) as usize;
                 self.results[idx] = r;
-                self.ops[idx] = op;
-                let at = self.timing.place(&op);
+                let op = &mut self.ops[idx];
+                *op = NandOp {
+                    id: v.id,
+                    cmd: *v.cmd,
+                    origin: v.origin,
+                };
+                let op = &self.ops[idx];
+                let at = self.timing.place(op);
                 self.op_place[idx] = at;
                 let die = at.die as usize;
                 self.die_queue[die].push_back(op.id.0);

@@ -38,6 +38,7 @@ use crate::ftl::tables::{
 use crate::map::loc::{Loc, P2L_NONE};
 use crate::medium::addr::{BlockId, Lpn, PlaneId, UnitMask, MAX_UNITS_PER_PAGE};
 use crate::medium::nand::{NandCmd, NandResult, OpId, Origin, PageKind, Slot, Spare};
+pub use ops::OpView;
 pub use state::{Ftl, Phase, Stats, Stream};
 
 impl<'a, H: Hooks> Ftl<'a, H> {

@@ -115,6 +115,28 @@ impl<H: Hooks> Ftl<'_, H> {
         })
     }
 
+    /// [`Self::poll_op`] for a driver that executes the operation before
+    /// it completes anything: the command is lent from the operation table
+    /// instead of copied out (it stays there until [`Ftl::complete`]), with
+    /// the metadata buffer it names ([`Ftl::meta_for`]).
+    pub fn poll_op_view(&mut self) -> Option<OpView<'_>> {
+        let i = self.outbound.pop(self.t.ops).ok().flatten()?;
+        let generation = *self.t.generations.get(usize::from(i))?;
+        let e = self.t.ops.get(usize::from(i))?;
+        let meta = match e.cmd {
+            NandCmd::ProgramMeta { buf, .. } | NandCmd::ReadMeta { buf, .. } => {
+                self.ps.buf_mut(buf).unwrap_or(&mut [])
+            }
+            _ => &mut [],
+        };
+        Some(OpView {
+            id: OpId((u32::from(generation) << 16) | u32::from(i)),
+            cmd: &e.cmd,
+            origin: e.origin,
+            meta,
+        })
+    }
+
     /// Operations emitted but not yet taken by [`Ftl::poll_op`].
     pub fn ops_queued(&self) -> usize {
         usize::from(self.outbound.len)
@@ -229,6 +251,18 @@ impl<H: Hooks> Ftl<'_, H> {
             }
         }
     }
+}
+
+/// The next operation, lent by [`Ftl::poll_op_view`].
+pub struct OpView<'f> {
+    /// Identifier to pass back with the result.
+    pub id: OpId,
+    /// The command, in the operation table.
+    pub cmd: &'f NandCmd,
+    /// Why it was issued.
+    pub origin: Origin,
+    /// The metadata buffer the command names; empty for data operations.
+    pub meta: &'f mut [u8],
 }
 
 impl<H: Hooks> Ftl<'_, H> {
