@@ -214,6 +214,10 @@ mod rcftl_hooks {
         fn victim_chosen(f: &mut Ftl<'_, Self>, p: PlaneId) {
             rc::victim_chosen(f, p)
         }
+        #[inline(always)]
+        fn in_plane(f: &Ftl<'_, Self>, p: PlaneId) -> bool {
+            rc::in_plane(f, p)
+        }
         #[cfg_attr(not(target_arch = "arm"), inline(always))]
         fn try_migrate(
             f: &mut Ftl<'_, Self>,

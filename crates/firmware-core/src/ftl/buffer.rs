@@ -122,12 +122,6 @@ impl<H: Hooks> Ftl<'_, H> {
         Ok(())
     }
 
-    /// Free GC slots of plane `p`.
-    #[inline(always)]
-    pub(crate) fn gc_slots_free(&self, p: PlaneId) -> Result<u32, Error> {
-        Ok(u32::from(self.pl(p)?.gc_free_count))
-    }
-
     /// Appends a write-buffer slot to the flush queue.
     pub(crate) fn pending_push_back(&mut self, s: Slot) -> Result<(), Error> {
         H::queue(self, s, false)

@@ -105,11 +105,22 @@ impl<H: Hooks> Ftl<'_, H> {
         let upp = self.g.units_per_page;
         // Only this loop moves the cursor while it runs: keep it in a local
         // and store each step.
-        let (origin, mut cursor) = {
+        let (origin, mut cursor, mut free_slots, in_flight, held) = {
             let pl = self.pl(p)?;
-            (pl.victim_origin, pl.victim_cursor)
+            (
+                pl.victim_origin,
+                pl.victim_cursor,
+                u32::from(pl.gc_free_count),
+                pl.gc_reads,
+                pl.hold.len,
+            )
         };
-        let mut free_slots = self.gc_slots_free(p)?;
+        if !cfg!(target_arch = "arm")
+            && free_slots == 0
+            && self.scan_idle(p, victim, in_flight, held)?
+        {
+            return Ok(());
+        }
         while cursor < ppb {
             let page = self.g.ppn(victim, cursor);
             // The scan reads the victim's P2L entries in order: fetch the
@@ -183,6 +194,25 @@ impl<H: Hooks> Ftl<'_, H> {
             self.pl_mut(p)?.victim_cursor = cursor;
         }
         Ok(())
+    }
+
+    /// Whether a pass of [`Self::gc_issue_reads`] over plane `p`'s victim,
+    /// with no GC slot free, can change nothing but the cursor. Its scan
+    /// would stop at the first live page: there is no slot for it, and the
+    /// hook moves nothing in-plane. Passing the dead pages before that one
+    /// may take the cursor to the victim's end, which changes nothing when
+    /// the victim still holds valid units (it is not finished) and the
+    /// drain that follows would program no partial page (a read is still
+    /// in flight, or the held units fill whole pages). The next pass that
+    /// has a slot, or finds the victim empty, passes the same dead pages
+    /// (a victim's dead pages stay dead), so skipping this one changes no
+    /// outcome. The firmware scans instead (smaller code).
+    /// `reads` and `held` are the plane's GC reads in flight and units held.
+    #[inline(always)]
+    fn scan_idle(&self, p: PlaneId, victim: BlockId, reads: u16, held: u16) -> Result<bool, Error> {
+        let upp = u16::from(self.g.units_per_page);
+        let no_drain = reads > 0 || upp == 1 || held.checked_rem(upp) == Some(0);
+        Ok(no_drain && !H::in_plane(self, p) && self.blk(victim)?.valid > 0)
     }
 
     /// Whether [`Self::gc_program_holding`] may find a page to program for

@@ -62,6 +62,14 @@ pub trait Migration: Sized {
     /// A new victim of plane `p` was chosen: decide how its pages move.
     fn victim_chosen(_f: &mut Ftl<'_, Self>, _p: PlaneId) {}
 
+    /// Whether plane `p`'s victim may move pages in-plane, without GC
+    /// slots ([`Self::try_migrate`] may answer other than `OffChip`): when
+    /// not, and no slot is free, GC has nothing to start there.
+    #[inline(always)]
+    fn in_plane(_f: &Ftl<'_, Self>, _p: PlaneId) -> bool {
+        false
+    }
+
     /// Offers victim page `page` with live units `units` to the in-plane path.
     fn try_migrate(
         _f: &mut Ftl<'_, Self>,

@@ -531,6 +531,15 @@ pub(crate) fn try_copyback<'a, H: Hooks + HasRcftl<'a>>(
     }
 }
 
+/// Whether plane `p`'s victim moves by copyback ([`try_copyback`] may
+/// take its pages without GC slots).
+#[inline(always)]
+pub(crate) fn in_plane<'a, H: Hooks + HasRcftl<'a>>(f: &Ftl<'_, H>, p: PlaneId) -> bool {
+    f.h.rcftl()
+        .and_then(|rc| rc.plane(p).ok())
+        .is_some_and(|pl| pl.victim_copyback)
+}
+
 /// [`try_copyback`] for a victim rcFTL moves by copyback.
 fn copyback_page<'a, H: Hooks + HasRcftl<'a>>(
     f: &mut Ftl<'_, H>,
