@@ -108,6 +108,9 @@ pub struct Timing {
     /// Channel holds of the operation being scheduled: (start, end).
     holds: [(u64, u64); 2],
     n_holds: usize,
+    /// The last host transfer's size and duration: requests mostly have
+    /// one size, and the duration is a floating-point division and ceiling.
+    last_host: (u64, u64),
 }
 
 fn xfer_ns(bytes: u64, rate: f64) -> u64 {
@@ -151,6 +154,7 @@ impl Timing {
             slot_src: Vec::new(),
             holds: [(0, 0); 2],
             n_holds: 0,
+            last_host: (0, 0),
             prog_block: vec![u32::MAX; g.planes() as usize],
             last_prog: vec![false; dies],
             reg_free: vec![0; dies],
@@ -353,7 +357,13 @@ impl Timing {
 
     /// Reserves the host link for `bytes` from `now` on; returns when the transfer ends.
     pub fn host_transfer(&mut self, bytes: u64, now: u64) -> u64 {
-        let x = xfer_ns(bytes, self.p.host_bytes_per_ns);
+        let x = if self.last_host.0 == bytes {
+            self.last_host.1
+        } else {
+            let x = xfer_ns(bytes, self.p.host_bytes_per_ns);
+            self.last_host = (bytes, x);
+            x
+        };
         let s = now.max(self.host_free);
         self.host_free = s + x;
         s + x
