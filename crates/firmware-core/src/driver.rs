@@ -99,15 +99,6 @@ impl<'n, N: Nand> SyncDriver<'n, N> {
 
     /// Executes queued operations until the core has none left.
     pub fn run<H: Hooks>(&mut self, ftl: &mut Ftl<'_, H>) -> Result<(), Error> {
-        // The firmware keeps the one polling path (the smaller code); on
-        // the host the command is executed where it lies, not copied out.
-        if cfg!(target_arch = "arm") {
-            while let Some(op) = ftl.poll_op() {
-                let r = execute(self.nand, self.data, ftl.meta_for(&op), &op);
-                ftl.complete(op.id, r, self.now)?;
-            }
-            return Ok(());
-        }
         while let Some(op) = ftl.poll_op_view() {
             let id = op.id;
             let r = execute_cmd(self.nand, self.data, op.meta, op.cmd);

@@ -1393,8 +1393,7 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
                 let r = execute_cmd(&mut self.nand, self.data, v.meta, v.cmd);
                 let idx = (v.id.0 & 0xffff) as usize;
                 self.results[idx] = r;
-                let op = &mut self.ops[idx];
-                *op = NandOp {
+                self.ops[idx] = NandOp {
                     id: v.id,
                     cmd: *v.cmd,
                     origin: v.origin,

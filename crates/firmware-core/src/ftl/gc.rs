@@ -207,6 +207,7 @@ impl<H: Hooks> Ftl<'_, H> {
     /// has a slot, or finds the victim empty, passes the same dead pages
     /// (a victim's dead pages stay dead), so skipping this one changes no
     /// outcome. The firmware scans instead (smaller code).
+    ///
     /// `reads` and `held` are the plane's GC reads in flight and units held.
     #[inline(always)]
     fn scan_idle(&self, p: PlaneId, victim: BlockId, reads: u16, held: u16) -> Result<bool, Error> {

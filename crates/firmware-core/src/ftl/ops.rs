@@ -105,13 +105,10 @@ impl<H: Hooks> Ftl<'_, H> {
 
     /// Next operation for the driver, oldest first.
     pub fn poll_op(&mut self) -> Option<NandOp> {
-        let i = self.outbound.pop(self.t.ops).ok().flatten()?;
-        let e = self.t.ops.get(usize::from(i))?;
-        let generation = *self.t.generations.get(usize::from(i))?;
-        Some(NandOp {
-            id: OpId((u32::from(generation) << 16) | u32::from(i)),
-            cmd: e.cmd,
-            origin: e.origin,
+        self.poll_op_view().map(|v| NandOp {
+            id: v.id,
+            cmd: *v.cmd,
+            origin: v.origin,
         })
     }
 
@@ -123,17 +120,11 @@ impl<H: Hooks> Ftl<'_, H> {
         let i = self.outbound.pop(self.t.ops).ok().flatten()?;
         let generation = *self.t.generations.get(usize::from(i))?;
         let e = self.t.ops.get(usize::from(i))?;
-        let meta = match e.cmd {
-            NandCmd::ProgramMeta { buf, .. } | NandCmd::ReadMeta { buf, .. } => {
-                self.ps.buf_mut(buf).unwrap_or(&mut [])
-            }
-            _ => &mut [],
-        };
         Some(OpView {
             id: OpId((u32::from(generation) << 16) | u32::from(i)),
             cmd: &e.cmd,
             origin: e.origin,
-            meta,
+            meta: self.ps.buf_for(&e.cmd),
         })
     }
 

@@ -722,11 +722,7 @@ impl<H: Hooks> Ftl<'_, H> {
 
     /// The metadata buffer an operation names (empty for data operations).
     pub fn meta_for(&mut self, op: &crate::medium::nand::NandOp) -> &mut [u8] {
-        let buf = match op.cmd {
-            NandCmd::ProgramMeta { buf, .. } | NandCmd::ReadMeta { buf, .. } => buf,
-            _ => return &mut [],
-        };
-        self.ps.buf_mut(buf).unwrap_or(&mut [])
+        self.ps.buf_for(&op.cmd)
     }
 
     /// Internal counters of mapping persistence, for diagnostics: dirty,

@@ -299,6 +299,18 @@ impl<'a> Persist<'a> {
         }
     }
 
+    /// The metadata buffer command `cmd` names; empty for data commands
+    /// (and for a buffer out of range, which the medium then refuses).
+    pub(crate) fn buf_for(&mut self, cmd: &crate::medium::nand::NandCmd) -> &mut [u8] {
+        use crate::medium::nand::NandCmd;
+        match *cmd {
+            NandCmd::ProgramMeta { buf, .. } | NandCmd::ReadMeta { buf, .. } => {
+                self.buf_mut(buf).unwrap_or(&mut [])
+            }
+            _ => &mut [],
+        }
+    }
+
     pub(crate) fn buf_mut(&mut self, b: MetaBuf) -> Option<&mut [u8]> {
         let start = usize::from(b.0).checked_mul(self.page_bytes)?;
         self.meta
