@@ -145,10 +145,10 @@ impl<H: Hooks> Ftl<'_, H> {
         Ok(())
     }
 
-    /// Adds or removes one valid unit from block `b` of plane `p`, keeping
-    /// bucket lists in order.
+    /// Counts one unit more (`inc`) or fewer in block `b`, moving a full
+    /// block between bucket lists; its plane's count is the caller's.
     #[cfg_attr(not(target_arch = "arm"), inline(always))]
-    pub(crate) fn adjust_valid(&mut self, b: BlockId, p: PlaneId, inc: bool) -> Result<(), Error> {
+    pub(crate) fn adjust_block_valid(&mut self, b: BlockId, inc: bool) -> Result<(), Error> {
         let m = self.blk_mut(b)?;
         if m.state == BlockState::Full {
             self.bucket_remove(b)?;
@@ -159,6 +159,14 @@ impl<H: Hooks> Ftl<'_, H> {
             // Not on a bucket list (open blocks and victims: most calls).
             m.valid = step_valid(m.valid, inc)?;
         }
+        Ok(())
+    }
+
+    /// Adds or removes one valid unit from block `b` of plane `p`, keeping
+    /// bucket lists in order.
+    #[cfg_attr(not(target_arch = "arm"), inline(always))]
+    pub(crate) fn adjust_valid(&mut self, b: BlockId, p: PlaneId, inc: bool) -> Result<(), Error> {
+        self.adjust_block_valid(b, inc)?;
         let pl = self
             .t
             .planes

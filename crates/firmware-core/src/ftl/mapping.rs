@@ -57,6 +57,13 @@ impl<H: Hooks> Ftl<'_, H> {
     /// the caller has at hand.
     #[cfg_attr(not(target_arch = "arm"), inline(always))]
     fn validate_in(&mut self, pun: Pun, lpn: Lpn, b: BlockId, p: PlaneId) -> Result<(), Error> {
+        self.p2l_fill(pun, lpn)?;
+        self.adjust_valid(b, p, true)
+    }
+
+    /// Names `lpn` at dead unit `pun` in the P2L (no count changes).
+    #[inline(always)]
+    fn p2l_fill(&mut self, pun: Pun, lpn: Lpn) -> Result<(), Error> {
         let e = self
             .t
             .p2l
@@ -66,7 +73,7 @@ impl<H: Hooks> Ftl<'_, H> {
             return Err(rare(Error::Corrupt(&"unit validated twice")));
         }
         *e = lpn.0;
-        self.adjust_valid(b, p, true)
+        Ok(())
     }
 
     /// Marks a physical unit as dead and uncounts it from its block.
@@ -79,6 +86,13 @@ impl<H: Hooks> Ftl<'_, H> {
     /// [`Self::invalidate_unit`] of a unit of block `b` in plane `p`.
     #[cfg_attr(not(target_arch = "arm"), inline(always))]
     fn invalidate_in(&mut self, pun: Pun, b: BlockId, p: PlaneId) -> Result<(), Error> {
+        self.p2l_clear(pun)?;
+        self.adjust_valid(b, p, false)
+    }
+
+    /// Marks live unit `pun` dead in the P2L (no count changes).
+    #[inline(always)]
+    fn p2l_clear(&mut self, pun: Pun) -> Result<(), Error> {
         let e = self
             .t
             .p2l
@@ -88,7 +102,7 @@ impl<H: Hooks> Ftl<'_, H> {
             return Err(rare(Error::Corrupt(&"unit invalidated twice")));
         }
         *e = P2L_NONE;
-        self.adjust_valid(b, p, false)
+        Ok(())
     }
 
     /// Names another tag of a live shared unit in the P2L (no valid-count
@@ -154,6 +168,15 @@ impl<H: Hooks> Ftl<'_, H> {
             self.invalidate_unit(from)?;
             self.set_loc(lpn, Loc::Flash(to))?;
             self.validate_unit(to, lpn)?;
+        } else if fp == tp {
+            // Within one plane (GC's usual move) the plane's valid count,
+            // and so its host readiness, ends where it began: only the two
+            // blocks' counts change.
+            self.p2l_clear(from)?;
+            self.adjust_block_valid(self.g.block_of_unit(from), false)?;
+            self.set_loc(lpn, Loc::Flash(to))?;
+            self.p2l_fill(to, lpn)?;
+            self.adjust_block_valid(tb, true)?;
         } else {
             self.invalidate_in(from, self.g.block_of_unit(from), fp)?;
             self.set_loc(lpn, Loc::Flash(to))?;
