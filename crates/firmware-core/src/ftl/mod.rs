@@ -75,7 +75,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
         let mut f = Ftl {
             h: H::build(&cfg, ht)?,
             cfg,
-            g: cfg.geometry,
+            g: crate::medium::shift::Geo::new(cfg.geometry),
             data_pages: 0,
             data_units: 0,
             room_blocks: cfg

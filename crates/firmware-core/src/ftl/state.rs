@@ -4,7 +4,6 @@
 use crate::config::Config;
 use crate::ftl::host::Tag;
 use crate::ftl::tables::{Fifo, Tables};
-use crate::medium::addr::Geometry;
 
 /// The core's lifecycle. Host commands are taken only while `Running`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -148,7 +147,7 @@ pub struct Ftl<'a, H> {
     /// The techniques plugged into the mechanism (see [`hooks`]).
     pub(crate) h: H,
     pub(crate) cfg: Config,
-    pub(crate) g: Geometry,
+    pub(crate) g: crate::medium::shift::Geo,
     /// Data pages of a block ([`crate::ftl::hooks::Placement::data_end`],
     /// fixed by the configuration): asked on every page claimed and every
     /// valid-count change, so it is computed once.

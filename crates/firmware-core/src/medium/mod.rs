@@ -4,3 +4,4 @@
 pub mod addr;
 pub mod hint;
 pub mod nand;
+pub(crate) mod shift;
