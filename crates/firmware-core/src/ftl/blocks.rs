@@ -167,6 +167,13 @@ impl<H: Hooks> Ftl<'_, H> {
     #[cfg_attr(not(target_arch = "arm"), inline(always))]
     pub(crate) fn adjust_valid(&mut self, b: BlockId, p: PlaneId, inc: bool) -> Result<(), Error> {
         self.adjust_block_valid(b, inc)?;
+        self.adjust_plane_valid(p, inc)
+    }
+
+    /// Counts one unit more (`inc`) or fewer in plane `p`, refreshing its
+    /// host readiness when the count is next to the plane's room.
+    #[cfg_attr(not(target_arch = "arm"), inline(always))]
+    pub(crate) fn adjust_plane_valid(&mut self, p: PlaneId, inc: bool) -> Result<(), Error> {
         let pl = self
             .t
             .planes

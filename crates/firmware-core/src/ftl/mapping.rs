@@ -50,15 +50,8 @@ impl<H: Hooks> Ftl<'_, H> {
     #[cfg_attr(not(target_arch = "arm"), inline(always))]
     pub(crate) fn validate_unit(&mut self, pun: Pun, lpn: Lpn) -> Result<(), Error> {
         let b = self.g.block_of_unit(pun);
-        self.validate_in(pun, lpn, b, self.g.plane_of(b))
-    }
-
-    /// [`Self::validate_unit`] of a unit of block `b` in plane `p`, which
-    /// the caller has at hand.
-    #[cfg_attr(not(target_arch = "arm"), inline(always))]
-    fn validate_in(&mut self, pun: Pun, lpn: Lpn, b: BlockId, p: PlaneId) -> Result<(), Error> {
         self.p2l_fill(pun, lpn)?;
-        self.adjust_valid(b, p, true)
+        self.adjust_valid(b, self.g.plane_of(b), true)
     }
 
     /// Names `lpn` at dead unit `pun` in the P2L (no count changes).
@@ -80,14 +73,8 @@ impl<H: Hooks> Ftl<'_, H> {
     #[cfg_attr(not(target_arch = "arm"), inline(always))]
     pub(crate) fn invalidate_unit(&mut self, pun: Pun) -> Result<(), Error> {
         let b = self.g.block_of_unit(pun);
-        self.invalidate_in(pun, b, self.g.plane_of(b))
-    }
-
-    /// [`Self::invalidate_unit`] of a unit of block `b` in plane `p`.
-    #[cfg_attr(not(target_arch = "arm"), inline(always))]
-    fn invalidate_in(&mut self, pun: Pun, b: BlockId, p: PlaneId) -> Result<(), Error> {
         self.p2l_clear(pun)?;
-        self.adjust_valid(b, p, false)
+        self.adjust_valid(b, self.g.plane_of(b), false)
     }
 
     /// Marks live unit `pun` dead in the P2L (no count changes).
@@ -168,19 +155,19 @@ impl<H: Hooks> Ftl<'_, H> {
             self.invalidate_unit(from)?;
             self.set_loc(lpn, Loc::Flash(to))?;
             self.validate_unit(to, lpn)?;
-        } else if fp == tp {
-            // Within one plane (GC's usual move) the plane's valid count,
-            // and so its host readiness, ends where it began: only the two
-            // blocks' counts change.
+        } else {
             self.p2l_clear(from)?;
             self.adjust_block_valid(self.g.block_of_unit(from), false)?;
             self.set_loc(lpn, Loc::Flash(to))?;
             self.p2l_fill(to, lpn)?;
             self.adjust_block_valid(tb, true)?;
-        } else {
-            self.invalidate_in(from, self.g.block_of_unit(from), fp)?;
-            self.set_loc(lpn, Loc::Flash(to))?;
-            self.validate_in(to, lpn, tb, tp)?;
+            // Within one plane (GC's usual move) the plane's count, and so
+            // its host readiness, ends where it began: only a move across
+            // planes changes the two planes' counts.
+            if fp != tp {
+                self.adjust_plane_valid(fp, false)?;
+                self.adjust_plane_valid(tp, true)?;
+            }
         }
         H::unit_moved(self, from, to, lpn)
     }

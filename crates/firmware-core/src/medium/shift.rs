@@ -24,13 +24,13 @@ impl Shift {
         }
     }
 
-    /// `a` shifted, if the divisor allows it.
+    /// `a` over the divisor: shifted if it allows, else `divide()`.
     #[inline(always)]
-    fn quotient(self, a: u32) -> Option<u32> {
-        if cfg!(target_arch = "arm") {
-            return None;
+    fn quotient(self, a: u32, divide: impl FnOnce() -> u32) -> u32 {
+        match a.checked_shr(u32::from(self.0)) {
+            Some(q) if !cfg!(target_arch = "arm") => q,
+            _ => divide(),
         }
-        a.checked_shr(u32::from(self.0))
     }
 }
 
@@ -62,46 +62,39 @@ impl Geo {
     /// [`Geometry::block_of`].
     #[inline(always)]
     pub(crate) fn block_of(&self, p: Ppn) -> BlockId {
-        match self.pages_per_block.quotient(p.0) {
-            Some(q) => BlockId(q),
-            None => self.g.block_of(p),
-        }
+        BlockId(self.pages_per_block.quotient(p.0, || self.g.block_of(p).0))
     }
 
     /// [`Geometry::block_of_unit`].
     #[inline(always)]
     pub(crate) fn block_of_unit(&self, u: Pun) -> BlockId {
-        match self.units_per_block.quotient(u.0) {
-            Some(q) => BlockId(q),
-            None => self.g.block_of_unit(u),
-        }
+        BlockId(
+            self.units_per_block
+                .quotient(u.0, || self.g.block_of_unit(u).0),
+        )
     }
 
     /// [`Geometry::plane_of`].
     #[inline(always)]
     pub(crate) fn plane_of(&self, b: BlockId) -> PlaneId {
-        match self.blocks_per_plane.quotient(b.0) {
-            Some(q) => PlaneId(q),
-            None => self.g.plane_of(b),
-        }
+        PlaneId(self.blocks_per_plane.quotient(b.0, || self.g.plane_of(b).0))
     }
 
     /// [`Geometry::plane_of_page`].
     #[inline(always)]
     pub(crate) fn plane_of_page(&self, p: Ppn) -> PlaneId {
-        match self.pages_per_plane.quotient(p.0) {
-            Some(q) => PlaneId(q),
-            None => self.g.plane_of_page(p),
-        }
+        PlaneId(
+            self.pages_per_plane
+                .quotient(p.0, || self.g.plane_of_page(p).0),
+        )
     }
 
     /// [`Geometry::page_of_unit`].
     #[inline(always)]
     pub(crate) fn page_of_unit(&self, u: Pun) -> Ppn {
-        match self.units_per_page.quotient(u.0) {
-            Some(q) => Ppn(q),
-            None => self.g.page_of_unit(u),
-        }
+        Ppn(self
+            .units_per_page
+            .quotient(u.0, || self.g.page_of_unit(u).0))
     }
 }
 
