@@ -44,10 +44,58 @@ pub struct Techniques<'a> {
     placement: Option<Placement<'a>>,
     #[cfg(feature = "crossway")]
     crossway: bool,
+    /// No technique is on: every hook answers as the baseline does (host
+    /// builds; see [`Techniques::plain`]).
+    #[cfg(not(target_arch = "arm"))]
+    plain: bool,
     _lent: PhantomData<&'a mut [u8]>,
 }
 
 impl<'a> Techniques<'a> {
+    /// Whether the hot hooks may answer as the baseline does at once: no
+    /// technique is on. One test stands in for one per technique, and the
+    /// technique's own code stays out of the caller. Host builds only: the
+    /// firmware keeps the smaller code, each technique testing its own state.
+    #[cfg_attr(
+        not(any(
+            feature = "rcftl",
+            feature = "longftl",
+            feature = "copyless",
+            feature = "reparo",
+            feature = "dawid"
+        )),
+        allow(dead_code)
+    )]
+    #[inline(always)]
+    fn plain(&self) -> bool {
+        #[cfg(not(target_arch = "arm"))]
+        return self.plain;
+        #[cfg(target_arch = "arm")]
+        return false;
+    }
+
+    /// Whether every technique is off (the state [`Techniques::plain`] caches).
+    #[cfg(not(target_arch = "arm"))]
+    fn none_on(&self) -> bool {
+        let on = [
+            #[cfg(feature = "rcftl")]
+            self.rcftl.is_some(),
+            #[cfg(feature = "longftl")]
+            self.longftl.is_some(),
+            #[cfg(feature = "copyless")]
+            self.copyless.is_some(),
+            #[cfg(feature = "reparo")]
+            self.superblocks.is_some(),
+            #[cfg(feature = "dawid")]
+            self.lidf.is_some(),
+            #[cfg(feature = "placement")]
+            self.placement.is_some(),
+            #[cfg(feature = "crossway")]
+            self.crossway,
+        ];
+        !on.contains(&true)
+    }
+
     /// Host-guided placement, when configured.
     #[cfg(feature = "placement")]
     pub fn placement(&self) -> Option<&Placement<'a>> {
@@ -170,7 +218,7 @@ impl<'a> Build<'a> for Techniques<'a> {
     fn build(cfg: &Config, t: TechTables<'a>) -> Result<Self, Error> {
         built(cfg)?;
         let _ = &t;
-        Ok(Techniques {
+        let h = Techniques {
             #[cfg(feature = "rcftl")]
             rcftl: RcFtl::new(cfg, t.rcftl)?,
             #[cfg(feature = "longftl")]
@@ -185,8 +233,16 @@ impl<'a> Build<'a> for Techniques<'a> {
             placement: Placement::new(cfg, t.placement)?,
             #[cfg(feature = "crossway")]
             crossway: cfg.gc_destination == crate::tech::crossway::config::GcDestination::Channel,
+            #[cfg(not(target_arch = "arm"))]
+            plain: false,
             _lent: PhantomData,
-        })
+        };
+        #[cfg(not(target_arch = "arm"))]
+        let h = Techniques {
+            plain: h.none_on(),
+            ..h
+        };
+        Ok(h)
     }
 }
 
@@ -226,6 +282,9 @@ mod rcftl_hooks {
             page: Ppn,
             units: UnitMask,
         ) -> Result<MigrateStep, Error> {
+            if f.h.plain() {
+                return Ok(MigrateStep::OffChip);
+            }
             rc::try_copyback(f, p, victim, page, units)
         }
         fn migrate_done(
@@ -238,6 +297,9 @@ mod rcftl_hooks {
         }
         #[cfg_attr(not(target_arch = "arm"), inline(always))]
         fn offchip_target(f: &mut Ftl<'_, Self>, p: PlaneId) -> Result<Option<BlockId>, Error> {
+            if f.h.plain() {
+                return f.gc_target(p);
+            }
             #[cfg(feature = "placement")]
             if f.h.placement.is_some() {
                 return crate::tech::placement::gc::offchip_target(f, p);
@@ -251,11 +313,15 @@ mod rcftl_hooks {
             rc::offchip_target(f, p)
         }
         #[cfg(feature = "crossway")]
+        #[cfg_attr(not(target_arch = "arm"), inline(always))]
         fn source_plane(
             f: &Ftl<'_, Self>,
             dest: PlaneId,
             s: crate::medium::nand::Slot,
         ) -> Result<PlaneId, Error> {
+            if f.h.plain() {
+                return Ok(dest);
+            }
             super::crossway_hooks::source_plane(f, dest, s)
         }
         fn reclaim_open(f: &mut Ftl<'_, Self>, p: PlaneId) -> Result<Option<BlockId>, Error> {
@@ -272,7 +338,11 @@ mod rcftl_hooks {
             }
             rc::held_blocks(f, p)
         }
+        #[cfg_attr(not(target_arch = "arm"), inline(always))]
         fn held_erased_pages(f: &Ftl<'_, Self>, p: PlaneId) -> Result<u32, Error> {
+            if f.h.plain() {
+                return Ok(0);
+            }
             #[cfg(feature = "placement")]
             if f.h.placement.is_some() {
                 return crate::tech::placement::gc::held_erased_pages(f, p);
@@ -281,6 +351,9 @@ mod rcftl_hooks {
         }
         #[cfg_attr(not(target_arch = "arm"), inline(always))]
         fn holds(f: &Ftl<'_, Self>, p: PlaneId, b: BlockId) -> Result<bool, Error> {
+            if f.h.plain() {
+                return Ok(false);
+            }
             #[cfg(feature = "placement")]
             if f.h.placement.is_some() {
                 return crate::tech::placement::gc::holds(f, p, b);
@@ -301,13 +374,21 @@ mod rcftl_hooks {
             }
             rc::plane_retired(f, p)
         }
+        #[cfg_attr(not(target_arch = "arm"), inline(always))]
         fn block_opened(f: &mut Ftl<'_, Self>, b: BlockId) -> Result<(), Error> {
+            if f.h.plain() {
+                return Ok(());
+            }
             rc::block_opened(f, b)
         }
         fn block_fits(f: &Ftl<'_, Self>, b: BlockId, need: u8) -> Result<bool, Error> {
             rc::block_fits(f, b, need)
         }
+        #[cfg_attr(not(target_arch = "arm"), inline(always))]
         fn page_programmed(f: &mut Ftl<'_, Self>, page: Ppn) -> Result<(), Error> {
+            if f.h.plain() {
+                return Ok(());
+            }
             rc::page_programmed(f, page)
         }
         fn probe_done(
@@ -317,7 +398,11 @@ mod rcftl_hooks {
         ) -> Result<(), Error> {
             rc::classify_done(f, cmd, result)
         }
+        #[cfg_attr(not(target_arch = "arm"), inline(always))]
         fn buffer_use(f: &mut Ftl<'_, Self>) {
+            if f.h.plain() {
+                return;
+            }
             rc::buffer_use(f)
         }
     }
@@ -464,27 +549,50 @@ mod longftl_hooks {
         }
         #[inline]
         fn skip_units(f: &Ftl<'_, Self>, b: BlockId) -> u16 {
+            if f.h.plain() {
+                return 0;
+            }
             ge::skip_units(f, b)
         }
+        #[cfg_attr(not(target_arch = "arm"), inline(always))]
         fn usable_page(f: &Ftl<'_, Self>, b: BlockId, page: u32) -> u32 {
+            if f.h.plain() {
+                return page;
+            }
             ge::usable_page(f, b, page)
         }
+        #[cfg_attr(not(target_arch = "arm"), inline(always))]
         fn open_preference(f: &Ftl<'_, Self>, stream: Stream) -> Option<bool> {
+            if f.h.plain() {
+                return None;
+            }
             ge::guard_preference(f, stream)
         }
+        #[cfg_attr(not(target_arch = "arm"), inline(always))]
         fn free_rank(f: &Ftl<'_, Self>, b: BlockId, pref: Option<bool>) -> (bool, u16) {
+            if f.h.plain() {
+                return (false, 0);
+            }
             (
                 pref.is_some_and(|g| g != ge::is_guarded(f, b)),
                 ge::gerase_count(f, b),
             )
         }
+        #[cfg_attr(not(target_arch = "arm"), inline(always))]
         fn opened(f: &mut Ftl<'_, Self>, b: BlockId) {
+            if f.h.plain() {
+                return;
+            }
             ge::guard_opened(f, b)
         }
     }
 
     impl OpObserver for Techniques<'_> {
+        #[cfg_attr(not(target_arch = "arm"), inline(always))]
         fn read_done(f: &mut Ftl<'_, Self>, page: Ppn, result: &NandResult) -> Result<(), Error> {
+            if f.h.plain() {
+                return Ok(());
+            }
             ge::guard_read(f, page, result)
         }
     }
@@ -520,7 +628,7 @@ mod dawid_hooks {
         #[cfg_attr(not(target_arch = "arm"), inline(always))]
         fn queue(f: &mut Ftl<'_, Self>, s: Slot, front: bool) -> Result<(), Error> {
             #[cfg(feature = "placement")]
-            if f.h.placement.is_some() {
+            if !f.h.plain() && f.h.placement.is_some() {
                 return crate::tech::placement::handles::queue(f, s, front);
             }
             match (f.h.lidf.is_some(), front) {
@@ -531,6 +639,9 @@ mod dawid_hooks {
         }
         #[cfg_attr(not(target_arch = "arm"), inline(always))]
         fn take(f: &mut Ftl<'_, Self>) -> Result<Option<u16>, Error> {
+            if f.h.plain() {
+                return f.pending.pop(f.t.slots);
+            }
             #[cfg(feature = "placement")]
             if f.h.placement.is_some() {
                 return crate::tech::placement::handles::take(f);
@@ -541,6 +652,7 @@ mod dawid_hooks {
                 f.pending.pop(f.t.slots)
             }
         }
+        #[cfg_attr(not(target_arch = "arm"), inline(always))]
         fn taken(f: &mut Ftl<'_, Self>, s: Slot) -> Result<(), Error> {
             if f.h.lidf.is_some() {
                 dawid::taken(f, s)
@@ -559,7 +671,11 @@ mod dawid_hooks {
                 f.pending.push_front(f.t.slots, s.0)
             }
         }
+        #[cfg_attr(not(target_arch = "arm"), inline(always))]
         fn queued(f: &Ftl<'_, Self>) -> u32 {
+            if f.h.plain() {
+                return u32::from(f.pending.len);
+            }
             #[cfg(feature = "placement")]
             if f.h.placement.is_some() {
                 return crate::tech::placement::handles::queued(f);
@@ -649,6 +765,7 @@ mod copyless_hooks {
     }
 
     impl Ownership for Techniques<'_> {
+        #[inline(always)]
         fn shares(f: &Ftl<'_, Self>) -> bool {
             f.h.copyless.is_some()
         }
@@ -657,16 +774,30 @@ mod copyless_hooks {
         }
         #[cfg_attr(not(target_arch = "arm"), inline(always))]
         fn release(f: &mut Ftl<'_, Self>, p: Pun, lpn: Lpn) -> Result<(), Error> {
+            if f.h.plain() {
+                return f.invalidate_unit(p);
+            }
             cc::release(f, p, lpn)
         }
+        #[cfg_attr(not(target_arch = "arm"), inline(always))]
         fn programmed_unit(f: &mut Ftl<'_, Self>, p: Pun) -> Result<(), Error> {
+            if f.h.plain() {
+                return Ok(());
+            }
             cc::programmed_unit(f, p)
         }
+        #[cfg_attr(not(target_arch = "arm"), inline(always))]
         fn reloc_other(f: &Ftl<'_, Self>, from: Pun) -> Result<Option<Lpn>, Error> {
+            if f.h.plain() {
+                return Ok(None);
+            }
             cc::reloc_other(f, from)
         }
         #[cfg_attr(not(target_arch = "arm"), inline(always))]
         fn unit_moved(f: &mut Ftl<'_, Self>, from: Pun, to: Pun, lpn: Lpn) -> Result<(), Error> {
+            if f.h.plain() {
+                return Ok(());
+            }
             cc::unit_moved(f, from, to, lpn)
         }
         fn unit_lost(f: &mut Ftl<'_, Self>, from: Pun, lpn: Lpn) -> Result<(), Error> {
@@ -678,13 +809,21 @@ mod copyless_hooks {
         fn audit(f: &Ftl<'_, Self>, p: Pun, lpn: Lpn) -> Result<bool, Error> {
             cc::audit(f, p, lpn)
         }
+        #[cfg_attr(not(target_arch = "arm"), inline(always))]
         fn extra_tps(f: &Ftl<'_, Self>, from: Pun) -> Result<u32, Error> {
+            if f.h.plain() {
+                return Ok(0);
+            }
             cc::extra_tps(f, from)
         }
         fn room_for_extra(f: &mut Ftl<'_, Self>, extra: u32) -> Result<bool, Error> {
             cc::room_for_extra(f, extra)
         }
+        #[cfg_attr(not(target_arch = "arm"), inline(always))]
         fn reserve_extra(f: &mut Ftl<'_, Self>, extra: u32, take: bool) {
+            if f.h.plain() {
+                return;
+            }
             cc::reserve_extra(f, extra, take)
         }
     }
@@ -721,17 +860,24 @@ mod reparo_hooks {
         }
         #[cfg_attr(not(target_arch = "arm"), inline(always))]
         fn host_target(f: &mut Ftl<'_, Self>) -> Result<Option<BlockId>, Error> {
+            if f.h.plain() {
+                return f.round_robin_target();
+            }
             #[cfg(feature = "placement")]
             if f.h.placement.is_some() {
                 return crate::tech::placement::handles::host_target(f);
             }
             sb::host_target(f)
         }
+        #[cfg_attr(not(target_arch = "arm"), inline(always))]
         fn data_pages_claimed(
             f: &mut Ftl<'_, Self>,
             b: BlockId,
             stream: Stream,
         ) -> Result<bool, Error> {
+            if f.h.plain() {
+                return Ok(false);
+            }
             #[cfg(feature = "placement")]
             if f.h.placement.is_some() {
                 crate::tech::placement::handles::block_claimed(f, b)?;
@@ -741,14 +887,24 @@ mod reparo_hooks {
         }
         #[cfg_attr(not(target_arch = "arm"), inline(always))]
         fn emit_due(f: &mut Ftl<'_, Self>) -> Result<(), Error> {
+            if f.h.plain() {
+                return Ok(());
+            }
             sb::emit_due_list_pages(f)
         }
         #[cfg_attr(not(target_arch = "arm"), inline(always))]
         fn host_page_done(f: &mut Ftl<'_, Self>) -> Result<(), Error> {
+            if f.h.plain() {
+                return Ok(());
+            }
             sb::sb_emit_due_lists(f)
         }
         #[cfg(feature = "placement")]
+        #[cfg_attr(not(target_arch = "arm"), inline(always))]
         fn block_tag(f: &Ftl<'_, Self>, b: BlockId) -> u8 {
+            if f.h.plain() {
+                return 0;
+            }
             crate::tech::placement::block_tag::block_tag(f, b)
         }
         #[cfg(feature = "placement")]

@@ -263,7 +263,9 @@ impl<H: Hooks> Ftl<'_, H> {
                 };
                 let Some(i) = popped else { break };
                 let s = Slot(i);
-                let more = if budgeted {
+                // Only a hook that shares units has translation pages beyond
+                // the data page's to count (`extra_tps` is 0 otherwise).
+                let more = if budgeted && H::shares(self) {
                     H::extra_tps(self, Pun(self.slot(s)?.aux))?
                 } else {
                     0

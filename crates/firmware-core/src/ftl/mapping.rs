@@ -21,7 +21,7 @@ impl<H: Hooks> Ftl<'_, H> {
     }
 
     /// Points a logical unit at a new location (no valid-count bookkeeping).
-    #[inline]
+    #[cfg_attr(not(target_arch = "arm"), inline(always))]
     pub(crate) fn set_loc(&mut self, lpn: Lpn, loc: Loc) -> Result<(), Error> {
         let e = self
             .t
