@@ -179,13 +179,7 @@ impl<H: Hooks> Ftl<'_, H> {
                     j = j.wrapping_add(1);
                 }
                 free_slots = free_slots.saturating_sub(need);
-                self.emit(
-                    OpKind::GcRead,
-                    NandCmd::Read { page, units, dst },
-                    origin,
-                    need as u8,
-                    0,
-                )?;
+                self.emit_read(OpKind::GcRead, (page, units, dst), origin, need as u8, 0)?;
                 let pl = self.pl_mut(p)?;
                 pl.gc_reads = pl.gc_reads.wrapping_add(1);
                 self.stats.gc_read_units = self.stats.gc_read_units.wrapping_add(u64::from(need));

@@ -337,13 +337,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
                     units.insert(off);
                     let mut dst = [Slot(0); MAX_UNITS_PER_PAGE];
                     dst[0] = s;
-                    self.emit(
-                        OpKind::HostRead,
-                        NandCmd::Read { page, units, dst },
-                        Origin::Host,
-                        1,
-                        tag.0,
-                    )?;
+                    self.emit_read(OpKind::HostRead, (page, units, dst), Origin::Host, 1, tag.0)?;
                 }
                 ReadStart::Issued
             }

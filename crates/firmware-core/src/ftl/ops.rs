@@ -7,7 +7,7 @@ use crate::error::{rare, Error, OrRare};
 use crate::ftl::hooks::Hooks;
 use crate::ftl::tables::{stack_pop, stack_push, OpEntry, OpKind, NIL16};
 use crate::ftl::Ftl;
-use crate::medium::addr::{BlockId, UnitMask};
+use crate::medium::addr::{BlockId, Ppn, UnitMask, MAX_UNITS_PER_PAGE};
 use crate::medium::nand::{NandCmd, NandOp, OpId, Origin, Slot};
 
 impl<H: Hooks> Ftl<'_, H> {
@@ -82,24 +82,58 @@ impl<H: Hooks> Ftl<'_, H> {
             spare.erase_count = self.blk(b)?.pe;
             spare.tag = H::block_tag(self, b);
         }
-        let Some(i) = stack_pop(self.t.ops, &mut self.op_free)? else {
-            return Err(Error::Busy);
-        };
-        self.op_free_count = self.op_free_count.saturating_sub(1);
-        {
-            let e = self
-                .t
-                .ops
-                .get_mut(usize::from(i))
-                .or_rare(Error::Corrupt(&"op index"))?;
+        self.queue_op(|e| {
             e.kind = kind;
             e.cmd = cmd;
             e.origin = origin;
             e.count = count;
             e.tag = tag;
-        }
-        self.outbound.push_back(self.t.ops, i)?;
+        })?;
         self.count_emitted(&cmd, origin, count);
+        Ok(())
+    }
+
+    /// Takes a free operation entry, has `fill` write it and queues it for
+    /// the driver ([`Error::Busy`] when no entry is free).
+    #[inline(always)]
+    fn queue_op(&mut self, fill: impl FnOnce(&mut OpEntry)) -> Result<(), Error> {
+        let Some(i) = stack_pop(self.t.ops, &mut self.op_free)? else {
+            return Err(Error::Busy);
+        };
+        self.op_free_count = self.op_free_count.saturating_sub(1);
+        fill(
+            self.t
+                .ops
+                .get_mut(usize::from(i))
+                .or_rare(Error::Corrupt(&"op index"))?,
+        );
+        self.outbound.push_back(self.t.ops, i)
+    }
+
+    /// [`Self::emit`] of a read (no erase count or tag to stamp). On the
+    /// host the command is written into its entry where it sits: a move of
+    /// a whole command copies the largest variant's bytes, five times a
+    /// read's.
+    #[inline(always)]
+    pub(crate) fn emit_read(
+        &mut self,
+        kind: OpKind,
+        (page, units, dst): (Ppn, UnitMask, [Slot; MAX_UNITS_PER_PAGE]),
+        origin: Origin,
+        count: u8,
+        tag: u32,
+    ) -> Result<(), Error> {
+        if cfg!(target_arch = "arm") {
+            return self.emit(kind, NandCmd::Read { page, units, dst }, origin, count, tag);
+        }
+        self.queue_op(|e| {
+            e.kind = kind;
+            e.cmd = NandCmd::Read { page, units, dst };
+            e.origin = origin;
+            e.count = count;
+            e.tag = tag;
+        })?;
+        self.stats.nand_reads = self.stats.nand_reads.wrapping_add(1);
         Ok(())
     }
 
