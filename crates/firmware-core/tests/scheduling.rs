@@ -205,3 +205,39 @@ fn the_lent_operation_is_the_polled_one() {
         .any(|op| matches!(op.cmd, firmware_core::NandCmd::Read { .. })));
     assert_eq!(copied, lent);
 }
+
+/// An operation the driver has taken can be read back by its id until it
+/// completes, even while later ones are taken and earlier ones complete;
+/// after its completion (and once its entry is reused) the id names
+/// nothing.
+#[test]
+fn a_taken_operation_is_lent_until_it_completes() {
+    with_core(config(), |ftl, drv| {
+        write_ten(ftl, drv);
+        let mut taken = Vec::new();
+        while let Some(op) = ftl.poll_op() {
+            taken.push(op);
+        }
+        assert_eq!(taken.len(), 6);
+        for op in &taken {
+            assert_eq!(ftl.op_in_flight(op.id), Some((&op.cmd, op.origin)));
+        }
+        let (first, rest) = taken.split_first().unwrap();
+        let r = execute(drv.nand, drv.data, ftl.meta_for(first), first);
+        ftl.complete(first.id, r, drv.now).unwrap();
+        assert_eq!(ftl.op_in_flight(first.id), None);
+        for op in rest {
+            assert_eq!(ftl.op_in_flight(op.id), Some((&op.cmd, op.origin)));
+        }
+        for op in rest {
+            let r = execute(drv.nand, drv.data, ftl.meta_for(op), op);
+            ftl.complete(op.id, r, drv.now).unwrap();
+        }
+        // The waiting units went out in entries the first ones used: the
+        // old ids still name nothing, the new ones their own commands.
+        let next = ftl.poll_op().expect("the waiting units went out");
+        assert_eq!(ftl.op_in_flight(first.id), None);
+        assert_eq!(ftl.op_in_flight(next.id), Some((&next.cmd, next.origin)));
+        assert!(taken.iter().all(|op| op.id != next.id));
+    });
+}

@@ -22,15 +22,15 @@ use std::collections::VecDeque;
 
 use firmware_core::driver::{execute, execute_cmd};
 use firmware_core::{
-    Config, CopyStop, Error, FullFtl, HostCompletion, Lpn, Nand, NandOp, NandResult, ReadReport,
-    ReadStart, ReadStatus, Tag,
+    Config, CopyStop, Error, FullFtl, HostCompletion, Lpn, Nand, NandResult, ReadReport, ReadStart,
+    ReadStatus, Tag,
 };
 
 use nand_model::FullUnit;
 
 use crate::hist::Histogram;
 use crate::series::{Sample, Sampler, Snapshot};
-use crate::timing::{Timing, TimingParams};
+use crate::timing::{OpRef, Timing, TimingParams};
 use crate::workload::{HostOp, HostRequest, RequestSource};
 
 mod events;
@@ -414,7 +414,6 @@ pub fn engine_bytes(cfg: &Config, qd: u32, unit_bytes: u64, fixed_step: bool) ->
     // An event is one u128 key, in the heap or (host transfers) the FIFO.
     let per_op = (size_of::<u128>()
         + size_of::<NandResult>()
-        + size_of::<NandOp>()
         + size_of::<crate::place::Place>()
         + size_of::<u32>()) as u64;
     let per_req =
@@ -462,8 +461,9 @@ pub struct Engine<'a, N: Nand, H = StampOracle> {
     pub timing: Timing,
     heap: events::Events,
     results: Vec<NandResult>,
-    ops: Vec<NandOp>,
-    /// Where each operation in `ops` runs, decoded once when it is queued.
+    /// Where each operation in flight runs (by table index), decoded once
+    /// when it is queued. The operation itself stays in the core's table
+    /// until its completion (`Ftl::op_in_flight`).
     op_place: Vec<crate::place::Place>,
     die_queue: Vec<VecDeque<u32>>,
     /// Operations of each die started and not completed (two while a cache
@@ -685,16 +685,6 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
             timing: Timing::new(cfg.geometry, p.timing),
             heap: events::Events::with_capacity(cfg.max_inflight as usize + qd as usize),
             results: vec![Ok(ReadReport::default()); cfg.max_inflight as usize],
-            ops: vec![
-                NandOp {
-                    id: firmware_core::OpId(0),
-                    cmd: firmware_core::NandCmd::Erase {
-                        block: firmware_core::BlockId(0)
-                    },
-                    origin: firmware_core::Origin::Meta,
-                };
-                cfg.max_inflight as usize
-            ],
             op_place: vec![crate::place::Place::default(); cfg.max_inflight as usize],
             die_queue: vec![VecDeque::new(); cfg.geometry.dies() as usize],
             die_busy: vec![0; cfg.geometry.dies() as usize],
@@ -1308,7 +1298,7 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
             return Ok(true);
         }
         if kind == EV_DIE_ACCEPT {
-            self.start_cached(id as usize);
+            self.start_cached(id as usize)?;
             return Ok(true);
         }
         let idx = (id & 0xffff) as usize;
@@ -1316,9 +1306,10 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
         let die = self.op_place[idx].die as usize;
         self.die_busy[die] = self.die_busy[die].saturating_sub(1);
         if self.die_busy[die] == 0 {
-            self.start_next(die);
+            self.start_next(die)?;
         }
-        let r = std::mem::replace(&mut self.results[idx], Ok(ReadReport::default()));
+        // Every entry is written when its operation is queued (`drain`).
+        let r = self.results[idx];
         self.ftl.complete(firmware_core::OpId(id), r, self.now)?;
         self.drain()?;
         // Parked copies whose source has arrived go on first (they came
@@ -1361,7 +1352,7 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
         let die = self.op_place.get(idx).map_or(0, |p| p.die as usize);
         if let Some(&q) = self.die_queue.get(die).and_then(|q| q.front()) {
             let q = (q & 0xffff) as usize;
-            prefetch_entry(&self.ops, q);
+            self.ftl.prefetch_op(firmware_core::OpId(q as u32));
             prefetch_entry(&self.results, q);
         }
     }
@@ -1393,18 +1384,15 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
                 let r = execute_cmd(&mut self.nand, self.data, v.meta, v.cmd);
                 let idx = (v.id.0 & 0xffff) as usize;
                 self.results[idx] = r;
-                self.ops[idx] = NandOp {
-                    id: v.id,
-                    cmd: *v.cmd,
+                let at = self.timing.place(OpRef {
+                    cmd: v.cmd,
                     origin: v.origin,
-                };
-                let op = &self.ops[idx];
-                let at = self.timing.place(op);
+                });
                 self.op_place[idx] = at;
                 let die = at.die as usize;
-                self.die_queue[die].push_back(op.id.0);
+                self.die_queue[die].push_back(v.id.0);
                 if self.die_busy[die] == 0 {
-                    self.start_next(die);
+                    self.start_next(die)?;
                 }
             }
             if !any {
@@ -1462,12 +1450,17 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
 
     /// Starts the oldest queued operation of an idle die: it takes the channel
     /// and the die from now on, so reservations are made in time order.
-    fn start_next(&mut self, die: usize) {
+    fn start_next(&mut self, die: usize) -> Result<(), Error> {
         if let Some(id) = self.die_queue[die].pop_front() {
             let idx = (id & 0xffff) as usize;
-            // By reference: an operation is a few cache lines, and only the
-            // ones the timing model reads need to come in.
-            let op = &self.ops[idx];
+            // By reference, from the core's table: an operation is a few
+            // cache lines, and only the ones the timing model reads need
+            // to come in.
+            let (cmd, origin) = self
+                .ftl
+                .op_in_flight(firmware_core::OpId(id))
+                .ok_or(Error::Corrupt(&"a queued operation is not in flight"))?;
+            let op = OpRef { cmd, origin };
             let place = self.op_place[idx];
             let bits = self.results[idx].as_ref().map_or(0, |r| r.bit_errors);
             let t = self.timing.schedule_at(op, place, self.now, bits);
@@ -1477,22 +1470,30 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
                 self.heap.push((at, EV_DIE_ACCEPT, die as u32));
             }
         }
+        Ok(())
     }
 
     /// Cache program: the die's running program has taken its page from the
     /// cache register, so the next queued program of the same block may
     /// send its data in while the first one is busy.
-    fn start_cached(&mut self, die: usize) {
+    fn start_cached(&mut self, die: usize) -> Result<(), Error> {
         let Some(&id) = self.die_queue[die].front() else {
-            return;
+            return Ok(());
         };
-        let idx = (id & 0xffff) as usize;
-        if self.die_busy[die] == 1
-            && self
-                .timing
-                .continues_cache_at(&self.ops[idx], self.op_place[idx])
-        {
-            self.start_next(die);
+        if self.die_busy[die] != 1 {
+            return Ok(());
         }
+        let idx = (id & 0xffff) as usize;
+        let (cmd, origin) = self
+            .ftl
+            .op_in_flight(firmware_core::OpId(id))
+            .ok_or(Error::Corrupt(&"a queued operation is not in flight"))?;
+        if self
+            .timing
+            .continues_cache_at(OpRef { cmd, origin }, self.op_place[idx])
+        {
+            self.start_next(die)?;
+        }
+        Ok(())
     }
 }

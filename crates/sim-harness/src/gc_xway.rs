@@ -24,22 +24,22 @@
 //! a page whose destination is on its own die crosses the channel once too,
 //! as ICB's data out for the ECC check.
 
-use firmware_core::{NandCmd, NandOp, Origin};
+use firmware_core::{NandCmd, Origin};
 
 use crate::ddt_msgs::DdtMsg;
 use crate::gc_merge::CopyMode;
-use crate::timing::Timing;
+use crate::timing::{OpRef, Timing};
 
 impl Timing {
     /// Times `op` when it is half of a DGCB copy under a cross-way GC
     /// destination, and notes where GC reads put their pages; `None`: the
     /// usual timing applies.
-    pub(crate) fn schedule_cross_way(&mut self, op: &NandOp, now: u64, bits: u16) -> Option<u64> {
+    pub(crate) fn schedule_cross_way(&mut self, op: OpRef<'_>, now: u64, bits: u16) -> Option<u64> {
         if !(self.p.gc_cross_way && op.origin == Origin::Gc) {
             return None;
         }
         let dgcb = self.p.gc_copy == CopyMode::Dgcb;
-        match op.cmd {
+        match *op.cmd {
             NandCmd::Read { page, units, dst } => {
                 let die = self.g.die_of(self.g.block_of(page)).0;
                 let sensed = dgcb.then(|| self.sense(die as usize, now));
@@ -100,7 +100,7 @@ impl Timing {
     /// `bytes` corrected bytes, then tPROG, with the messages of Fig. 9.
     fn direct_transfer(
         &mut self,
-        op: &NandOp,
+        op: OpRef<'_>,
         page: firmware_core::Ppn,
         n: usize,
         (from, bytes, read_end): (u32, u64, u64),
@@ -160,7 +160,7 @@ mod tests {
     use super::*;
     use crate::timing::tests::{geo, params};
     use crate::timing::TimingParams;
-    use firmware_core::{OpId, Ppn, Slot, Spare, UnitMask};
+    use firmware_core::{NandOp, OpId, Ppn, Slot, Spare, UnitMask};
 
     /// One channel, two ways of one plane each, 4 KiB pages.
     fn timing(mode: CopyMode) -> Timing {

@@ -8,7 +8,7 @@
 //! remainder by direct computation", 2019), exact for every `u32` dividend.
 //! The results are the geometry's own, which a test checks.
 
-use firmware_core::{Geometry, NandCmd, NandOp};
+use firmware_core::{Geometry, NandCmd};
 
 /// Division of any `u32` by a divisor fixed at construction.
 #[derive(Clone, Copy, Debug)]
@@ -97,8 +97,8 @@ impl Decoder {
 
     /// Where `op` runs.
     #[inline(always)]
-    pub(crate) fn op(&self, op: &NandOp) -> Place {
-        let block = match op.cmd {
+    pub(crate) fn op(&self, cmd: &NandCmd) -> Place {
+        let block = match *cmd {
             NandCmd::Read { page, .. }
             | NandCmd::Program { page, .. }
             | NandCmd::ProgramMeta { page, .. }

@@ -26,6 +26,28 @@ use firmware_core::{Geometry, NandCmd, NandOp, Origin};
 use crate::gc_merge::CopyMode;
 use crate::place::{Decoder, Place};
 
+/// An operation as the timing model reads it: its command and origin,
+/// borrowed from a [`NandOp`] or from the core's operation table while the
+/// operation is in flight (`Ftl::op_in_flight`), so a driver need not keep
+/// a copy of every operation it has queued on a die.
+#[derive(Clone, Copy, Debug)]
+pub struct OpRef<'a> {
+    /// The command.
+    pub cmd: &'a NandCmd,
+    /// Why it was issued.
+    pub origin: Origin,
+}
+
+impl<'a> From<&'a NandOp> for OpRef<'a> {
+    #[inline(always)]
+    fn from(op: &'a NandOp) -> Self {
+        OpRef {
+            cmd: &op.cmd,
+            origin: op.origin,
+        }
+    }
+}
+
 /// Timing parameters in nanoseconds and bytes per nanosecond.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TimingParams {
@@ -218,13 +240,15 @@ impl Timing {
     /// cache program on, the die's last operation a program, and the last
     /// program of `op`'s plane one of the same block (planes of a die take
     /// turns, each filling its own block).
-    pub fn continues_cache(&self, op: &NandOp) -> bool {
+    pub fn continues_cache<'a>(&self, op: impl Into<OpRef<'a>>) -> bool {
+        let op = op.into();
         self.continues_cache_at(op, self.place(op))
     }
 
     /// [`Self::continues_cache`] for `op` at `at` (its [`Self::place`]).
     #[inline]
-    pub fn continues_cache_at(&self, op: &NandOp, at: Place) -> bool {
+    pub fn continues_cache_at<'a>(&self, op: impl Into<OpRef<'a>>, at: Place) -> bool {
+        let op = op.into();
         self.p.cache_program
             && matches!(op.cmd, NandCmd::Program { .. })
             && self.last_prog.get(at.die as usize) == Some(&true)
@@ -235,7 +259,8 @@ impl Timing {
     /// program, when the die can take the next program of the same block
     /// (its array has started `op`).
     #[inline]
-    pub fn cache_accept_at(&self, op: &NandOp, at: Place) -> Option<u64> {
+    pub fn cache_accept_at<'a>(&self, op: impl Into<OpRef<'a>>, at: Place) -> Option<u64> {
+        let op = op.into();
         if !(self.p.cache_program && matches!(op.cmd, NandCmd::Program { .. })) {
             return None;
         }
@@ -246,8 +271,8 @@ impl Timing {
     /// schedules an operation later than it queues it can decode this once
     /// and pass it to the `_at` methods.
     #[inline]
-    pub fn place(&self, op: &NandOp) -> Place {
-        self.dec.op(op)
+    pub fn place<'a>(&self, op: impl Into<OpRef<'a>>) -> Place {
+        self.dec.op(op.into().cmd)
     }
 
     /// Parameters in force.
@@ -256,22 +281,38 @@ impl Timing {
     }
 
     /// Reserves the resources `op` needs from `now` on; returns its completion time.
-    pub fn schedule(&mut self, op: &NandOp, now: u64) -> u64 {
+    pub fn schedule<'a>(&mut self, op: impl Into<OpRef<'a>>, now: u64) -> u64 {
         self.schedule_read(op, now, 0)
     }
 
     /// [`Self::schedule`] for an operation whose read found `bit_errors`
     /// (the largest count in any codeword; 0 for other operations).
-    pub fn schedule_read(&mut self, op: &NandOp, now: u64, bit_errors: u16) -> u64 {
+    pub fn schedule_read<'a>(
+        &mut self,
+        op: impl Into<OpRef<'a>>,
+        now: u64,
+        bit_errors: u16,
+    ) -> u64 {
+        let op = op.into();
         self.schedule_at(op, self.place(op), now, bit_errors)
     }
 
     /// [`Self::schedule_read`] for `op` at `at` (its [`Self::place`]).
-    pub fn schedule_at(&mut self, op: &NandOp, at: Place, now: u64, bit_errors: u16) -> u64 {
-        if let Some(done) = self.schedule_cross_way(op, now, bit_errors) {
-            return done;
+    pub fn schedule_at<'a>(
+        &mut self,
+        op: impl Into<OpRef<'a>>,
+        at: Place,
+        now: u64,
+        bit_errors: u16,
+    ) -> u64 {
+        let op = op.into();
+        let gc = op.origin == Origin::Gc;
+        if gc && self.p.gc_cross_way {
+            if let Some(done) = self.schedule_cross_way(op, now, bit_errors) {
+                return done;
+            }
         }
-        let units = match op.cmd {
+        let units = match *op.cmd {
             NandCmd::Read { units, .. } => u64::from(units.count()),
             NandCmd::Program { spare, .. } => u64::from(spare.units.count()),
             NandCmd::Erase { .. } | NandCmd::GuardedErase { .. } | NandCmd::Copyback { .. } => 0,
@@ -283,7 +324,6 @@ impl Timing {
         let die = at.die as usize;
         let ch = at.ch as usize;
         let n = (units as usize).min(8);
-        let gc = op.origin == Origin::Gc;
         // Without data-in: the page is in the destination's register already.
         let latched = gc && matches!(self.p.gc_copy, CopyMode::Icb | CopyMode::Dgcb);
         let mut chan_x = self.chan_ns[n];
@@ -295,7 +335,7 @@ impl Timing {
         } else {
             now.max(self.die_free[die])
         };
-        let done = match op.cmd {
+        let done = match *op.cmd {
             NandCmd::Read { .. } | NandCmd::ReadMeta { .. } => {
                 if gc && self.p.gc_copy == CopyMode::Dgcb {
                     chan_x += self.p.t_dl_ns;

@@ -420,6 +420,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
     }
 
     /// Next finished host command, if any.
+    #[cfg_attr(not(target_arch = "arm"), inline)]
     pub fn poll_completion(&mut self) -> Option<HostCompletion> {
         self.release_handed_out().ok()?;
         if let Some(tag) = self.flush_done.pop_front() {

@@ -162,6 +162,18 @@ impl<H: Hooks> Ftl<'_, H> {
         })
     }
 
+    /// The command and origin of operation `id`, emitted and not yet
+    /// completed: it stays in the operation table until [`Ftl::complete`],
+    /// so a driver that schedules an operation later than it takes it reads
+    /// it here instead of keeping a copy. `None` for an id that names no
+    /// operation in flight.
+    #[inline]
+    pub fn op_in_flight(&self, id: OpId) -> Option<(&NandCmd, Origin)> {
+        let i = self.op_index(id).ok()?;
+        let e = self.t.ops.get(usize::from(i))?;
+        Some((&e.cmd, e.origin))
+    }
+
     /// Operations emitted but not yet taken by [`Ftl::poll_op`].
     pub fn ops_queued(&self) -> usize {
         usize::from(self.outbound.len)

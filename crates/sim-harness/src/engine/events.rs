@@ -81,15 +81,26 @@ impl Events {
         let h = self.heap.as_slice();
         let key = |r: Option<&Reverse<u128>>| r.map_or(u128::MAX, |r| r.0);
         let (h0, h1, h2) = (key(h.first()), key(h.get(1)), key(h.get(2)));
-        let f0 = self.fifo.front().copied().unwrap_or(u128::MAX);
-        let f1 = self.fifo.get(1).copied().unwrap_or(u128::MAX);
-        let (first, second) = if h0 <= f0 {
-            (h0, h1.min(h2).min(f0))
+        // Most passes find the FIFO empty (host transfers are few at a time).
+        let (first, second) = if self.fifo.is_empty() {
+            (h0, h1.min(h2))
         } else {
-            (f0, h0.min(f1))
+            self.next_two_with_fifo(h0, h1.min(h2))
         };
         let event = |k: u128| (k != u128::MAX).then(|| unpack(k));
         [event(first), event(second)]
+    }
+
+    /// [`Self::next_two`]'s keys with the FIFO not empty: `h0` is the
+    /// heap's smallest key, `h1` its second smallest.
+    fn next_two_with_fifo(&self, h0: u128, h1: u128) -> (u128, u128) {
+        let f0 = self.fifo.front().copied().unwrap_or(u128::MAX);
+        let f1 = self.fifo.get(1).copied().unwrap_or(u128::MAX);
+        if h0 <= f0 {
+            (h0, h1.min(f0))
+        } else {
+            (f0, h0.min(f1))
+        }
     }
 
     /// Time of the earliest event.
