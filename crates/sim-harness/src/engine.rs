@@ -1456,11 +1456,7 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
             // By reference, from the core's table: an operation is a few
             // cache lines, and only the ones the timing model reads need
             // to come in.
-            let (cmd, origin) = self
-                .ftl
-                .op_in_flight(firmware_core::OpId(id))
-                .ok_or(Error::Corrupt(&"a queued operation is not in flight"))?;
-            let op = OpRef { cmd, origin };
+            let op = in_flight(&self.ftl, id)?;
             let place = self.op_place[idx];
             let bits = self.results[idx].as_ref().map_or(0, |r| r.bit_errors);
             let t = self.timing.schedule_at(op, place, self.now, bits);
@@ -1484,16 +1480,21 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
             return Ok(());
         }
         let idx = (id & 0xffff) as usize;
-        let (cmd, origin) = self
-            .ftl
-            .op_in_flight(firmware_core::OpId(id))
-            .ok_or(Error::Corrupt(&"a queued operation is not in flight"))?;
-        if self
-            .timing
-            .continues_cache_at(OpRef { cmd, origin }, self.op_place[idx])
-        {
+        let op = in_flight(&self.ftl, id)?;
+        if self.timing.continues_cache_at(op, self.op_place[idx]) {
             self.start_next(die)?;
         }
         Ok(())
     }
+}
+
+/// Queued operation `id` as the timing model reads it, from the core's
+/// table (`Ftl::op_in_flight`); an id the core no longer holds is
+/// corruption of the engine's queues.
+#[inline]
+fn in_flight<'f>(ftl: &'f FullFtl<'_>, id: u32) -> Result<OpRef<'f>, Error> {
+    let (cmd, origin) = ftl
+        .op_in_flight(firmware_core::OpId(id))
+        .ok_or(Error::Corrupt(&"a queued operation is not in flight"))?;
+    Ok(OpRef { cmd, origin })
 }

@@ -24,20 +24,18 @@
 //! a page whose destination is on its own die crosses the channel once too,
 //! as ICB's data out for the ECC check.
 
-use firmware_core::{NandCmd, Origin};
+use firmware_core::NandCmd;
 
 use crate::ddt_msgs::DdtMsg;
 use crate::gc_merge::CopyMode;
 use crate::timing::{OpRef, Timing};
 
 impl Timing {
-    /// Times `op` when it is half of a DGCB copy under a cross-way GC
-    /// destination, and notes where GC reads put their pages; `None`: the
+    /// Times GC operation `op` under a cross-way GC destination (the
+    /// caller, `Timing::schedule_at`, asks only then) when it is half of a
+    /// DGCB copy, and notes where GC reads put their pages; `None`: the
     /// usual timing applies.
     pub(crate) fn schedule_cross_way(&mut self, op: OpRef<'_>, now: u64, bits: u16) -> Option<u64> {
-        if !(self.p.gc_cross_way && op.origin == Origin::Gc) {
-            return None;
-        }
         let dgcb = self.p.gc_copy == CopyMode::Dgcb;
         match *op.cmd {
             NandCmd::Read { page, units, dst } => {
@@ -160,7 +158,7 @@ mod tests {
     use super::*;
     use crate::timing::tests::{geo, params};
     use crate::timing::TimingParams;
-    use firmware_core::{NandOp, OpId, Ppn, Slot, Spare, UnitMask};
+    use firmware_core::{NandOp, OpId, Origin, Ppn, Slot, Spare, UnitMask};
 
     /// One channel, two ways of one plane each, 4 KiB pages.
     fn timing(mode: CopyMode) -> Timing {
