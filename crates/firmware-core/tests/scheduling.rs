@@ -241,3 +241,68 @@ fn a_taken_operation_is_lent_until_it_completes() {
         assert!(taken.iter().all(|op| op.id != next.id));
     });
 }
+
+/// A unit the host overwrites while GC's copy of it is being programmed
+/// keeps the host's data: the relocation's completion finds the unit no
+/// longer current and leaves its mapping alone. The medium executes the
+/// GC program when the driver takes it; only its completion is held back
+/// until the overwrite is in.
+#[test]
+fn an_overwrite_during_a_relocation_wins() {
+    with_core(config(), |ftl, drv| {
+        let n = ftl.logical_units();
+        let mut value = vec![0u64; n as usize];
+        let mut held = None;
+        let mut stamp = 0u64;
+        'fill: for round in 0..8u32 {
+            for i in 0..n {
+                // A stride that is not a multiple of the pages keeps the
+                // victims partly valid, so GC relocates.
+                let l = (i * 7 + round) % n;
+                stamp += 1;
+                let s = loop {
+                    match ftl.write(Lpn(l), drv.now) {
+                        Ok(s) => break s,
+                        Err(firmware_core::Error::Busy) => {
+                            assert!(ftl.ops_queued() > 0, "busy with nothing queued");
+                            complete_next(ftl, drv);
+                        }
+                        Err(e) => panic!("write of {l}: {e:?}"),
+                    }
+                };
+                drv.data[usize::from(s.0)] = stamp;
+                value[l as usize] = stamp;
+                while let Some(op) = ftl.poll_op() {
+                    let r = execute(drv.nand, drv.data, ftl.meta_for(&op), &op);
+                    let relocation = op.origin == firmware_core::Origin::Gc
+                        && matches!(op.cmd, firmware_core::NandCmd::Program { .. });
+                    if relocation && held.is_none() {
+                        held = Some((op, r));
+                        break 'fill;
+                    }
+                    ftl.complete(op.id, r, drv.now).unwrap();
+                }
+            }
+        }
+        let (op, r) = held.expect("GC relocated a unit");
+        let firmware_core::NandCmd::Program { spare, .. } = op.cmd else {
+            unreachable!("held a program");
+        };
+        let moved = spare.lpns[0];
+        stamp += 1;
+        let s = ftl.write(moved, drv.now).expect("the buffer has room");
+        drv.data[usize::from(s.0)] = stamp;
+        value[moved.0 as usize] = stamp;
+        ftl.complete(op.id, r, drv.now).unwrap();
+        drv.run(ftl).unwrap();
+        drv.flush(ftl).unwrap();
+        ftl.audit().unwrap();
+        for l in 0..n {
+            assert_eq!(
+                drv.read(ftl, Lpn(l)).unwrap(),
+                ReadValue::Data(value[l as usize]),
+                "unit {l}"
+            );
+        }
+    });
+}

@@ -495,7 +495,15 @@ impl<H: Hooks> Ftl<'_, H> {
                 let m = self.slot(*s)?;
                 (Lpn(m.lpn), Pun(m.aux))
             };
-            if let Some(t) = self.reloc_tag(lpn, from)? {
+            // As at the read's completion: the victim's P2L entry still
+            // naming `lpn` answers without loading its L2P entry, which the
+            // remap then only stores (the firmware keeps the smaller code).
+            let tag = if !cfg!(target_arch = "arm") && self.p2l(from)? == Some(lpn) {
+                Some(lpn)
+            } else {
+                self.reloc_tag(lpn, from)?
+            };
+            if let Some(t) = tag {
                 let to = self.g.pun(page, j as u8);
                 self.move_unit(from, sp, to, at, t)?;
             } else {
