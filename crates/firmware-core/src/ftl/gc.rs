@@ -394,16 +394,7 @@ impl<H: Hooks> Ftl<'_, H> {
                 let m = self.slot(*s)?;
                 (Lpn(m.lpn), Pun(m.aux))
             };
-            // The victim's P2L entry still naming `lpn` means `lpn` still
-            // maps there (the two tables agree, see `audit`), so the check
-            // needs no L2P lookup: on a large drive that is a miss to DRAM,
-            // and the remap pays it once, later.
-            let tag = if self.p2l(from)? == Some(lpn) {
-                Some(lpn)
-            } else {
-                self.reloc_tag(lpn, from)?
-            };
-            match (&result, tag) {
+            match (&result, self.reloc_tag(lpn, from)?) {
                 (Ok(_), Some(t)) => {
                     self.slot_mut(*s)?.lpn = t.0;
                     self.slot_mut(*s)?.state = SlotState::GcHolding;
@@ -495,15 +486,7 @@ impl<H: Hooks> Ftl<'_, H> {
                 let m = self.slot(*s)?;
                 (Lpn(m.lpn), Pun(m.aux))
             };
-            // As at the read's completion: the victim's P2L entry still
-            // naming `lpn` answers without loading its L2P entry, which the
-            // remap then only stores (the firmware keeps the smaller code).
-            let tag = if !cfg!(target_arch = "arm") && self.p2l(from)? == Some(lpn) {
-                Some(lpn)
-            } else {
-                self.reloc_tag(lpn, from)?
-            };
-            if let Some(t) = tag {
+            if let Some(t) = self.reloc_tag(lpn, from)? {
                 let to = self.g.pun(page, j as u8);
                 self.move_unit(from, sp, to, at, t)?;
             } else {

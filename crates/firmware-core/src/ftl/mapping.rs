@@ -127,8 +127,24 @@ impl<H: Hooks> Ftl<'_, H> {
 
     /// The owner a relocation of `from` (read for `lpn`) must follow, if the
     /// unit is still live: `lpn` itself, or whom the ownership hook names.
+    ///
+    /// The victim's P2L entry still naming `lpn` answers first: the two
+    /// tables agree on every live unit (`audit` checks both directions), and
+    /// GC reads the victim's P2L in order while `lpn`'s L2P entry is a
+    /// random line, on a large drive a miss to DRAM. Only a mismatch (an
+    /// overwritten unit, another owner of a shared unit) asks the L2P.
     #[cfg_attr(not(target_arch = "arm"), inline(always))]
     pub(crate) fn reloc_tag(&self, lpn: Lpn, from: Pun) -> Result<Option<Lpn>, Error> {
+        if self.p2l(from)? == Some(lpn) {
+            return Ok(Some(lpn));
+        }
+        self.reloc_tag_by_l2p(lpn, from)
+    }
+
+    /// [`Self::reloc_tag`] when the victim's P2L entry names another owner
+    /// or none: the rare case, kept out of the completions' loops.
+    #[cfg_attr(not(target_arch = "arm"), cold, inline(never))]
+    fn reloc_tag_by_l2p(&self, lpn: Lpn, from: Pun) -> Result<Option<Lpn>, Error> {
         if self.loc(lpn)? == Loc::Flash(from) {
             return Ok(Some(lpn));
         }
