@@ -32,6 +32,7 @@ const KEYS: &[&str] = &[
     "run.wall_seconds",
     "run.host_requests_per_wall_second",
     "run.peak_rss_mib",
+    "run.giant_page_mib",
     "run.bytes_per_simulated_gib",
     "run.events_per_wall_second",
     "run.programmed_units_per_wall_second",

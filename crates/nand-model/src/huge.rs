@@ -42,6 +42,219 @@ fn madvise_huge(addr: usize, len: usize) {
 #[cfg(not(target_os = "linux"))]
 fn madvise_huge(_addr: usize, _len: usize) {}
 
+/// Bytes in one gigantic page (x86-64 and AArch64 Linux).
+pub const GIANT_PAGE_BYTES: usize = 1 << 30;
+
+/// A zeroed, fixed-length array for tables the simulator touches at random
+/// over gigabytes (the core's lent region, the oracle).
+///
+/// At that size even 2 MiB pages leave thousands of TLB entries to cover
+/// the array, more than a core holds, so nearly every random access walks
+/// the page tables (twice over in a virtual machine). Where the system
+/// keeps 1 GiB pages in reserve (Linux:
+/// `/sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages`, none by
+/// default), the array's whole-GiB prefix is mapped on as many of them as
+/// are free and the rest on ordinary memory advised to 2 MiB pages; the
+/// reserved pages are taken only where the array is touched. Elsewhere it
+/// is a zeroed `Vec` advised to 2 MiB pages, as [`advise`] does.
+/// Memory on reserved pages is not part of a process's resident set:
+/// [`giant_page_bytes`] reports it.
+pub struct GiantArray<T: bytemuck::Zeroable> {
+    ptr: core::ptr::NonNull<T>,
+    len: usize,
+    /// Bytes mapped here (freed on drop); 0 when `_owner` holds the array.
+    mapped: usize,
+    /// Whole 1 GiB pages at the front of the mapping.
+    giant: usize,
+    /// The zeroed `Vec` holding the array when no 1 GiB page was mapped
+    /// (never resized, so `ptr` stays valid).
+    _owner: std::vec::Vec<T>,
+}
+
+// SAFETY: the array owns its memory exclusively, like a `Vec<T>`.
+unsafe impl<T: bytemuck::Zeroable + Send> Send for GiantArray<T> {}
+// SAFETY: shared access only reads, like `&[T]`.
+unsafe impl<T: bytemuck::Zeroable + Sync> Sync for GiantArray<T> {}
+
+impl<T: bytemuck::Zeroable> GiantArray<T> {
+    /// `len` zeroed elements.
+    pub fn zeroed(len: usize) -> Self {
+        let bytes = len.saturating_mul(core::mem::size_of::<T>());
+        if core::mem::align_of::<T>() <= 4096 {
+            if let Some((p, mapped, giant)) = map_giant(bytes) {
+                if let Some(ptr) = core::ptr::NonNull::new(p.cast::<T>()) {
+                    return GiantArray {
+                        ptr,
+                        len,
+                        mapped,
+                        giant,
+                        _owner: std::vec::Vec::new(),
+                    };
+                }
+            }
+        }
+        let mut vec: std::vec::Vec<T> = bytemuck::zeroed_vec(len);
+        advise(&mut vec);
+        GiantArray {
+            ptr: core::ptr::NonNull::new(vec.as_mut_ptr())
+                .unwrap_or(core::ptr::NonNull::dangling()),
+            len,
+            mapped: 0,
+            giant: 0,
+            _owner: vec,
+        }
+    }
+
+    /// How many 1 GiB pages back the front of the array (0 when none).
+    pub fn giant_pages(&self) -> usize {
+        self.giant
+    }
+}
+
+impl<T: bytemuck::Zeroable> core::ops::Deref for GiantArray<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        // SAFETY: `ptr` points to `len` initialised (zeroed, then written)
+        // elements owned by `self`: the mapping, or `_owner`'s buffer, which is
+        // never resized.
+        unsafe { core::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl<T: bytemuck::Zeroable> core::ops::DerefMut for GiantArray<T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        // SAFETY: as in `deref`, and `&mut self` makes the access exclusive.
+        unsafe { core::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl<T: bytemuck::Zeroable> Drop for GiantArray<T> {
+    fn drop(&mut self) {
+        if self.mapped > 0 {
+            unmap(self.ptr.as_ptr().cast(), self.mapped);
+        }
+    }
+}
+
+/// Bytes of this process's memory on reserved huge pages, which the
+/// resident set (`VmRSS`, `VmHWM`) leaves out (Linux `HugetlbPages`; 0
+/// elsewhere).
+pub fn giant_page_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("HugetlbPages:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse::<u64>().ok())
+        })
+        .map_or(0, |kib| kib.saturating_mul(1024))
+}
+
+/// Maps `bytes` with its whole-GiB prefix on reserved 1 GiB pages (as many
+/// as the reserve gives, at least one) and the rest on ordinary memory:
+/// the address, the bytes mapped and the 1 GiB pages. `None` when no
+/// reserved page is free or the address space will not take it.
+#[cfg(target_os = "linux")]
+fn map_giant(bytes: usize) -> Option<(*mut u8, usize, usize)> {
+    const PAGE: usize = 4096;
+    let whole = bytes / GIANT_PAGE_BYTES;
+    if whole == 0 {
+        return None;
+    }
+    let total = bytes.checked_add(PAGE - 1)? & !(PAGE - 1);
+    let rw = libc::PROT_READ | libc::PROT_WRITE;
+    let anon = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS;
+    // Find a 1 GiB-aligned hole: reserve the length plus one page of
+    // slack, note the aligned start, give the reservation back and map
+    // there with MAP_FIXED_NOREPLACE (which fails rather than replaces
+    // should another thread take the hole meanwhile).
+    let span = total.checked_add(GIANT_PAGE_BYTES)?;
+    // SAFETY: a fresh inaccessible anonymous mapping, unmapped at once.
+    let hole = unsafe {
+        let p = libc::mmap(
+            core::ptr::null_mut(),
+            span,
+            libc::PROT_NONE,
+            anon | libc::MAP_NORESERVE,
+            -1,
+            0,
+        );
+        if p == libc::MAP_FAILED {
+            return None;
+        }
+        libc::munmap(p, span);
+        (p as usize).checked_add(GIANT_PAGE_BYTES - 1)? & !(GIANT_PAGE_BYTES - 1)
+    };
+    let huge_flags =
+        anon | libc::MAP_FIXED_NOREPLACE | libc::MAP_HUGETLB | (30 << libc::MAP_HUGE_SHIFT);
+    let mut giant = whole;
+    while giant > 0 {
+        // SAFETY: a new mapping at an address this function found free;
+        // NOREPLACE leaves any other mapping alone.
+        let p = unsafe {
+            libc::mmap(
+                hole as *mut libc::c_void,
+                giant * GIANT_PAGE_BYTES,
+                rw,
+                huge_flags,
+                -1,
+                0,
+            )
+        };
+        if p != libc::MAP_FAILED {
+            if p as usize == hole {
+                break;
+            }
+            unmap(p.cast(), giant * GIANT_PAGE_BYTES);
+            return None;
+        }
+        giant -= 1;
+    }
+    if giant == 0 {
+        return None;
+    }
+    let head = giant * GIANT_PAGE_BYTES;
+    if total > head {
+        let tail_at = hole + head;
+        // SAFETY: as above, right after the 1 GiB pages just mapped.
+        let p = unsafe {
+            libc::mmap(
+                tail_at as *mut libc::c_void,
+                total - head,
+                rw,
+                anon | libc::MAP_FIXED_NOREPLACE,
+                -1,
+                0,
+            )
+        };
+        if p as usize != tail_at {
+            if p != libc::MAP_FAILED {
+                unmap(p.cast(), total - head);
+            }
+            unmap(hole as *mut u8, head);
+            return None;
+        }
+        madvise_huge(tail_at, total - head);
+    }
+    Some((hole as *mut u8, total, giant))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn map_giant(_bytes: usize) -> Option<(*mut u8, usize, usize)> {
+    None
+}
+
+#[cfg(target_os = "linux")]
+fn unmap(p: *mut u8, len: usize) {
+    // SAFETY: `p..p + len` is a mapping `map_giant` made and nothing
+    // borrows any more (its owner is being dropped, or it was never lent).
+    let _ = unsafe { libc::munmap(p.cast(), len) };
+}
+
+#[cfg(not(target_os = "linux"))]
+fn unmap(_p: *mut u8, _len: usize) {}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -56,5 +269,22 @@ mod tests {
         let mut small = [1u8; 16];
         advise(&mut small);
         assert_eq!(small, [1u8; 16]);
+    }
+
+    #[test]
+    fn giant_arrays_start_zeroed_and_keep_what_is_written() {
+        // Small and large: the large one takes reserved 1 GiB pages where a
+        // system has them (its prefix) and ordinary memory elsewhere.
+        for len in [0usize, 1000, (GIANT_PAGE_BYTES + 3 * HUGE_PAGE_BYTES) / 4] {
+            let mut a = GiantArray::<u32>::zeroed(len);
+            assert_eq!(a.len(), len);
+            if len > 0 {
+                assert_eq!((a[0], a[len - 1], a[len / 2]), (0, 0, 0));
+                a[len - 1] = 5;
+                a[len / 3] = 6;
+                assert_eq!((a[len - 1], a[len / 3]), (5, 6));
+            }
+            assert!(a.giant_pages() <= len * 4 / GIANT_PAGE_BYTES);
+        }
     }
 }

@@ -133,7 +133,7 @@ impl<const B: usize> StampUnit for FullUnit<B> {
 /// units `U` (`u64` stamps by default, `nand_model::FullUnit` for full-data
 /// runs).
 pub struct CoreStore<U = u64> {
-    mem: Vec<u8>,
+    mem: nand_model::huge::GiantArray<u8>,
     data: Vec<U>,
 }
 
@@ -142,8 +142,9 @@ impl<U: Copy + Default> CoreStore<U> {
     pub fn new(cfg: &Config) -> Result<Self, Error> {
         let bytes = FullFtl::lend_bytes(cfg)?;
         let slots = cfg.total_slots() as usize;
-        let mut mem = vec![0; bytes];
-        nand_model::huge::advise(&mut mem);
+        // The mapping tables inside are touched at random: the largest
+        // pages the system offers.
+        let mem = nand_model::huge::GiantArray::zeroed(bytes);
         Ok(CoreStore {
             mem,
             data: vec![U::default(); slots],
@@ -205,7 +206,7 @@ pub trait HostSide<U> {
 /// The batch host side: writes stamped data (`lpn << 32 | version`) and
 /// checks every read against the stamp last written.
 pub struct StampOracle {
-    versions: Vec<u32>,
+    versions: nand_model::huge::GiantArray<u32>,
     write_seq: u32,
     /// Units whose data came from another unit by a copy: the stamp they
     /// hold (kept apart so runs without copies pay nothing for it).
@@ -215,8 +216,8 @@ pub struct StampOracle {
 impl StampOracle {
     /// An oracle of `logical_units` never-written units.
     pub fn new(logical_units: u32) -> Self {
-        let mut versions = vec![0; logical_units as usize];
-        nand_model::huge::advise(&mut versions);
+        // One entry per logical unit, touched at random.
+        let versions = nand_model::huge::GiantArray::zeroed(logical_units as usize);
         StampOracle {
             versions,
             write_seq: 0,

@@ -248,6 +248,7 @@ pub fn json_report(o: &Outcome, extra: Value) -> Value {
             "total_wall_seconds": o.total_wall_seconds,
             "host_requests_per_wall_second": if o.wall_seconds > 0.0 { r.requests as f64 / o.wall_seconds } else { 0.0 },
             "peak_rss_mib": rss_bytes / 1_048_576.0,
+            "giant_page_mib": nand_model::huge::giant_page_bytes() as f64 / 1_048_576.0,
             "precondition_wall_seconds": o.precondition_wall_seconds,
             "bytes_per_simulated_gib": rss_bytes / flash_gib,
             "events_per_wall_second": per_wall(r.events as f64),

@@ -6,13 +6,15 @@ use serde_json::Value;
 
 /// Leaf key names whose values depend on the host (the `run` section of
 /// every report): wall-clock times, rates per wall second and the
-/// process's peak resident memory, also per simulated GiB of flash.
-const HOST_KEYS: [&str; 5] = [
+/// process's peak resident memory, also per simulated GiB of flash, and
+/// its memory on reserved huge pages.
+const HOST_KEYS: [&str; 6] = [
     "wall_seconds",
     "total_wall_seconds",
     "host_requests_per_wall_second",
     "peak_rss_mib",
     "bytes_per_simulated_gib",
+    "giant_page_mib",
 ];
 
 /// True when the leaf `key` holds a host-dependent value (see [`HOST_KEYS`];
