@@ -131,15 +131,33 @@ impl<T: bytemuck::Zeroable> core::ops::DerefMut for GiantArray<T> {
 impl<T: bytemuck::Zeroable> Drop for GiantArray<T> {
     fn drop(&mut self) {
         if self.mapped > 0 {
+            // The array is as touched as it will ever be: note the peak
+            // before its pages go back to the reserve.
+            giant_page_bytes();
             unmap(self.ptr.as_ptr().cast(), self.mapped);
         }
     }
 }
 
-/// Bytes of this process's memory on reserved huge pages, which the
-/// resident set (`VmRSS`, `VmHWM`) leaves out (Linux `HugetlbPages`; 0
-/// elsewhere).
+/// The most memory on reserved huge pages seen so far (see
+/// [`giant_page_bytes`]).
+static GIANT_PEAK: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
+
+/// Peak bytes of this process's memory on reserved huge pages, which the
+/// resident set (`VmRSS`, `VmHWM`) leaves out: the largest of Linux's
+/// `HugetlbPages` now and whenever a [`GiantArray`] on such pages was
+/// freed (0 elsewhere). The kernel keeps no peak of its own; the arrays
+/// live until the end of a run, so the sample at the first one's drop is
+/// the run's peak.
 pub fn giant_page_bytes() -> u64 {
+    let now = giant_page_bytes_now();
+    GIANT_PEAK
+        .fetch_max(now, core::sync::atomic::Ordering::Relaxed)
+        .max(now)
+}
+
+/// Linux `HugetlbPages` of this process now, in bytes.
+fn giant_page_bytes_now() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
@@ -285,6 +303,12 @@ mod tests {
                 assert_eq!((a[len - 1], a[len / 3]), (5, 6));
             }
             assert!(a.giant_pages() <= len * 4 / GIANT_PAGE_BYTES);
+            let on_giant = a.giant_pages() > 0;
+            drop(a);
+            // Touched pages on the reserve stay counted after the drop.
+            if on_giant {
+                assert!(giant_page_bytes() >= GIANT_PAGE_BYTES as u64);
+            }
         }
     }
 }

@@ -441,10 +441,8 @@ pub fn outcome<N: Nand, H: HostSide<N::Unit>>(
 }
 
 /// Peak memory of this process in MiB: the peak resident set (Linux
-/// `VmHWM`; 0 elsewhere) plus what sits on reserved huge pages, which the
-/// resident set leaves out ([`nand_model::huge::GiantArray`]; the arrays
-/// on them live for the whole run, so the amount at the time of asking is
-/// their peak).
+/// `VmHWM`; 0 elsewhere) plus the peak on reserved huge pages, which the
+/// resident set leaves out ([`nand_model::huge::giant_page_bytes`]).
 pub fn peak_rss_mib() -> f64 {
     peak_resident_mib() + nand_model::huge::giant_page_bytes() as f64 / 1_048_576.0
 }
