@@ -158,15 +158,21 @@ pub fn giant_page_bytes() -> u64 {
 
 /// Linux `HugetlbPages` of this process now, in bytes.
 fn giant_page_bytes_now() -> u64 {
+    status_kib("HugetlbPages:").saturating_mul(1024)
+}
+
+/// A KiB figure of this process's `/proc/self/status` (`field` with its
+/// colon, e.g. `"VmHWM:"`); 0 where there is no such file or line.
+pub fn status_kib(field: &str) -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
             s.lines()
-                .find(|l| l.starts_with("HugetlbPages:"))
+                .find(|l| l.starts_with(field))
                 .and_then(|l| l.split_whitespace().nth(1))
                 .and_then(|v| v.parse::<u64>().ok())
         })
-        .map_or(0, |kib| kib.saturating_mul(1024))
+        .unwrap_or(0)
 }
 
 /// Maps `bytes` with its whole-GiB prefix on reserved 1 GiB pages (as many

@@ -449,13 +449,5 @@ pub fn peak_rss_mib() -> f64 {
 
 /// Peak resident set size of this process in MiB (Linux `VmHWM`; 0 elsewhere).
 pub fn peak_resident_mib() -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse::<f64>().ok())
-        })
-        .map_or(0.0, |kib| kib / 1024.0)
+    nand_model::huge::status_kib("VmHWM:") as f64 / 1024.0
 }
