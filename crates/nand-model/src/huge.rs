@@ -48,8 +48,8 @@ pub const GIANT_PAGE_BYTES: usize = 1 << 30;
 /// A zeroed, fixed-length array for tables the simulator touches at random
 /// over gigabytes (the core's lent region, the oracle).
 ///
-/// At that size even 2 MiB pages leave thousands of TLB entries to cover
-/// the array, more than a core holds, so nearly every random access walks
+/// At that size even 2 MiB pages need thousands of TLB entries to cover
+/// the array, likely more than a core holds, so random accesses may walk
 /// the page tables (twice over in a virtual machine). Where the system
 /// keeps 1 GiB pages in reserve (Linux:
 /// `/sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages`, none by
