@@ -412,7 +412,32 @@ impl<H: Hooks> Ftl<'_, H> {
                 (_, None) => self.gc_slot_release(p, *s)?,
             }
         }
+        if self.turn_only_programs(p)? {
+            // The plane's turn would only program what this read queued
+            // (a unit it dropped freed a slot, so it would read too):
+            // program it now and spare the turn, unless some is left.
+            self.gc_program_holding(p, false)?;
+            if self.pl(p)?.hold.len == 0 {
+                return Ok(());
+            }
+        }
         self.attend(p)
+    }
+
+    /// Whether the GC turn of plane `p` would do nothing but program its
+    /// held units: it has a victim it is still reading (not done, so no
+    /// last page to pad and no erase to start), no free GC slot to issue a
+    /// read into and no in-plane move to issue instead, and a page's worth
+    /// held. Its next turn comes with the completion of that program.
+    #[inline(always)]
+    fn turn_only_programs(&self, p: PlaneId) -> Result<bool, Error> {
+        let pl = self.pl(p)?;
+        let reading = pl.victim_cursor < self.g.pages_per_block || pl.gc_reads > 0;
+        Ok(pl.victim != NIL
+            && reading
+            && pl.gc_free_count == 0
+            && !H::in_plane(self, p)
+            && self.holding_may_program(p, false)?)
     }
 
     /// A GC program finished: remap units still current, or requeue them on failure.
