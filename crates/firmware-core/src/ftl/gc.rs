@@ -38,6 +38,8 @@ impl<H: Hooks> Ftl<'_, H> {
             }
             let victim = BlockId(self.pl(p)?.victim);
             self.gc_issue_reads(p, victim)?;
+            // `PlaneState::victim_read_out`, written out: through the call,
+            // the firmware's inliner lays this loop out 400 B larger.
             let done = {
                 let pl = self.pl(p)?;
                 pl.victim_cursor >= ppb && pl.gc_reads == 0
@@ -116,8 +118,8 @@ impl<H: Hooks> Ftl<'_, H> {
             )
         };
         if !cfg!(target_arch = "arm")
-            && free_slots == 0
-            && self.scan_idle(p, victim, in_flight, held)?
+            && self.reads_blocked(p, free_slots)
+            && self.scan_idle(victim, in_flight, held)?
         {
             return Ok(());
         }
@@ -183,6 +185,15 @@ impl<H: Hooks> Ftl<'_, H> {
                 let pl = self.pl_mut(p)?;
                 pl.gc_reads = pl.gc_reads.wrapping_add(1);
                 self.stats.gc_read_units = self.stats.gc_read_units.wrapping_add(u64::from(need));
+                if !cfg!(target_arch = "arm") && self.reads_blocked(p, free_slots) {
+                    // With a read now in flight, the rest of this scan is the
+                    // pass `scan_idle` skips: stop here, before the next
+                    // page's P2L lookup and hook call. The firmware scans on
+                    // (smaller code).
+                    cursor = cursor.wrapping_add(1);
+                    self.pl_mut(p)?.victim_cursor = cursor;
+                    return Ok(());
+                }
             }
             cursor = cursor.wrapping_add(1);
             self.pl_mut(p)?.victim_cursor = cursor;
@@ -190,24 +201,37 @@ impl<H: Hooks> Ftl<'_, H> {
         Ok(())
     }
 
-    /// Whether a pass of [`Self::gc_issue_reads`] over plane `p`'s victim,
-    /// with no GC slot free, can change nothing but the cursor. Its scan
-    /// would stop at the first live page: there is no slot for it, and the
-    /// hook moves nothing in-plane. Passing the dead pages before that one
-    /// may take the cursor to the victim's end, which changes nothing when
-    /// the victim still holds valid units (it is not finished) and the
-    /// drain that follows would program no partial page (a read is still
-    /// in flight, or the held units fill whole pages). The next pass that
-    /// has a slot, or finds the victim empty, passes the same dead pages
-    /// (a victim's dead pages stay dead), so skipping this one changes no
-    /// outcome. The firmware scans instead (smaller code).
+    /// Whether a pass of [`Self::gc_issue_reads`] over `victim`, when its
+    /// plane's reads are blocked ([`Self::reads_blocked`]), can change
+    /// nothing but the cursor. Its scan would stop at the first live page:
+    /// there is no slot for it, and the hook moves nothing in-plane.
+    /// Passing the dead pages before that one may take the cursor to the
+    /// victim's end, which finishes nothing while the victim still holds
+    /// valid units and the drain that follows would program no partial
+    /// page (a read is still in flight, or the held units fill whole
+    /// pages). The next pass that has a slot, or finds the victim empty,
+    /// passes the same dead pages (a victim's dead pages stay dead). What
+    /// skipping moves is only when a victim whose remaining pages are all
+    /// dead is found read out: the completion of its last read programs
+    /// what it queued at once ([`Self::turn_only_programs`]) and the turn
+    /// after that program finishes the victim, where the scanned cursor
+    /// would have had the read's own turn do both. The firmware scans
+    /// instead (smaller code).
     ///
     /// `reads` and `held` are the plane's GC reads in flight and units held.
     #[inline(always)]
-    fn scan_idle(&self, p: PlaneId, victim: BlockId, reads: u16, held: u16) -> Result<bool, Error> {
+    fn scan_idle(&self, victim: BlockId, reads: u16, held: u16) -> Result<bool, Error> {
         let upp = u16::from(self.g.units_per_page);
         let no_drain = reads > 0 || upp == 1 || held.checked_rem(upp) == Some(0);
-        Ok(no_drain && !H::in_plane(self, p) && self.blk(victim)?.valid > 0)
+        Ok(no_drain && self.blk(victim)?.valid > 0)
+    }
+
+    /// Whether plane `p` can issue no GC read now: none of its GC slots is
+    /// free (`free` is their count) and the migration hook has no in-plane
+    /// move to issue instead.
+    #[inline(always)]
+    fn reads_blocked(&self, p: PlaneId, free: u32) -> bool {
+        free == 0 && !H::in_plane(self, p)
     }
 
     /// Whether [`Self::gc_program_holding`] may find a page to program for
@@ -432,11 +456,9 @@ impl<H: Hooks> Ftl<'_, H> {
     #[inline(always)]
     fn turn_only_programs(&self, p: PlaneId) -> Result<bool, Error> {
         let pl = self.pl(p)?;
-        let reading = pl.victim_cursor < self.g.pages_per_block || pl.gc_reads > 0;
         Ok(pl.victim != NIL
-            && reading
-            && pl.gc_free_count == 0
-            && !H::in_plane(self, p)
+            && !pl.victim_read_out(self.g.pages_per_block)
+            && self.reads_blocked(p, u32::from(pl.gc_free_count))
             && self.holding_may_program(p, false)?)
     }
 

@@ -102,6 +102,16 @@ pub struct PlaneState {
     pub skipped_units: u32,
 }
 
+impl PlaneState {
+    /// Whether the victim has been read to its end (`ppb` pages a block):
+    /// the cursor is past its last page and no GC read of it is in flight.
+    /// What is left is to program what it held and erase it.
+    #[inline(always)]
+    pub fn victim_read_out(&self, ppb: u32) -> bool {
+        self.victim_cursor >= ppb && self.gc_reads == 0
+    }
+}
+
 impl Default for PlaneState {
     fn default() -> Self {
         PlaneState {
