@@ -140,6 +140,7 @@ impl<H: Hooks> Ftl<'_, H> {
                 }
             }
             let need = units.count();
+            let mut last = false;
             if need > 0 {
                 if self.ops_available() == 0 {
                     return Ok(());
@@ -185,18 +186,17 @@ impl<H: Hooks> Ftl<'_, H> {
                 let pl = self.pl_mut(p)?;
                 pl.gc_reads = pl.gc_reads.wrapping_add(1);
                 self.stats.gc_read_units = self.stats.gc_read_units.wrapping_add(u64::from(need));
-                if !cfg!(target_arch = "arm") && self.reads_blocked(p, free_slots) {
-                    // With a read now in flight, the rest of this scan is the
-                    // pass `scan_idle` skips: stop here, before the next
-                    // page's P2L lookup and hook call. The firmware scans on
-                    // (smaller code).
-                    cursor = cursor.wrapping_add(1);
-                    self.pl_mut(p)?.victim_cursor = cursor;
-                    return Ok(());
-                }
+                // With a read now in flight, the rest of this scan is the
+                // pass `scan_idle` skips: stop after this page, before the
+                // next one's P2L lookup and hook call. The firmware scans
+                // on (smaller code).
+                last = !cfg!(target_arch = "arm") && self.reads_blocked(p, free_slots);
             }
             cursor = cursor.wrapping_add(1);
             self.pl_mut(p)?.victim_cursor = cursor;
+            if last {
+                break;
+            }
         }
         Ok(())
     }
