@@ -10,7 +10,10 @@
 //! kernel declines, it does nothing: the arrays work either way.
 //!
 //! The cost: memory is backed 2 MiB at a time where the array is touched, so a
-//! short run on a large drive pays somewhat more than it touches.
+//! short run on a large drive pays somewhat more than it touches, and each
+//! fault zeroes 2 MiB at once. Arrays touched mostly in order (the medium's
+//! records) gain little from fewer TLB misses until they are large, so they
+//! ask for 2 MiB pages only from a GiB ([`advise_ordered`]).
 
 /// Bytes in one huge page (x86-64 and AArch64 Linux with 4 KiB base pages).
 pub const HUGE_PAGE_BYTES: usize = 2 << 20;
@@ -27,6 +30,27 @@ pub fn advise<T>(v: &mut [T]) {
     let end = start.saturating_add(len) & !(HUGE_PAGE_BYTES - 1);
     if end > first {
         madvise_huge(first, end - first);
+    }
+}
+
+/// Size from which [`advise_ordered`] asks for 2 MiB pages: 1 GiB, whose
+/// 4 KiB page tables (1/512 of it, 2 MiB) no longer stay in cache.
+pub const ORDERED_HUGE_FROM_BYTES: usize = 1 << 30;
+
+/// [`advise`] for an array touched mostly in order (the medium's page and
+/// unit records: programs fill a block front to back, GC reads it the
+/// same way), only once it reaches [`ORDERED_HUGE_FROM_BYTES`].
+///
+/// In order, 4 KiB pages miss the TLB once per 4 KiB, and below a GiB
+/// their page tables stay cached, so a miss costs little. A 2 MiB page
+/// costs more to fault in: 512 pages zeroed at once, and in a virtual
+/// machine whose host takes free memory back, host faults on all of them
+/// (measured in `docs/results.md`). Larger arrays are advised: there the
+/// random reads of a verify pass or a read workload would walk page
+/// tables that no longer fit in cache.
+pub fn advise_ordered<T>(v: &mut [T]) {
+    if core::mem::size_of_val(v) >= ORDERED_HUGE_FROM_BYTES {
+        advise(v);
     }
 }
 

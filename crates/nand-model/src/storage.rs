@@ -468,7 +468,8 @@ impl VecStorage {
     /// but a few bytes per block) come zeroed from the allocator, so the
     /// operating system backs them with memory only where a page is
     /// written: a short run on a large drive pays for what it touches
-    /// (in 2 MiB pieces, see [`crate::huge`]).
+    /// (in 2 MiB pieces once an array reaches a GiB, see
+    /// [`crate::huge::advise_ordered`]).
     pub fn new(geo: &Geometry) -> Self {
         let s = StorageSizes::for_geometry(geo);
         const _: () = assert!(PageRec::INIT.seq == 0 && PageRec::INIT.meta == 0);
@@ -476,8 +477,8 @@ impl VecStorage {
         const _: () = assert!(UnitRec::INIT.stamp == 0 && UnitRec::INIT.lpn == 0);
         let mut pages = bytemuck::zeroed_vec(s.pages);
         let mut units = bytemuck::zeroed_vec(s.units);
-        crate::huge::advise(&mut pages);
-        crate::huge::advise(&mut units);
+        crate::huge::advise_ordered(&mut pages);
+        crate::huge::advise_ordered(&mut units);
         VecStorage {
             blocks: std::vec![BlockRec::INIT; s.blocks],
             pages,
