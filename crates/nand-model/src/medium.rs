@@ -138,6 +138,9 @@ struct Model {
     now_ns: u64,
     /// Scheduled die failures that have not fired yet.
     die_failures: [Option<DieFailure>; MAX_DIE_FAILURES],
+    /// How many of `die_failures` are scheduled: every operation asks,
+    /// and nearly always none is.
+    pending_failures: u8,
 }
 
 impl Model {
@@ -458,6 +461,7 @@ impl<S: Storage> Medium<S> {
             ops: 0,
             now_ns: 0,
             die_failures: [None; MAX_DIE_FAILURES],
+            pending_failures: 0,
         };
         Ok(Medium { m, store })
     }
@@ -697,6 +701,7 @@ impl<S: Storage> Medium<S> {
             .find(|s| s.is_none())
             .ok_or(Error::InvalidConfig(&"too many pending die failures"))?;
         *slot = Some(f);
+        self.m.pending_failures = self.m.pending_failures.saturating_add(1);
         self.fire_due_failures();
         Ok(())
     }
@@ -745,6 +750,7 @@ impl<S: Storage> Medium<S> {
             };
             if due {
                 self.m.die_failures[i] = None;
+                self.m.pending_failures = self.m.pending_failures.saturating_sub(1);
                 let d = DieId(u32::from(f.channel) * per_channel + u32::from(f.die));
                 self.flag_die(d, F_DIE_BAD);
             }
@@ -754,7 +760,7 @@ impl<S: Storage> Medium<S> {
     /// Counts one operation, first failing the dies due by then.
     #[inline]
     fn begin_op(&mut self) {
-        if self.m.die_failures.iter().any(Option::is_some) {
+        if self.m.pending_failures != 0 {
             self.fire_due_failures();
         }
         self.m.ops += 1;

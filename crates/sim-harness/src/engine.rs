@@ -998,10 +998,14 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
 
     /// Whether request `id` touches a range of a parked copy (then it waits
     /// behind it, in order). A flush waits for every parked copy.
+    #[inline(always)]
     fn overlaps_parked(&self, id: u32) -> bool {
-        if self.parked.is_empty() {
-            return false;
-        }
+        !self.parked.is_empty() && self.overlaps_some_parked(id)
+    }
+
+    /// [`Self::overlaps_parked`] with a copy parked (rare: out of line).
+    #[inline(never)]
+    fn overlaps_some_parked(&self, id: u32) -> bool {
         if matches!(self.reqs[id as usize].op, HostOp::Flush) {
             return true;
         }
@@ -1313,12 +1317,20 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
         let r = self.results[idx];
         self.ftl.complete(firmware_core::OpId(id), r, self.now)?;
         self.drain()?;
+        // Whether a request went to the core below: if none did, the core
+        // has nothing new since the drain above, and the second one passes.
+        let mut issued = false;
         // Parked copies whose source has arrived go on first (they came
         // before everything blocked that overlaps them).
         let mut i = 0;
         while i < self.parked.len() {
             let p = self.parked[i];
-            if !self.reading_source(p) && self.advance(p)? {
+            if self.reading_source(p) {
+                i += 1;
+                continue;
+            }
+            issued = true;
+            if self.advance(p)? {
                 self.parked.remove(i);
             } else {
                 i += 1;
@@ -1329,6 +1341,7 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
             if self.overlaps_parked(b) || self.write_would_block(b) {
                 break;
             }
+            issued = true;
             if !self.advance(b)? {
                 if !self.reading_source(b) {
                     break;
@@ -1339,7 +1352,9 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
             }
             self.blocked.pop_front();
         }
-        self.drain()?;
+        if issued {
+            self.drain()?;
+        }
         Ok(true)
     }
 
