@@ -1373,8 +1373,20 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
         }
     }
 
-    /// Hands emitted operations to the medium and timing model, and takes host completions.
+    /// Hands emitted operations to the medium and timing model, and takes
+    /// host completions. Most calls after a host request find nothing:
+    /// that is answered here, before the pass sets up its frame.
+    #[inline(always)]
     fn drain(&mut self) -> Result<(), Error> {
+        if self.ftl.has_output() {
+            self.drain_all()?;
+        }
+        Ok(())
+    }
+
+    /// [`Self::drain`]'s pass, while the core has output.
+    #[inline(never)]
+    fn drain_all(&mut self) -> Result<(), Error> {
         loop {
             while let Some(c) = self.ftl.poll_completion() {
                 let req = match c {

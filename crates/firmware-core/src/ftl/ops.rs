@@ -174,6 +174,18 @@ impl<H: Hooks> Ftl<'_, H> {
         Some((&e.cmd, e.origin))
     }
 
+    /// Whether a polling pass has anything to do: an operation for
+    /// [`Ftl::poll_op`], a host completion for [`Ftl::poll_completion`], or
+    /// a read slot handed out that the next poll releases. A driver may
+    /// skip the pass when this is false; the core is the same either way.
+    #[inline]
+    pub fn has_output(&self) -> bool {
+        self.outbound.len > 0
+            || self.done.len > 0
+            || !self.flush_done.is_empty()
+            || self.handed_out != crate::list::NIL16
+    }
+
     /// Operations emitted but not yet taken by [`Ftl::poll_op`].
     pub fn ops_queued(&self) -> usize {
         usize::from(self.outbound.len)
