@@ -306,3 +306,24 @@ fn an_overwrite_during_a_relocation_wins() {
         }
     });
 }
+
+/// `has_output` is true exactly while a poll has something to do: an
+/// operation queued, a host completion waiting, or a read slot handed out
+/// that the next poll releases.
+#[test]
+fn has_output_says_whether_a_poll_finds_anything() {
+    with_core(config(), |ftl, drv| {
+        assert!(!ftl.has_output());
+        write_ten(ftl, drv);
+        assert!(ftl.has_output());
+        drv.run(ftl).unwrap();
+        assert_eq!(ftl.ops_queued(), 0);
+        assert!(!ftl.has_output());
+        assert!(ftl.poll_completion().is_none());
+        // A read hands its slot out to the host; the next poll takes it back.
+        assert_eq!(drv.read(ftl, Lpn(3)).unwrap(), ReadValue::Data(4));
+        assert!(ftl.has_output());
+        assert!(ftl.poll_completion().is_none());
+        assert!(!ftl.has_output());
+    });
+}
