@@ -1317,20 +1317,12 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
         let r = self.results[idx];
         self.ftl.complete(firmware_core::OpId(id), r, self.now)?;
         self.drain()?;
-        // Whether a request went to the core below: if none did, the core
-        // has nothing new since the drain above, and the second one passes.
-        let mut issued = false;
         // Parked copies whose source has arrived go on first (they came
         // before everything blocked that overlaps them).
         let mut i = 0;
         while i < self.parked.len() {
             let p = self.parked[i];
-            if self.reading_source(p) {
-                i += 1;
-                continue;
-            }
-            issued = true;
-            if self.advance(p)? {
+            if !self.reading_source(p) && self.advance(p)? {
                 self.parked.remove(i);
             } else {
                 i += 1;
@@ -1341,7 +1333,6 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
             if self.overlaps_parked(b) || self.write_would_block(b) {
                 break;
             }
-            issued = true;
             if !self.advance(b)? {
                 if !self.reading_source(b) {
                     break;
@@ -1352,9 +1343,8 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
             }
             self.blocked.pop_front();
         }
-        if issued {
-            self.drain()?;
-        }
+        // Passes at once unless a request above reached the core.
+        self.drain()?;
         Ok(true)
     }
 
