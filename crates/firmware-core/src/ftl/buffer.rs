@@ -76,8 +76,15 @@ impl<H: Hooks> Ftl<'_, H> {
 
     /// Returns a write-buffer slot.
     pub(crate) fn wb_release(&mut self, s: Slot) -> Result<(), Error> {
-        self.slot_mut(s)?.state = SlotState::Free;
-        stack_push(self.t.slots, &mut self.wb_free, s.0)?;
+        // Freed and pushed on the free stack through one lookup.
+        let m = self
+            .t
+            .slots
+            .get_mut(usize::from(s.0))
+            .or_rare(Error::Corrupt(&"slot index"))?;
+        m.state = SlotState::Free;
+        m.next = self.wb_free;
+        self.wb_free = s.0;
         self.wb_free_count = self.wb_free_count.wrapping_add(1);
         Ok(())
     }
@@ -111,13 +118,20 @@ impl<H: Hooks> Ftl<'_, H> {
     /// Returns a GC slot to plane `p`.
     #[cfg_attr(not(target_arch = "arm"), inline(always))]
     pub(crate) fn gc_slot_release(&mut self, p: PlaneId, s: Slot) -> Result<(), Error> {
-        self.slot_mut(s)?.state = SlotState::Free;
+        // Freed and pushed on the plane's free stack through one lookup.
+        let m = self
+            .t
+            .slots
+            .get_mut(usize::from(s.0))
+            .or_rare(Error::Corrupt(&"slot index"))?;
         let pl = self
             .t
             .planes
             .get_mut(p.0 as usize)
             .or_rare(Error::AddressOutOfRange)?;
-        stack_push(self.t.slots, &mut pl.gc_free_head, s.0)?;
+        m.state = SlotState::Free;
+        m.next = pl.gc_free_head;
+        pl.gc_free_head = s.0;
         pl.gc_free_count = pl.gc_free_count.wrapping_add(1);
         Ok(())
     }

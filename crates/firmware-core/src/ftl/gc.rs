@@ -19,7 +19,7 @@
 use crate::error::{rare, Error, OrRare};
 use crate::ftl::hooks::Hooks;
 use crate::ftl::hooks::MigrateStep;
-use crate::ftl::tables::{BlockState, OpKind, SlotState, NIL};
+use crate::ftl::tables::{BlockState, OpKind, SlotState, NIL, NIL16};
 use crate::ftl::{page_ready, Ftl, Stream};
 use crate::medium::addr::{BlockId, Lpn, PlaneId, Pun, UnitMask, MAX_UNITS_PER_PAGE};
 use crate::medium::nand::{NandCmd, NandResult, Origin, PageKind, Slot, Spare};
@@ -271,15 +271,10 @@ impl<H: Hooks> Ftl<'_, H> {
             // (partial protection only, see `copy.rs`).
             let mut extra = 0u32;
             while u16::from(n) < upp {
-                let popped = {
-                    let pl = self
-                        .t
-                        .planes
-                        .get_mut(p.0 as usize)
-                        .or_rare(Error::AddressOutOfRange)?;
-                    pl.hold.pop(self.t.slots)?
-                };
-                let Some(i) = popped else { break };
+                let i = self.pl(p)?.hold.head;
+                if i == NIL16 {
+                    break;
+                }
                 let s = Slot(i);
                 // Only a hook that shares units has translation pages beyond
                 // the data page's to count (`extra_tps` is 0 otherwise).
@@ -289,18 +284,30 @@ impl<H: Hooks> Ftl<'_, H> {
                     0
                 };
                 if more > 0 && !H::room_for_extra(self, extra.wrapping_add(more))? {
-                    let pl = self
-                        .t
-                        .planes
-                        .get_mut(p.0 as usize)
-                        .or_rare(Error::AddressOutOfRange)?;
-                    pl.hold.push_front(self.t.slots, i)?;
                     break;
                 }
                 extra = extra.wrapping_add(more);
-                let m = self.slot_mut(s)?;
+                // Popped off the holding FIFO, marked and read through one
+                // lookup of the slot.
+                let m = self
+                    .t
+                    .slots
+                    .get_mut(usize::from(i))
+                    .or_rare(Error::Corrupt(&"fifo head"))?;
                 m.state = SlotState::GcProgramming;
                 let lpn = Lpn(m.lpn);
+                let next = m.next;
+                let q = &mut self
+                    .t
+                    .planes
+                    .get_mut(p.0 as usize)
+                    .or_rare(Error::AddressOutOfRange)?
+                    .hold;
+                q.head = next;
+                if next == NIL16 {
+                    q.tail = NIL16;
+                }
+                q.len = q.len.saturating_sub(1);
                 if let (Some(d), Some(l)) = (
                     src.get_mut(usize::from(n)),
                     spare.lpns.get_mut(usize::from(n)),
@@ -420,14 +427,29 @@ impl<H: Hooks> Ftl<'_, H> {
             };
             match (&result, self.reloc_tag(lpn, from)?) {
                 (Ok(_), Some(t)) => {
-                    self.slot_mut(*s)?.lpn = t.0;
-                    self.slot_mut(*s)?.state = SlotState::GcHolding;
+                    // Retagged, held and linked as the holding FIFO's new
+                    // tail through one lookup of the slot.
+                    let m = self.slot_mut(*s)?;
+                    m.lpn = t.0;
+                    m.state = SlotState::GcHolding;
+                    m.next = NIL16;
                     let pl = self
                         .t
                         .planes
                         .get_mut(p.0 as usize)
                         .or_rare(Error::AddressOutOfRange)?;
-                    pl.hold.push_back(self.t.slots, s.0)?;
+                    let q = &mut pl.hold;
+                    if q.tail == NIL16 {
+                        q.head = s.0;
+                    } else {
+                        self.t
+                            .slots
+                            .get_mut(usize::from(q.tail))
+                            .or_rare(Error::Corrupt(&"fifo tail"))?
+                            .next = s.0;
+                    }
+                    q.tail = s.0;
+                    q.len = q.len.wrapping_add(1);
                 }
                 (Err(_), Some(t)) => {
                     self.lose_unit(from, t)?;

@@ -453,11 +453,24 @@ impl<'a, H: Hooks> Ftl<'a, H> {
     pub fn complete(&mut self, id: OpId, result: NandResult, now: u64) -> Result<(), Error> {
         self.last_now = now;
         self.release_handed_out()?;
-        let idx = self.op_index(id)?;
-        let Some(&e) = self.t.ops.get(usize::from(idx)) else {
+        // The entry, checked live, copied and freed under a new generation
+        // onto the free stack, each table entry looked up once.
+        let idx = (id.0 & 0xffff) as u16;
+        let (Some(slot), Some(g)) = (
+            self.t.ops.get_mut(usize::from(idx)),
+            self.t.generations.get_mut(usize::from(idx)),
+        ) else {
             return Err(rare(Error::UnknownOp));
         };
-        self.free_op(idx)?;
+        if slot.kind == OpKind::Free || u32::from(*g) != id.0 >> 16 {
+            return Err(rare(Error::UnknownOp));
+        }
+        let e = *slot;
+        slot.kind = OpKind::Free;
+        slot.next = self.op_free;
+        *g = g.wrapping_add(1);
+        self.op_free = idx;
+        self.op_free_count = self.op_free_count.wrapping_add(1);
         // Operations the driver has not taken yet (not ones this completion
         // emits): new work waits for them, and the pump below passes.
         self.defer_pump = self.outbound.len > 0;

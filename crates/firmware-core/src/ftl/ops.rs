@@ -5,7 +5,7 @@
 
 use crate::error::{rare, Error, OrRare};
 use crate::ftl::hooks::Hooks;
-use crate::ftl::tables::{stack_pop, stack_push, OpEntry, OpKind, NIL16};
+use crate::ftl::tables::{stack_push, OpEntry, OpKind, NIL16};
 use crate::ftl::Ftl;
 use crate::medium::addr::{BlockId, Ppn, UnitMask, MAX_UNITS_PER_PAGE};
 use crate::medium::nand::{NandCmd, NandOp, OpId, Origin, Slot};
@@ -95,19 +95,37 @@ impl<H: Hooks> Ftl<'_, H> {
 
     /// Takes a free operation entry, has `fill` write it and queues it for
     /// the driver ([`Error::Busy`] when no entry is free).
+    ///
+    /// The entry is looked up once: popped off the free stack, filled and
+    /// linked as the outbound queue's new tail through the same reference.
     #[inline(always)]
     fn queue_op(&mut self, fill: impl FnOnce(&mut OpEntry)) -> Result<(), Error> {
-        let Some(i) = stack_pop(self.t.ops, &mut self.op_free)? else {
+        let i = self.op_free;
+        if i == NIL16 {
             return Err(Error::Busy);
-        };
+        }
+        let e = self
+            .t
+            .ops
+            .get_mut(usize::from(i))
+            .or_rare(Error::Corrupt(&"stack head"))?;
+        self.op_free = e.next;
         self.op_free_count = self.op_free_count.saturating_sub(1);
-        fill(
+        fill(e);
+        e.next = NIL16;
+        let q = &mut self.outbound;
+        if q.tail == NIL16 {
+            q.head = i;
+        } else {
             self.t
                 .ops
-                .get_mut(usize::from(i))
-                .or_rare(Error::Corrupt(&"op index"))?,
-        );
-        self.outbound.push_back(self.t.ops, i)
+                .get_mut(usize::from(q.tail))
+                .or_rare(Error::Corrupt(&"fifo tail"))?
+                .next = i;
+        }
+        q.tail = i;
+        q.len = q.len.wrapping_add(1);
+        Ok(())
     }
 
     /// [`Self::emit`] of a read (no erase count or tag to stamp). On the
@@ -151,9 +169,19 @@ impl<H: Hooks> Ftl<'_, H> {
     /// instead of copied out (it stays there until [`Ftl::complete`]), with
     /// the metadata buffer it names ([`Ftl::meta_for`]).
     pub fn poll_op_view(&mut self) -> Option<OpView<'_>> {
-        let i = self.outbound.pop(self.t.ops).ok().flatten()?;
-        let generation = *self.t.generations.get(usize::from(i))?;
+        // The outbound queue's head, popped through the entry it names.
+        let q = &mut self.outbound;
+        let i = q.head;
+        if i == NIL16 {
+            return None;
+        }
         let e = self.t.ops.get(usize::from(i))?;
+        q.head = e.next;
+        if e.next == NIL16 {
+            q.tail = NIL16;
+        }
+        q.len = q.len.saturating_sub(1);
+        let generation = *self.t.generations.get(usize::from(i))?;
         Some(OpView {
             id: OpId((u32::from(generation) << 16) | u32::from(i)),
             cmd: &e.cmd,
@@ -251,22 +279,6 @@ impl<H: Hooks> Ftl<'_, H> {
             (Some(e), Some(g)) if e.kind != OpKind::Free && *g == generation => Ok(idx),
             _ => Err(rare(Error::UnknownOp)),
         }
-    }
-
-    /// Frees the entry of a completed operation (after [`Self::op_index`]
-    /// found it live and the caller copied it).
-    #[inline(always)]
-    pub(crate) fn free_op(&mut self, idx: u16) -> Result<(), Error> {
-        if let (Some(e), Some(g)) = (
-            self.t.ops.get_mut(usize::from(idx)),
-            self.t.generations.get_mut(usize::from(idx)),
-        ) {
-            e.kind = OpKind::Free;
-            *g = g.wrapping_add(1);
-        }
-        stack_push(self.t.ops, &mut self.op_free, idx)?;
-        self.op_free_count = self.op_free_count.wrapping_add(1);
-        Ok(())
     }
 
     /// Counts an emitted operation; `count` is the units a program carries
