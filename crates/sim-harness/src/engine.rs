@@ -413,10 +413,7 @@ pub fn engine_bytes(cfg: &Config, qd: u32, unit_bytes: u64, fixed_step: bool) ->
     let inflight = u64::from(cfg.max_inflight);
     let qd = u64::from(qd.max(1));
     // An event is one u128 key, in the heap or (host transfers) the FIFO.
-    let per_op = (size_of::<u128>()
-        + size_of::<NandResult>()
-        + size_of::<crate::place::Place>()
-        + size_of::<u32>()) as u64;
+    let per_op = (size_of::<u128>() + size_of::<InFlight>() + size_of::<u32>()) as u64;
     let per_req =
         (size_of::<Outstanding>() + size_of::<u128>() + size_of::<u32>() + size_of::<ReadTrack>())
             as u64
@@ -450,6 +447,24 @@ fn stamp(lpn: u32, version: u32) -> u64 {
     (u64::from(lpn) << 32) | u64::from(version)
 }
 
+/// What the engine keeps of one operation in flight.
+#[derive(Clone, Copy)]
+struct InFlight {
+    /// The medium's result, fed back at the operation's completion.
+    result: NandResult,
+    /// Where it runs, decoded once when it is queued. The operation itself
+    /// stays in the core's table until its completion (`Ftl::op_in_flight`).
+    place: crate::place::Place,
+}
+
+/// One die's operations: those queued, and how many are started and not
+/// completed (two while a cache program overlaps the one before it).
+#[derive(Clone, Default)]
+struct DieQueue {
+    queue: VecDeque<u32>,
+    busy: u8,
+}
+
 /// The engine over a medium `N`, with host side `H` (by default the stamp
 /// oracle of the batch path, over a medium whose units are [`StampUnit`]s).
 pub struct Engine<'a, N: Nand, H = StampOracle> {
@@ -461,15 +476,11 @@ pub struct Engine<'a, N: Nand, H = StampOracle> {
     /// Resource reservations.
     pub timing: Timing,
     heap: events::Events,
-    results: Vec<NandResult>,
-    /// Where each operation in flight runs (by table index), decoded once
-    /// when it is queued. The operation itself stays in the core's table
-    /// until its completion (`Ftl::op_in_flight`).
-    op_place: Vec<crate::place::Place>,
-    die_queue: Vec<VecDeque<u32>>,
-    /// Operations of each die started and not completed (two while a cache
-    /// program overlaps the one before it).
-    die_busy: Vec<u8>,
+    /// Per operation in flight (by table index): its result and where it
+    /// runs, both written when it is queued; one record, one lookup.
+    in_flight: Vec<InFlight>,
+    /// Per die: its queue and how many of its operations are started.
+    dies: Vec<DieQueue>,
     geometry: firmware_core::Geometry,
     now: u64,
     logical_units: u32,
@@ -685,10 +696,14 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
             data,
             timing: Timing::new(cfg.geometry, p.timing),
             heap: events::Events::with_capacity(cfg.max_inflight as usize + qd as usize),
-            results: vec![Ok(ReadReport::default()); cfg.max_inflight as usize],
-            op_place: vec![crate::place::Place::default(); cfg.max_inflight as usize],
-            die_queue: vec![VecDeque::new(); cfg.geometry.dies() as usize],
-            die_busy: vec![0; cfg.geometry.dies() as usize],
+            in_flight: vec![
+                InFlight {
+                    result: Ok(ReadReport::default()),
+                    place: crate::place::Place::default(),
+                };
+                cfg.max_inflight as usize
+            ],
+            dies: vec![DieQueue::default(); cfg.geometry.dies() as usize],
             geometry: cfg.geometry,
             now: 0,
             logical_units: cfg.logical_units,
@@ -1308,13 +1323,14 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
         }
         let idx = (id & 0xffff) as usize;
         // The die is free again: start its next queued operation before anything else.
-        let die = self.op_place[idx].die as usize;
-        self.die_busy[die] = self.die_busy[die].saturating_sub(1);
-        if self.die_busy[die] == 0 {
+        let die = self.in_flight[idx].place.die as usize;
+        let d = &mut self.dies[die];
+        d.busy = d.busy.saturating_sub(1);
+        if d.busy == 0 {
             self.start_next(die)?;
         }
         // Every entry is written when its operation is queued (`drain`).
-        let r = self.results[idx];
+        let r = self.in_flight[idx].result;
         self.ftl.complete(firmware_core::OpId(id), r, self.now)?;
         self.drain()?;
         // Parked copies whose source has arrived go on first (they came
@@ -1354,12 +1370,12 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
     fn prefetch_event(&self, id: u32) {
         use firmware_core::medium::hint::prefetch_entry;
         let idx = (id & 0xffff) as usize;
-        prefetch_entry(&self.results, idx);
-        let die = self.op_place.get(idx).map_or(0, |p| p.die as usize);
-        if let Some(&q) = self.die_queue.get(die).and_then(|q| q.front()) {
+        prefetch_entry(&self.in_flight, idx);
+        let die = self.in_flight.get(idx).map_or(0, |p| p.place.die as usize);
+        if let Some(&q) = self.dies.get(die).and_then(|d| d.queue.front()) {
             let q = (q & 0xffff) as usize;
             self.ftl.prefetch_op(firmware_core::OpId(q as u32));
-            prefetch_entry(&self.results, q);
+            prefetch_entry(&self.in_flight, q);
         }
     }
 
@@ -1374,49 +1390,49 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
         Ok(())
     }
 
-    /// [`Self::drain`]'s pass, while the core has output.
+    /// [`Self::drain`]'s pass, while the core has output: host completions,
+    /// then operations. One pass takes everything: neither handing a
+    /// completion over nor queueing an operation calls into the core, so
+    /// neither can give it more output.
     #[inline(never)]
     fn drain_all(&mut self) -> Result<(), Error> {
-        loop {
-            while let Some(c) = self.ftl.poll_completion() {
-                let req = match c {
-                    HostCompletion::Read { tag, slot, status } => {
-                        match self.read_completed(tag, slot, status) {
-                            Some(req) => req,
-                            None => continue,
-                        }
+        while let Some(c) = self.ftl.poll_completion() {
+            let req = match c {
+                HostCompletion::Read { tag, slot, status } => {
+                    match self.read_completed(tag, slot, status) {
+                        Some(req) => req,
+                        None => continue,
                     }
-                    HostCompletion::Flush { tag } => tag.0 & !FLUSH_TAG,
-                };
-                let q = &mut self.reqs[req as usize];
-                q.pending -= 1;
-                if q.pending == 0 && q.issued == q.units {
-                    self.finish_request(req);
                 }
-            }
-            let mut any = false;
-            while let Some(v) = self.ftl.poll_op_view() {
-                any = true;
-                // Functional effect now (emission order is a valid serial order);
-                // timing when the die gets to it.
-                let r = execute_cmd(&mut self.nand, self.data, v.meta, v.cmd);
-                let idx = (v.id.0 & 0xffff) as usize;
-                self.results[idx] = r;
-                let at = self.timing.place(OpRef {
-                    cmd: v.cmd,
-                    origin: v.origin,
-                });
-                self.op_place[idx] = at;
-                let die = at.die as usize;
-                self.die_queue[die].push_back(v.id.0);
-                if self.die_busy[die] == 0 {
-                    self.start_next(die)?;
-                }
-            }
-            if !any {
-                return Ok(());
+                HostCompletion::Flush { tag } => tag.0 & !FLUSH_TAG,
+            };
+            let q = &mut self.reqs[req as usize];
+            q.pending -= 1;
+            if q.pending == 0 && q.issued == q.units {
+                self.finish_request(req);
             }
         }
+        while let Some(v) = self.ftl.poll_op_view() {
+            // Functional effect now (emission order is a valid serial order);
+            // timing when the die gets to it.
+            let r = execute_cmd(&mut self.nand, self.data, v.meta, v.cmd);
+            let idx = (v.id.0 & 0xffff) as usize;
+            let at = self.timing.place(OpRef {
+                cmd: v.cmd,
+                origin: v.origin,
+            });
+            self.in_flight[idx] = InFlight {
+                result: r,
+                place: at,
+            };
+            let die = at.die as usize;
+            let d = &mut self.dies[die];
+            d.queue.push_back(v.id.0);
+            if d.busy == 0 {
+                self.start_next(die)?;
+            }
+        }
+        Ok(())
     }
 
     /// A host read's unit came back: checks it against what the host
@@ -1469,16 +1485,18 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
     /// Starts the oldest queued operation of an idle die: it takes the channel
     /// and the die from now on, so reservations are made in time order.
     fn start_next(&mut self, die: usize) -> Result<(), Error> {
-        if let Some(id) = self.die_queue[die].pop_front() {
+        let d = &mut self.dies[die];
+        if let Some(id) = d.queue.pop_front() {
+            d.busy += 1;
             let idx = (id & 0xffff) as usize;
             // By reference, from the core's table: an operation is a few
             // cache lines, and only the ones the timing model reads need
             // to come in.
             let op = in_flight(&self.ftl, id)?;
-            let place = self.op_place[idx];
-            let bits = self.results[idx].as_ref().map_or(0, |r| r.bit_errors);
+            let f = &self.in_flight[idx];
+            let place = f.place;
+            let bits = f.result.as_ref().map_or(0, |r| r.bit_errors);
             let t = self.timing.schedule_at(op, place, self.now, bits);
-            self.die_busy[die] += 1;
             self.heap.push((t, EV_NAND, id));
             if let Some(at) = self.timing.cache_accept_at(op, place) {
                 self.heap.push((at, EV_DIE_ACCEPT, die as u32));
@@ -1491,15 +1509,19 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
     /// cache register, so the next queued program of the same block may
     /// send its data in while the first one is busy.
     fn start_cached(&mut self, die: usize) -> Result<(), Error> {
-        let Some(&id) = self.die_queue[die].front() else {
+        let d = &self.dies[die];
+        let Some(&id) = d.queue.front() else {
             return Ok(());
         };
-        if self.die_busy[die] != 1 {
+        if d.busy != 1 {
             return Ok(());
         }
         let idx = (id & 0xffff) as usize;
         let op = in_flight(&self.ftl, id)?;
-        if self.timing.continues_cache_at(op, self.op_place[idx]) {
+        if self
+            .timing
+            .continues_cache_at(op, self.in_flight[idx].place)
+        {
             self.start_next(die)?;
         }
         Ok(())
