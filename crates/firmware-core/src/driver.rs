@@ -102,7 +102,11 @@ impl<'n, N: Nand> SyncDriver<'n, N> {
         while let Some(op) = ftl.poll_op_view() {
             let id = op.id;
             let r = execute_cmd(self.nand, self.data, op.meta, op.cmd);
-            ftl.complete(id, r, self.now)?;
+            if cfg!(target_arch = "arm") {
+                ftl.complete(id, r, self.now)?;
+            } else {
+                ftl.complete_in(id, r, self.now)?;
+            }
         }
         Ok(())
     }

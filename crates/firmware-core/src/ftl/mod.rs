@@ -451,6 +451,18 @@ impl<'a, H: Hooks> Ftl<'a, H> {
     /// one per operation. A driver that takes every operation as soon as it
     /// is queued sees the core schedule after each completion.
     pub fn complete(&mut self, id: OpId, result: NandResult, now: u64) -> Result<(), Error> {
+        self.complete_in(id, result, now)
+    }
+
+    /// [`Ftl::complete`]'s body, inlined on the host into
+    /// [`crate::SyncDriver`], whose loop is little more than the call.
+    #[cfg_attr(not(target_arch = "arm"), inline(always))]
+    pub(crate) fn complete_in(
+        &mut self,
+        id: OpId,
+        result: NandResult,
+        now: u64,
+    ) -> Result<(), Error> {
         self.last_now = now;
         self.release_handed_out()?;
         // The entry, checked live, copied and freed under a new generation
