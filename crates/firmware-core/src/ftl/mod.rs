@@ -911,16 +911,21 @@ impl<'a, H: Hooks> Ftl<'a, H> {
         H::host_target(self)
     }
 
-    /// Whether [`Self::flush_buffer`] may find a page to program: a page's
-    /// worth of live units buffered, or any with a flush forced. Its first
-    /// test, asked before the call.
+    /// Whether [`Self::flush_buffer`] may find a page to program: a plane
+    /// ready, an operation entry above the host's floor, and a page's worth
+    /// of live units buffered (or any with a flush forced). Its tests
+    /// without side effects, asked before the call, the cheapest first:
+    /// under sustained GC most passes find a page buffered and no entry or
+    /// plane for it.
     #[inline(always)]
     fn flush_may_start(&self) -> bool {
-        page_ready(
-            self.pending_live(),
-            u32::from(self.g.units_per_page),
-            self.force_flush,
-        )
+        self.ready_planes != 0
+            && self.ops_available() > self.cfg.max_inflight / 4
+            && page_ready(
+                self.pending_live(),
+                u32::from(self.g.units_per_page),
+                self.force_flush,
+            )
     }
 
     /// Programs full pages from the write buffer (and a padded last page when flushing).
