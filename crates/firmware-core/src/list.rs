@@ -42,6 +42,13 @@ impl Fifo {
         v.get_mut(usize::from(i))
             .or_rare(Error::Corrupt(&"fifo entry"))?
             .set_next(NIL16);
+        self.push_back_unlinked(v, i)
+    }
+
+    /// Appends entry `i` whose link the caller has already set to `NIL16`
+    /// (while it had the entry at hand), so only the tail is looked up.
+    #[inline]
+    pub fn push_back_unlinked<T: Linked>(&mut self, v: &mut [T], i: u16) -> Result<(), Error> {
         if self.tail == NIL16 {
             self.head = i;
         } else {
@@ -52,6 +59,17 @@ impl Fifo {
         self.tail = i;
         self.len = self.len.wrapping_add(1);
         Ok(())
+    }
+
+    /// Removes the oldest entry, whose link the caller read (`next`) while
+    /// it had the entry at hand: [`Self::pop`] without looking it up.
+    #[inline]
+    pub fn pop_linked(&mut self, next: u16) {
+        self.head = next;
+        if next == NIL16 {
+            self.tail = NIL16;
+        }
+        self.len = self.len.saturating_sub(1);
     }
 
     /// Prepends entry `i` (it becomes the oldest).
@@ -77,22 +95,27 @@ impl Fifo {
             .get(usize::from(i))
             .or_rare(Error::Corrupt(&"fifo head"))?
             .next();
-        self.head = n;
-        if n == NIL16 {
-            self.tail = NIL16;
-        }
-        self.len = self.len.saturating_sub(1);
+        self.pop_linked(n);
         Ok(Some(i))
     }
 }
 
 /// A LIFO stack threaded through `next` links (free lists).
 pub fn stack_push<T: Linked>(v: &mut [T], head: &mut u16, i: u16) -> Result<(), Error> {
-    v.get_mut(usize::from(i))
-        .or_rare(Error::Corrupt(&"stack entry"))?
-        .set_next(*head);
-    *head = i;
+    stack_push_entry(
+        v.get_mut(usize::from(i))
+            .or_rare(Error::Corrupt(&"stack entry"))?,
+        head,
+        i,
+    );
     Ok(())
+}
+
+/// [`stack_push`] of entry `i` the caller has at hand (`e`).
+#[inline]
+pub fn stack_push_entry<T: Linked>(e: &mut T, head: &mut u16, i: u16) {
+    e.set_next(*head);
+    *head = i;
 }
 
 /// Pops the top of a stack threaded through `next` links.

@@ -7,7 +7,7 @@
 
 use crate::error::{rare, Error, OrRare};
 use crate::ftl::hooks::Hooks;
-use crate::ftl::tables::{stack_pop, stack_push, SlotMeta, SlotState, NIL16};
+use crate::ftl::tables::{stack_pop, stack_push, stack_push_entry, SlotMeta, SlotState, NIL16};
 use crate::ftl::Ftl;
 use crate::medium::addr::PlaneId;
 use crate::medium::nand::Slot;
@@ -83,8 +83,7 @@ impl<H: Hooks> Ftl<'_, H> {
             .get_mut(usize::from(s.0))
             .or_rare(Error::Corrupt(&"slot index"))?;
         m.state = SlotState::Free;
-        m.next = self.wb_free;
-        self.wb_free = s.0;
+        stack_push_entry(m, &mut self.wb_free, s.0);
         self.wb_free_count = self.wb_free_count.wrapping_add(1);
         Ok(())
     }
@@ -130,8 +129,7 @@ impl<H: Hooks> Ftl<'_, H> {
             .get_mut(p.0 as usize)
             .or_rare(Error::AddressOutOfRange)?;
         m.state = SlotState::Free;
-        m.next = pl.gc_free_head;
-        pl.gc_free_head = s.0;
+        stack_push_entry(m, &mut pl.gc_free_head, s.0);
         pl.gc_free_count = pl.gc_free_count.wrapping_add(1);
         Ok(())
     }

@@ -297,17 +297,12 @@ impl<H: Hooks> Ftl<'_, H> {
                 m.state = SlotState::GcProgramming;
                 let lpn = Lpn(m.lpn);
                 let next = m.next;
-                let q = &mut self
-                    .t
+                self.t
                     .planes
                     .get_mut(p.0 as usize)
                     .or_rare(Error::AddressOutOfRange)?
-                    .hold;
-                q.head = next;
-                if next == NIL16 {
-                    q.tail = NIL16;
-                }
-                q.len = q.len.saturating_sub(1);
+                    .hold
+                    .pop_linked(next);
                 if let (Some(d), Some(l)) = (
                     src.get_mut(usize::from(n)),
                     spare.lpns.get_mut(usize::from(n)),
@@ -438,18 +433,7 @@ impl<H: Hooks> Ftl<'_, H> {
                         .planes
                         .get_mut(p.0 as usize)
                         .or_rare(Error::AddressOutOfRange)?;
-                    let q = &mut pl.hold;
-                    if q.tail == NIL16 {
-                        q.head = s.0;
-                    } else {
-                        self.t
-                            .slots
-                            .get_mut(usize::from(q.tail))
-                            .or_rare(Error::Corrupt(&"fifo tail"))?
-                            .next = s.0;
-                    }
-                    q.tail = s.0;
-                    q.len = q.len.wrapping_add(1);
+                    pl.hold.push_back_unlinked(self.t.slots, s.0)?;
                 }
                 (Err(_), Some(t)) => {
                     self.lose_unit(from, t)?;

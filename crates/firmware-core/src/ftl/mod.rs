@@ -479,9 +479,8 @@ impl<'a, H: Hooks> Ftl<'a, H> {
         }
         let e = *slot;
         slot.kind = OpKind::Free;
-        slot.next = self.op_free;
         *g = g.wrapping_add(1);
-        self.op_free = idx;
+        crate::list::stack_push_entry(slot, &mut self.op_free, idx);
         self.op_free_count = self.op_free_count.wrapping_add(1);
         // Operations the driver has not taken yet (not ones this completion
         // emits): new work waits for them, and the pump below passes.

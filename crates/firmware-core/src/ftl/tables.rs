@@ -8,7 +8,7 @@
 use crate::config::Config;
 use crate::error::Error;
 use crate::ftl::lend::Lend;
-pub use crate::list::{stack_pop, stack_push, Fifo, Linked, NIL, NIL16};
+pub use crate::list::{stack_pop, stack_push, stack_push_entry, Fifo, Linked, NIL, NIL16};
 pub use crate::map::slot::{SlotMeta, SlotState};
 use crate::medium::nand::{NandCmd, Origin};
 pub use crate::space::block::{BlockMeta, BlockState, PlaneState};
