@@ -102,11 +102,7 @@ impl<'n, N: Nand> SyncDriver<'n, N> {
         while let Some(op) = ftl.poll_op_view() {
             let id = op.id;
             let r = execute_cmd(self.nand, self.data, op.meta, op.cmd);
-            if cfg!(target_arch = "arm") {
-                ftl.complete(id, r, self.now)?;
-            } else {
-                ftl.complete_in(id, r, self.now)?;
-            }
+            ftl.complete_in(id, r, self.now)?;
         }
         Ok(())
     }

@@ -918,8 +918,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
     /// plane for it.
     #[inline(always)]
     fn flush_may_start(&self) -> bool {
-        self.ready_planes != 0
-            && self.ops_available() > self.cfg.max_inflight / 4
+        self.host_may_emit()
             && page_ready(
                 self.pending_live(),
                 u32::from(self.g.units_per_page),
@@ -927,10 +926,17 @@ impl<'a, H: Hooks> Ftl<'a, H> {
             )
     }
 
+    /// Whether a host page may be emitted now: a plane is ready for it and
+    /// more operation entries are free than the quarter kept for GC and
+    /// metadata (the host's floor).
+    #[inline(always)]
+    fn host_may_emit(&self) -> bool {
+        self.ready_planes != 0 && self.ops_available() > self.cfg.max_inflight / 4
+    }
+
     /// Programs full pages from the write buffer (and a padded last page when flushing).
     fn flush_buffer(&mut self) -> Result<(), Error> {
         let upp = u32::from(self.g.units_per_page);
-        let host_ops_floor = self.cfg.max_inflight / 4;
         loop {
             let live = self.pending_live();
             if !page_ready(live, upp, self.force_flush) {
@@ -948,7 +954,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
                     return Ok(());
                 }
             }
-            if self.ops_available() <= host_ops_floor || self.ready_planes == 0 {
+            if !self.host_may_emit() {
                 return Ok(());
             }
             let mut src = [Slot(0); MAX_UNITS_PER_PAGE];
