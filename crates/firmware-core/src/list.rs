@@ -118,6 +118,24 @@ pub fn stack_push_entry<T: Linked>(e: &mut T, head: &mut u16, i: u16) {
     *head = i;
 }
 
+/// Pops the top of a stack threaded through `next` links and hands over
+/// the entry itself, looked up once (`None` when the stack is empty; a
+/// head outside `v` is [`Error::Corrupt`] named `what`).
+#[inline(always)]
+pub fn stack_pop_entry<'v, T: Linked>(
+    v: &'v mut [T],
+    head: &mut u16,
+    what: crate::error::Reason,
+) -> Result<Option<(u16, &'v mut T)>, Error> {
+    let i = *head;
+    if i == NIL16 {
+        return Ok(None);
+    }
+    let e = v.get_mut(usize::from(i)).or_rare(Error::Corrupt(what))?;
+    *head = e.next();
+    Ok(Some((i, e)))
+}
+
 /// Pops the top of a stack threaded through `next` links.
 pub fn stack_pop<T: Linked>(v: &mut [T], head: &mut u16) -> Result<Option<u16>, Error> {
     if *head == NIL16 {

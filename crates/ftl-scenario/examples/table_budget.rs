@@ -33,7 +33,7 @@ fn formula(c: &Config) -> u64 {
         + size_of::<BlockMeta>() as u64 * blocks
         + planes * (4 * (units_per_block + 1) + size_of::<PlaneState>() as u64)
         + size_of::<SlotMeta>() as u64 * slots
-        + (size_of::<OpEntry>() as u64 + 2) * u64::from(c.max_inflight)
+        + size_of::<OpEntry>() as u64 * u64::from(c.max_inflight)
         + persistence(c)
 }
 
@@ -74,7 +74,7 @@ fn main() -> Result<(), String> {
         size_of::<BlockMeta>(),
         size_of::<PlaneState>(),
         size_of::<SlotMeta>(),
-        size_of::<OpEntry>() + 2
+        size_of::<OpEntry>()
     );
     println!("  L logical units, U physical units, B blocks, P planes, S buffer slots, O max in-flight ops");
     println!(

@@ -137,7 +137,7 @@ pub mod sizes {
 
     /// Core: bytes of the one region the core carves its tables from
     /// (`FullFtl::lend_bytes`, persistence tables included).
-    pub const CORE_LENT_BYTES: usize = 161_912;
+    pub const CORE_LENT_BYTES: usize = 161_783;
     /// Core: logical units (the oracle's length).
     pub const L2P: usize = CONFIG.logical_units as usize;
     /// Core: buffer slot entries (and data pool units).

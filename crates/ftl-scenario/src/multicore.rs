@@ -169,7 +169,7 @@ pub mod sizes {
     pub const TRUTH: usize = ORACLE.div_ceil(32);
     /// Bytes of one core's FTL tables (`FullFtl::lend_bytes`; persistence
     /// and copyless tables are empty).
-    pub const CORE_TABLES_BYTES: usize = 29_690;
+    pub const CORE_TABLES_BYTES: usize = 29_561;
     /// Bytes of one core's medium: records and metadata page slots.
     pub const MEDIUM_BYTES: usize = MEDIUM_BLOCKS * size_of::<BlockRec>()
         + MEDIUM_PAGES * size_of::<PageRec>()

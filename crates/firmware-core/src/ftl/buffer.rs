@@ -9,7 +9,7 @@ use crate::error::{rare, Error, OrRare};
 use crate::ftl::hooks::Hooks;
 use crate::ftl::tables::{stack_pop, stack_push, stack_push_entry, SlotMeta, SlotState, NIL16};
 use crate::ftl::Ftl;
-use crate::medium::addr::PlaneId;
+use crate::medium::addr::{Lpn, PlaneId, Pun};
 use crate::medium::nand::Slot;
 
 impl<H: Hooks> Ftl<'_, H> {
@@ -99,24 +99,10 @@ impl<H: Hooks> Ftl<'_, H> {
         stack_push(self.t.slots, &mut self.read_free, s.0)
     }
 
-    /// Takes a free GC slot of plane `p`.
+    /// Returns a GC slot to plane `p`, and what it held: the owner and the
+    /// source unit of the relocated data.
     #[cfg_attr(not(target_arch = "arm"), inline(always))]
-    pub(crate) fn gc_slot_alloc(&mut self, p: PlaneId) -> Result<Option<Slot>, Error> {
-        let pl = self
-            .t
-            .planes
-            .get_mut(p.0 as usize)
-            .or_rare(Error::AddressOutOfRange)?;
-        let s = stack_pop(self.t.slots, &mut pl.gc_free_head)?.map(Slot);
-        if s.is_some() {
-            pl.gc_free_count = pl.gc_free_count.saturating_sub(1);
-        }
-        Ok(s)
-    }
-
-    /// Returns a GC slot to plane `p`.
-    #[cfg_attr(not(target_arch = "arm"), inline(always))]
-    pub(crate) fn gc_slot_release(&mut self, p: PlaneId, s: Slot) -> Result<(), Error> {
+    pub(crate) fn gc_slot_release(&mut self, p: PlaneId, s: Slot) -> Result<(Lpn, Pun), Error> {
         // Freed and pushed on the plane's free stack through one lookup.
         let m = self
             .t
@@ -131,7 +117,7 @@ impl<H: Hooks> Ftl<'_, H> {
         m.state = SlotState::Free;
         stack_push_entry(m, &mut pl.gc_free_head, s.0);
         pl.gc_free_count = pl.gc_free_count.wrapping_add(1);
-        Ok(())
+        Ok((Lpn(m.lpn), Pun(m.aux)))
     }
 
     /// Appends a write-buffer slot to the flush queue.

@@ -56,8 +56,7 @@ impl<H: Hooks> Ftl<'_, H> {
         let idx = usize::try_from(id.0 & 0xffff).ok()?;
         let generation = u16::try_from(id.0 >> 16).ok()?;
         let e = self.t.ops.get(idx)?;
-        let current = *self.t.generations.get(idx)?;
-        (e.kind != OpKind::Free && current == generation).then_some(e.cmd)
+        (e.kind != OpKind::Free && e.generation == generation).then_some(e.cmd)
     }
 
     /// Takes every block of die `d` out of service (a failed die). Call it

@@ -21,7 +21,9 @@ use crate::ftl::hooks::Hooks;
 use crate::ftl::hooks::MigrateStep;
 use crate::ftl::tables::{BlockState, OpKind, SlotState, NIL, NIL16};
 use crate::ftl::{page_ready, Ftl, Stream};
-use crate::medium::addr::{BlockId, Lpn, PlaneId, Pun, UnitMask, MAX_UNITS_PER_PAGE};
+use crate::list::stack_pop_entry;
+use crate::map::loc::P2L_NONE;
+use crate::medium::addr::{in_page, BlockId, Lpn, PlaneId, Pun, UnitMask, MAX_UNITS_PER_PAGE};
 use crate::medium::nand::{NandCmd, NandResult, Origin, PageKind, Slot, Spare};
 
 /// Victim erases in flight over all planes at most (a share per plane).
@@ -34,7 +36,7 @@ impl<H: Hooks> Ftl<'_, H> {
         loop {
             if self.pl(p)?.victim == NIL && !self.choose_victim(p)? {
                 // Nothing to reclaim, but relocated data may still wait for a page.
-                return self.gc_program_holding(p, true);
+                return self.gc_program_holding(p, true).map(|_| ());
             }
             let victim = BlockId(self.pl(p)?.victim);
             self.gc_issue_reads(p, victim)?;
@@ -131,16 +133,13 @@ impl<H: Hooks> Ftl<'_, H> {
             let first = self.g.pun(page, 0);
             let mut units = UnitMask::default();
             let mut lpns = [Lpn(0); MAX_UNITS_PER_PAGE];
-            for off in 0..upp {
+            for (off, d) in (0..upp).zip(lpns.iter_mut()) {
                 if let Some(l) = self.p2l(Pun(first.0.wrapping_add(u32::from(off))))? {
                     units.insert(off);
-                    if let Some(d) = lpns.get_mut(usize::from(off)) {
-                        *d = l;
-                    }
+                    *d = l;
                 }
             }
             let need = units.count();
-            let mut last = false;
             if need > 0 {
                 if self.ops_available() == 0 {
                     return Ok(());
@@ -157,48 +156,71 @@ impl<H: Hooks> Ftl<'_, H> {
                 if free_slots < need {
                     return Ok(());
                 }
-                let mut dst = [Slot(0); MAX_UNITS_PER_PAGE];
-                let mut j = 0usize;
-                for off in 0..upp {
-                    if !units.contains(off) {
-                        continue;
-                    }
-                    let pun = Pun(first.0.wrapping_add(u32::from(off)));
-                    let lpn = *lpns
-                        .get(usize::from(off))
-                        .or_rare(Error::Corrupt(&"gc unit vanished"))?;
-                    let s = self
-                        .gc_slot_alloc(p)?
-                        .or_rare(Error::Corrupt(&"gc slot count"))?;
-                    {
-                        let m = self.slot_mut(s)?;
-                        m.lpn = lpn.0;
-                        m.aux = pun.0;
-                        m.state = SlotState::GcReading;
-                    }
-                    if let Some(d) = dst.get_mut(j) {
-                        *d = s;
-                    }
-                    j = j.wrapping_add(1);
-                }
+                cursor = cursor.wrapping_add(1);
+                let dst = self.gc_take_slots(p, first, (units, &lpns), cursor)?;
                 free_slots = free_slots.saturating_sub(need);
                 self.emit_read(OpKind::GcRead, (page, units, dst), origin, need as u8, 0)?;
-                let pl = self.pl_mut(p)?;
-                pl.gc_reads = pl.gc_reads.wrapping_add(1);
                 self.stats.gc_read_units = self.stats.gc_read_units.wrapping_add(u64::from(need));
                 // With a read now in flight, the rest of this scan is the
                 // pass `scan_idle` skips: stop after this page, before the
                 // next one's P2L lookup and hook call. The firmware scans
                 // on (smaller code).
-                last = !cfg!(target_arch = "arm") && self.reads_blocked(p, free_slots);
+                if !cfg!(target_arch = "arm") && self.reads_blocked(p, free_slots) {
+                    break;
+                }
+                continue;
             }
             cursor = cursor.wrapping_add(1);
             self.pl_mut(p)?.victim_cursor = cursor;
-            if last {
-                break;
-            }
         }
         Ok(())
+    }
+
+    /// Takes plane `p`'s GC slots for the live units `units` (owners
+    /// `lpns`, by offset) of the victim page whose first unit is `first`,
+    /// marks them reading, and counts the read about to be issued, with
+    /// the scan's cursor moved on to `cursor`: the plane and each slot are
+    /// looked up once. The caller saw enough free slots. Returns the slots
+    /// in unit order, as the read's destinations.
+    #[inline(always)]
+    fn gc_take_slots(
+        &mut self,
+        p: PlaneId,
+        first: Pun,
+        (units, lpns): (UnitMask, &[Lpn; MAX_UNITS_PER_PAGE]),
+        cursor: u32,
+    ) -> Result<[Slot; MAX_UNITS_PER_PAGE], Error> {
+        let upp = self.g.units_per_page;
+        let t = &mut self.t;
+        let pl = t
+            .planes
+            .get_mut(p.0 as usize)
+            .or_rare(Error::AddressOutOfRange)?;
+        let mut dst = [Slot(0); MAX_UNITS_PER_PAGE];
+        let mut j = 0usize;
+        for off in 0..upp {
+            if !units.contains(off) {
+                continue;
+            }
+            let lpn = *lpns
+                .get(in_page(usize::from(off)))
+                .or_rare(Error::Corrupt(&"gc unit vanished"))?;
+            // Popped off the plane's free stack, and filled, through one
+            // lookup of the slot.
+            let (i, m) = stack_pop_entry(t.slots, &mut pl.gc_free_head, &"gc slot count")?
+                .or_rare(Error::Corrupt(&"gc slot count"))?;
+            pl.gc_free_count = pl.gc_free_count.saturating_sub(1);
+            m.lpn = lpn.0;
+            m.aux = first.0.wrapping_add(u32::from(off));
+            m.state = SlotState::GcReading;
+            if let Some(d) = dst.get_mut(in_page(j)) {
+                *d = Slot(i);
+            }
+            j = j.wrapping_add(1);
+        }
+        pl.gc_reads = pl.gc_reads.wrapping_add(1);
+        pl.victim_cursor = cursor;
+        Ok(dst)
     }
 
     /// Whether a pass of [`Self::gc_issue_reads`] over `victim`, when its
@@ -243,8 +265,8 @@ impl<H: Hooks> Ftl<'_, H> {
     }
 
     /// Programs relocated units into the plane's GC active block, a page at a time;
-    /// with `drain`, a last partial page too.
-    fn gc_program_holding(&mut self, p: PlaneId, drain: bool) -> Result<(), Error> {
+    /// with `drain`, a last partial page too. Returns the units left held.
+    fn gc_program_holding(&mut self, p: PlaneId, drain: bool) -> Result<u16, Error> {
         let upp = u16::from(self.g.units_per_page);
         loop {
             let (held, origin) = {
@@ -252,14 +274,14 @@ impl<H: Hooks> Ftl<'_, H> {
                 (pl.hold.len, pl.victim_origin)
             };
             if !page_ready(u32::from(held), u32::from(upp), drain) || self.ops_available() == 0 {
-                return Ok(());
+                return Ok(held);
             }
             let budgeted = !self.deferred_on();
             if budgeted && !self.map_room_for_page()? {
-                return Ok(());
+                return Ok(held);
             }
             let Some(BlockId(dest)) = H::offchip_target(self, p)? else {
-                return Ok(());
+                return Ok(held);
             };
             let mut src = [Slot(0); MAX_UNITS_PER_PAGE];
             let mut spare = Spare {
@@ -270,62 +292,43 @@ impl<H: Hooks> Ftl<'_, H> {
             // Translation pages the other tags of shared units will dirty
             // (partial protection only, see `copy.rs`).
             let mut extra = 0u32;
-            while u16::from(n) < upp {
-                let i = self.pl(p)?.hold.head;
-                if i == NIL16 {
-                    break;
+            let shares = budgeted && H::shares(self);
+            if shares || cfg!(target_arch = "arm") {
+                // Only a hook that shares units has translation pages
+                // beyond the data page's to count: unit by unit, while
+                // they fit. (The firmware keeps this one loop.)
+                while u16::from(n) < upp {
+                    let i = self.pl(p)?.hold.head;
+                    if i == NIL16 {
+                        break;
+                    }
+                    let more = if shares {
+                        H::extra_tps(self, Pun(self.slot(Slot(i))?.aux))?
+                    } else {
+                        0
+                    };
+                    if more > 0 && !H::room_for_extra(self, extra.wrapping_add(more))? {
+                        break;
+                    }
+                    extra = extra.wrapping_add(more);
+                    n = self.pop_held(p, (n, n.wrapping_add(1)), &mut src, &mut spare)?;
                 }
-                let s = Slot(i);
-                // Only a hook that shares units has translation pages beyond
-                // the data page's to count (`extra_tps` is 0 otherwise).
-                let more = if budgeted && H::shares(self) {
-                    H::extra_tps(self, Pun(self.slot(s)?.aux))?
-                } else {
-                    0
-                };
-                if more > 0 && !H::room_for_extra(self, extra.wrapping_add(more))? {
-                    break;
-                }
-                extra = extra.wrapping_add(more);
-                // Popped off the holding FIFO, marked and read through one
-                // lookup of the slot.
-                let m = self
-                    .t
-                    .slots
-                    .get_mut(usize::from(i))
-                    .or_rare(Error::Corrupt(&"fifo head"))?;
-                m.state = SlotState::GcProgramming;
-                let lpn = Lpn(m.lpn);
-                let next = m.next;
-                self.t
-                    .planes
-                    .get_mut(p.0 as usize)
-                    .or_rare(Error::AddressOutOfRange)?
-                    .hold
-                    .pop_linked(next);
-                if let (Some(d), Some(l)) = (
-                    src.get_mut(usize::from(n)),
-                    spare.lpns.get_mut(usize::from(n)),
-                ) {
-                    *d = s;
-                    *l = lpn;
-                }
-                spare.units.insert(n);
-                n = n.wrapping_add(1);
+            } else {
+                n = self.pop_held(p, (0, self.g.units_per_page), &mut src, &mut spare)?;
             }
             if n == 0 {
-                return Ok(());
+                return Ok(held);
             }
             H::reserve_extra(self, extra, true);
             let pad = u64::from(upp.saturating_sub(u16::from(n)));
             self.stats.pad_units = self.stats.pad_units.wrapping_add(pad);
-            let page = self.next_page_of(BlockId(dest), Stream::Gc)?;
+            let (page, pe) = self.claim_page(BlockId(dest), Stream::Gc)?;
             spare.seq = self.next_seq();
             if budgeted {
                 self.map_reserve_page(&spare);
             }
             self.emit_in(
-                Some(BlockId(dest)),
+                Some((BlockId(dest), pe)),
                 OpKind::GcProgram,
                 NandCmd::Program { page, src, spare },
                 origin,
@@ -334,6 +337,48 @@ impl<H: Hooks> Ftl<'_, H> {
             )?;
             H::emit_due(self)?;
         }
+    }
+
+    /// Pops held units off plane `p`'s holding FIFO into places `from..to`
+    /// of a GC page being built (`src` and `spare`), oldest first, until
+    /// the FIFO is empty; marks them programming. The plane and each slot
+    /// are looked up once. Returns the page's unit count after it.
+    #[inline(always)]
+    fn pop_held(
+        &mut self,
+        p: PlaneId,
+        (from, to): (u8, u8),
+        src: &mut [Slot; MAX_UNITS_PER_PAGE],
+        spare: &mut Spare,
+    ) -> Result<u8, Error> {
+        let t = &mut self.t;
+        let pl = t
+            .planes
+            .get_mut(p.0 as usize)
+            .or_rare(Error::AddressOutOfRange)?;
+        let mut n = from;
+        while n < to {
+            let i = pl.hold.head;
+            if i == NIL16 {
+                break;
+            }
+            let m = t
+                .slots
+                .get_mut(usize::from(i))
+                .or_rare(Error::Corrupt(&"fifo head"))?;
+            m.state = SlotState::GcProgramming;
+            pl.hold.pop_linked(m.next);
+            if let (Some(d), Some(l)) = (
+                src.get_mut(in_page(usize::from(n))),
+                spare.lpns.get_mut(in_page(usize::from(n))),
+            ) {
+                *d = Slot(i);
+                *l = Lpn(m.lpn);
+            }
+            spare.units.insert(n);
+            n = n.wrapping_add(1);
+        }
+        Ok(n)
     }
 
     /// Erases (or retires) an emptied victim; with relocations outside the
@@ -410,12 +455,44 @@ impl<H: Hooks> Ftl<'_, H> {
             return Err(rare(Error::Corrupt(&"gc read op is not a read")));
         };
         let p = self.g.plane_of_page(*page);
-        {
-            let pl = self.pl_mut(p)?;
-            pl.gc_reads = pl.gc_reads.saturating_sub(1);
-        }
+        // The observer sees the read first: it looks at nothing of the
+        // plane's GC state, which the one lookup below then updates.
         H::read_done(self, *page, &result)?;
-        for s in dst.iter().take(usize::from(count)) {
+        // Units still live where they were read (every unit, as a rule) are
+        // held through one lookup of the plane; the first that is not, and
+        // all after it, take the general path below in the same order.
+        // The firmware takes the general path for every unit (smaller code).
+        let ok = !cfg!(target_arch = "arm") && result.is_ok();
+        let (held, quick) = self.hold_live(p, dst, count, ok)?;
+        let only_programs = if !cfg!(target_arch = "arm") && held == usize::from(count) {
+            quick && !H::in_plane(self, p)
+        } else {
+            self.drop_or_hold(p, dst, (held, count), &result)?;
+            self.turn_only_programs(p)?
+        };
+        if only_programs {
+            // The plane's turn would only program what this read queued
+            // (a unit it dropped freed a slot, so it would read too):
+            // program it now and spare the turn, unless some is left.
+            if self.gc_program_holding(p, false)? == 0 {
+                return Ok(());
+            }
+        }
+        self.attend(p)
+    }
+
+    /// [`Self::gc_read_done`]'s general path for the units of `dst` from
+    /// the first `held` on (of `count`): each is held if still live under
+    /// its owner, recorded lost if the read failed, or its slot freed.
+    #[cfg_attr(not(target_arch = "arm"), inline(never))]
+    fn drop_or_hold(
+        &mut self,
+        p: PlaneId,
+        dst: &[Slot; MAX_UNITS_PER_PAGE],
+        (held, count): (usize, u8),
+        result: &NandResult,
+    ) -> Result<(), Error> {
+        for s in dst.iter().take(usize::from(count)).skip(held) {
             let (lpn, from) = {
                 let m = self.slot(*s)?;
                 (Lpn(m.lpn), Pun(m.aux))
@@ -439,19 +516,57 @@ impl<H: Hooks> Ftl<'_, H> {
                     self.lose_unit(from, t)?;
                     self.gc_slot_release(p, *s)?;
                 }
-                (_, None) => self.gc_slot_release(p, *s)?,
+                (_, None) => {
+                    self.gc_slot_release(p, *s)?;
+                }
             }
         }
-        if self.turn_only_programs(p)? {
-            // The plane's turn would only program what this read queued
-            // (a unit it dropped freed a slot, so it would read too):
-            // program it now and spare the turn, unless some is left.
-            self.gc_program_holding(p, false)?;
-            if self.pl(p)?.hold.len == 0 {
-                return Ok(());
+        Ok(())
+    }
+
+    /// [`Self::gc_read_done`]'s common case, through one lookup of plane
+    /// `p`: counts the read finished and, if it succeeded (`ok`), queues
+    /// its units (the first `count` of `dst`) on the plane's holding FIFO,
+    /// in order, while each is still live where it was read (its P2L entry
+    /// still names the unit's owner, so [`Self::reloc_tag`] would name that
+    /// owner). It stops at the first unit it cannot tell live so, leaving
+    /// that unit and the rest untouched. Returns how many it queued, and
+    /// the plane's side of [`Self::turn_only_programs`] after them.
+    #[inline(always)]
+    fn hold_live(
+        &mut self,
+        p: PlaneId,
+        dst: &[Slot; MAX_UNITS_PER_PAGE],
+        count: u8,
+        ok: bool,
+    ) -> Result<(usize, bool), Error> {
+        let (ppb, upp) = (self.g.pages_per_block, u32::from(self.g.units_per_page));
+        let t = &mut self.t;
+        let pl = t
+            .planes
+            .get_mut(p.0 as usize)
+            .or_rare(Error::AddressOutOfRange)?;
+        pl.gc_reads = pl.gc_reads.saturating_sub(1);
+        let mut n = 0usize;
+        let live_units = if ok { usize::from(count) } else { 0 };
+        for s in dst.iter().take(live_units) {
+            let Some(m) = t.slots.get_mut(usize::from(s.0)) else {
+                break;
+            };
+            let live = m.lpn != P2L_NONE && t.p2l.get(m.aux as usize) == Some(&m.lpn);
+            if !live {
+                break;
             }
+            m.state = SlotState::GcHolding;
+            m.next = NIL16;
+            pl.hold.push_back_unlinked(t.slots, s.0)?;
+            n = n.wrapping_add(1);
         }
-        self.attend(p)
+        let quick = pl.victim != NIL
+            && !pl.victim_read_out(ppb)
+            && pl.gc_free_count == 0
+            && page_ready(u32::from(pl.hold.len), upp, false);
+        Ok((n, quick))
     }
 
     /// Whether the GC turn of plane `p` would do nothing but program its
@@ -535,17 +650,15 @@ impl<H: Hooks> Ftl<'_, H> {
         sp: PlaneId,
     ) -> Result<(), Error> {
         for (j, s) in src.iter().take(usize::from(count)).enumerate() {
-            let (lpn, from) = {
-                let m = self.slot(*s)?;
-                (Lpn(m.lpn), Pun(m.aux))
-            };
+            // The slot is read and freed through one lookup: nothing below
+            // looks at it.
+            let (lpn, from) = self.gc_slot_release(sp, *s)?;
             if let Some(t) = self.reloc_tag(lpn, from)? {
                 let to = self.g.pun(page, j as u8);
                 self.move_unit(from, sp, to, at, t)?;
             } else {
                 self.stats.gc_stale_units = self.stats.gc_stale_units.wrapping_add(1);
             }
-            self.gc_slot_release(sp, *s)?;
         }
         Ok(())
     }

@@ -120,22 +120,43 @@ impl<'a> Lend<'a> {
         }
     }
 
-    /// A slice of `n` `u16`s that keeps what the region held (state that
-    /// must survive a remount over the same memory, such as operation
-    /// generations). Every bit pattern is a valid `u16`.
-    pub fn slice_kept(
+    /// A slice of `n` elements, each `renew(k)`, where `k` is the `u16`
+    /// the region held at byte `at` of that element: state that must
+    /// survive a remount over the same memory, such as an operation
+    /// entry's generation. `at` must name a `u16` field of `T`, so that
+    /// what a previous carve of the region wrote there is read back.
+    pub fn slice_renewed<T: Copy>(
         &mut self,
         n: usize,
+        at: usize,
+        renew: impl Fn(u16) -> T,
         what: crate::error::Reason,
-    ) -> Result<&'a mut [u16], Error> {
-        let Some(ptr) = self.take(n, size_of::<u16>(), align_of::<u16>(), what)? else {
+    ) -> Result<&'a mut [T], Error> {
+        if at
+            .checked_add(size_of::<u16>())
+            .is_none_or(|end| end > size_of::<T>())
+        {
+            return Err(Error::InvalidConfig(&"kept field outside its element"));
+        }
+        let Some(ptr) = self.take(n, size_of::<T>(), align_of::<T>(), what)? else {
             return Ok(&mut []);
         };
-        // SAFETY: as in `slice`, the `n * 2` bytes at `ptr` are aligned,
-        // initialised (they are part of a `&mut [u8]`), borrowed for 'a and
-        // reachable only through the returned slice; any two bytes are a
-        // valid `u16`.
-        unsafe { Ok(core::slice::from_raw_parts_mut(ptr.cast::<u16>(), n)) }
+        let ptr = ptr.cast::<T>();
+        // SAFETY: as in `slice`, `ptr` starts `n` aligned elements' worth
+        // of memory borrowed mutably for 'a and reachable only through the
+        // returned slice. Before an element is written, only the two bytes
+        // at `at` (inside it, checked above) are read, as raw bytes: they
+        // are initialised (part of a `&mut [u8]`, or a `u16` field a
+        // previous carve wrote), and any two bytes are a valid `u16`. Every
+        // element is then written whole before the slice is formed.
+        unsafe {
+            for i in 0..n {
+                let e = ptr.add(i);
+                let k = e.cast::<u8>().add(at).cast::<u16>().read_unaligned();
+                e.write(renew(k));
+            }
+            Ok(core::slice::from_raw_parts_mut(ptr, n))
+        }
     }
 }
 
@@ -161,6 +182,32 @@ mod tests {
             let d = c.slice(2, 9u16, &"c").unwrap();
             assert_eq!(d, &[9, 9]);
         }
+    }
+
+    #[test]
+    fn a_renewed_slice_keeps_its_field_across_a_second_carve() {
+        #[derive(Clone, Copy, Debug, PartialEq)]
+        struct E {
+            a: u32,
+            k: u16,
+        }
+        let at = core::mem::offset_of!(E, k);
+        let mut mem = [0u8; 64];
+        {
+            let mut c = Lend::carving(&mut mem);
+            let v = c.slice_renewed(3, at, |k| E { a: 7, k }, &"e").unwrap();
+            assert!(v.iter().all(|e| *e == E { a: 7, k: 0 }));
+            v[1] = E { a: 9, k: 41 };
+        }
+        let mut c = Lend::carving(&mut mem);
+        let v = c.slice_renewed(3, at, |k| E { a: 1, k }, &"e").unwrap();
+        assert_eq!(v, &[E { a: 1, k: 0 }, E { a: 1, k: 41 }, E { a: 1, k: 0 }]);
+        let mut c = Lend::carving(&mut mem);
+        let past = size_of::<E>() - 1;
+        assert_eq!(
+            c.slice_renewed(1, past, |k| E { a: 1, k }, &"e"),
+            Err(Error::InvalidConfig(&"kept field outside its element"))
+        );
     }
 
     #[test]

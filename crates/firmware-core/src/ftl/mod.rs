@@ -36,7 +36,7 @@ use crate::ftl::tables::{
     NIL16,
 };
 use crate::map::loc::{Loc, P2L_NONE};
-use crate::medium::addr::{BlockId, Lpn, PlaneId, UnitMask, MAX_UNITS_PER_PAGE};
+use crate::medium::addr::{in_page, BlockId, Lpn, PlaneId, UnitMask, MAX_UNITS_PER_PAGE};
 use crate::medium::nand::{NandCmd, NandResult, OpId, Origin, PageKind, Slot, Spare};
 pub use ops::OpView;
 pub use state::{Ftl, Phase, Stats, Stream};
@@ -466,20 +466,17 @@ impl<'a, H: Hooks> Ftl<'a, H> {
         self.last_now = now;
         self.release_handed_out()?;
         // The entry, checked live, copied and freed under a new generation
-        // onto the free stack, each table entry looked up once.
+        // onto the free stack through one lookup.
         let idx = (id.0 & 0xffff) as u16;
-        let (Some(slot), Some(g)) = (
-            self.t.ops.get_mut(usize::from(idx)),
-            self.t.generations.get_mut(usize::from(idx)),
-        ) else {
+        let Some(slot) = self.t.ops.get_mut(usize::from(idx)) else {
             return Err(rare(Error::UnknownOp));
         };
-        if slot.kind == OpKind::Free || u32::from(*g) != id.0 >> 16 {
+        if slot.kind == OpKind::Free || u32::from(slot.generation) != id.0 >> 16 {
             return Err(rare(Error::UnknownOp));
         }
         let e = *slot;
         slot.kind = OpKind::Free;
-        *g = g.wrapping_add(1);
+        slot.generation = slot.generation.wrapping_add(1);
         crate::list::stack_push_entry(slot, &mut self.op_free, idx);
         self.op_free_count = self.op_free_count.wrapping_add(1);
         // Operations the driver has not taken yet (not ones this completion
@@ -970,7 +967,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
                 let m = self.slot_mut(s)?;
                 m.state = SlotState::WbProgramming;
                 let lpn = Lpn(m.lpn);
-                let i = usize::from(n);
+                let i = in_page(usize::from(n));
                 if let (Some(d), Some(l)) = (src.get_mut(i), spare.lpns.get_mut(i)) {
                     *d = s;
                     *l = lpn;
@@ -999,11 +996,11 @@ impl<'a, H: Hooks> Ftl<'a, H> {
                 .stats
                 .pad_units
                 .wrapping_add(u64::from(upp.saturating_sub(u32::from(n))));
-            let page = self.next_page_of(b, Stream::Host)?;
+            let (page, pe) = self.claim_page(b, Stream::Host)?;
             spare.seq = self.next_seq();
             self.map_reserve_page(&spare);
             self.emit_in(
-                Some(b),
+                Some((b, pe)),
                 OpKind::HostProgram,
                 NandCmd::Program { page, src, spare },
                 Origin::Host,
@@ -1015,28 +1012,36 @@ impl<'a, H: Hooks> Ftl<'a, H> {
         }
     }
 
-    /// Claims the next page of an open block and closes the stream's slot when the block fills.
+    /// Claims the next page of an open block and closes the stream's slot
+    /// when the block fills. Returns the page and the block's erase count,
+    /// which the page's spare area carries ([`Self::emit_in`]). The block's
+    /// entry is read, then written, with no store between, so on the host
+    /// one range test serves both.
     #[cfg_attr(not(target_arch = "arm"), inline(always))]
-    pub(crate) fn next_page_of(
+    pub(crate) fn claim_page(
         &mut self,
         b: BlockId,
         stream: Stream,
-    ) -> Result<crate::medium::addr::Ppn, Error> {
+    ) -> Result<(crate::medium::addr::Ppn, u32), Error> {
         let end = self.data_end();
         let page = {
-            let m = self.blk_mut(b)?;
+            let m = self.blk(b)?;
             if m.state != BlockState::Open || u32::from(m.next_page) >= end {
                 return Err(rare(Error::Corrupt(
                     &"programming a block that is not open",
                 )));
             }
-            let page = u32::from(m.next_page);
-            m.pending = m.pending.wrapping_add(1);
-            page
+            u32::from(m.next_page)
         };
-        let next = H::usable_page(self, b, page.wrapping_add(1));
-        self.blk_mut(b)?.next_page =
-            u16::try_from(next).map_err(|_| rare(Error::Corrupt(&"next page beyond a block")))?;
+        let next = u16::try_from(H::usable_page(self, b, page.wrapping_add(1)))
+            .map_err(|_| rare(Error::Corrupt(&"next page beyond a block")))?;
+        let pe = {
+            let m = self.blk_mut(b)?;
+            m.pending = m.pending.wrapping_add(1);
+            m.next_page = next;
+            m.pe
+        };
+        let next = u32::from(next);
         let p = self.g.plane_of(b);
         // The placement hook may keep a filled block as its plane's host
         // block for a while (a superblock member waiting for its list page).
@@ -1056,7 +1061,7 @@ impl<'a, H: Hooks> Ftl<'a, H> {
                 self.attend(p)?;
             }
         }
-        Ok(self.g.ppn(b, page))
+        Ok((self.g.ppn(b, page), pe))
     }
 
     pub(crate) fn next_seq(&mut self) -> u64 {

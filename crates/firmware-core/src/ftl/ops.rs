@@ -7,6 +7,7 @@ use crate::error::{rare, Error, OrRare};
 use crate::ftl::hooks::Hooks;
 use crate::ftl::tables::{stack_push, OpEntry, OpKind, NIL16};
 use crate::ftl::Ftl;
+use crate::list::stack_pop_entry;
 use crate::medium::addr::{BlockId, Ppn, UnitMask, MAX_UNITS_PER_PAGE};
 use crate::medium::nand::{NandCmd, NandOp, OpId, Origin, Slot};
 
@@ -25,7 +26,10 @@ impl<H: Hooks> Ftl<'_, H> {
                 .ops
                 .get_mut(usize::from(idx))
                 .or_rare(Error::TableTooSmall(&"ops"))?;
-            *e = OpEntry::default();
+            *e = OpEntry {
+                generation: e.generation,
+                ..OpEntry::default()
+            };
             stack_push(self.t.ops, &mut self.op_free, idx)?;
         }
         self.op_free_count = n;
@@ -51,20 +55,23 @@ impl<H: Hooks> Ftl<'_, H> {
         let block = match &cmd {
             NandCmd::Program { page, .. }
             | NandCmd::ProgramMeta { page, .. }
-            | NandCmd::Copyback { dst: page, .. } => Some(self.g.block_of(*page)),
+            | NandCmd::Copyback { dst: page, .. } => {
+                let b = self.g.block_of(*page);
+                Some((b, self.blk(b)?.pe))
+            }
             _ => None,
         };
         self.emit_in(block, kind, cmd, origin, count, tag)
     }
 
-    /// [`Self::emit`] of an operation whose programmed page's block the
-    /// caller has at hand (`block`; `None` for one that programs nothing):
-    /// the spare area takes that block's erase count and tag without the
-    /// block being found from the page again.
+    /// [`Self::emit`] of an operation whose programmed page's block and
+    /// that block's erase count the caller has at hand (`block`; `None`
+    /// for one that programs nothing): the spare area takes them without
+    /// the block being found from the page, or looked up, again.
     #[cfg_attr(not(target_arch = "arm"), inline(always))]
     pub(crate) fn emit_in(
         &mut self,
-        block: Option<BlockId>,
+        block: Option<(BlockId, u32)>,
         kind: OpKind,
         cmd: NandCmd,
         origin: Origin,
@@ -73,13 +80,13 @@ impl<H: Hooks> Ftl<'_, H> {
     ) -> Result<(), Error> {
         let mut cmd = cmd;
         if let (
-            Some(b),
+            Some((b, pe)),
             NandCmd::Program { spare, .. }
             | NandCmd::ProgramMeta { spare, .. }
             | NandCmd::Copyback { spare, .. },
         ) = (block, &mut cmd)
         {
-            spare.erase_count = self.blk(b)?.pe;
+            spare.erase_count = pe;
             spare.tag = H::block_tag(self, b);
         }
         self.queue_op(|e| {
@@ -100,16 +107,9 @@ impl<H: Hooks> Ftl<'_, H> {
     /// linked as the outbound queue's new tail through the same reference.
     #[inline(always)]
     fn queue_op(&mut self, fill: impl FnOnce(&mut OpEntry)) -> Result<(), Error> {
-        let i = self.op_free;
-        if i == NIL16 {
+        let Some((i, e)) = stack_pop_entry(self.t.ops, &mut self.op_free, &"stack head")? else {
             return Err(Error::Busy);
-        }
-        let e = self
-            .t
-            .ops
-            .get_mut(usize::from(i))
-            .or_rare(Error::Corrupt(&"stack head"))?;
-        self.op_free = e.next;
+        };
         self.op_free_count = self.op_free_count.saturating_sub(1);
         fill(e);
         e.next = NIL16;
@@ -179,9 +179,8 @@ impl<H: Hooks> Ftl<'_, H> {
         }
         let e = self.t.ops.get(usize::from(i))?;
         self.outbound.pop_linked(e.next);
-        let generation = *self.t.generations.get(usize::from(i))?;
         Some(OpView {
-            id: OpId((u32::from(generation) << 16) | u32::from(i)),
+            id: OpId((u32::from(e.generation) << 16) | u32::from(i)),
             cmd: &e.cmd,
             origin: e.origin,
             meta: self.ps.buf_for(&e.cmd),
@@ -270,11 +269,8 @@ impl<H: Hooks> Ftl<'_, H> {
     pub(crate) fn op_index(&self, id: OpId) -> Result<u16, Error> {
         let idx = (id.0 & 0xffff) as u16;
         let generation = (id.0 >> 16) as u16;
-        match (
-            self.t.ops.get(usize::from(idx)),
-            self.t.generations.get(usize::from(idx)),
-        ) {
-            (Some(e), Some(g)) if e.kind != OpKind::Free && *g == generation => Ok(idx),
+        match self.t.ops.get(usize::from(idx)) {
+            Some(e) if e.kind != OpKind::Free && e.generation == generation => Ok(idx),
             _ => Err(rare(Error::UnknownOp)),
         }
     }

@@ -36,7 +36,7 @@ use crate::ftl::hooks::Hooks;
 use crate::ftl::tables::{BlockState, OpKind, SlotState, NIL};
 use crate::ftl::{Ftl, Phase};
 use crate::map::loc::Loc;
-use crate::medium::addr::{BlockId, Lpn, PlaneId, Ppn, MAX_UNITS_PER_PAGE};
+use crate::medium::addr::{in_page, BlockId, Lpn, PlaneId, Ppn, MAX_UNITS_PER_PAGE};
 use crate::medium::nand::{MetaBuf, NandCmd, NandResult, Origin, PageKind, Slot, Spare};
 use crate::persist::cut::{CutPhase, CutState, CUT_TAG, IF_ERASED};
 use crate::persist::tp::{
@@ -173,13 +173,8 @@ impl<H: Hooks> Ftl<'_, H> {
     /// Forgets every operation in flight: entries are freed with a new
     /// generation, so a late completion is refused.
     fn abandon_ops(&mut self) -> Result<(), Error> {
-        for g in self
-            .t
-            .generations
-            .iter_mut()
-            .take(self.cfg.max_inflight as usize)
-        {
-            *g = g.wrapping_add(1);
+        for e in self.t.ops.iter_mut().take(self.cfg.max_inflight as usize) {
+            e.generation = e.generation.wrapping_add(1);
         }
         self.outbound = crate::ftl::tables::Fifo::EMPTY;
         self.init_ops()
@@ -442,8 +437,8 @@ impl<H: Hooks> Ftl<'_, H> {
                 continue;
             }
             if let (Some(d), Some(l)) = (
-                src.get_mut(usize::from(n)),
-                spare.lpns.get_mut(usize::from(n)),
+                src.get_mut(in_page(usize::from(n))),
+                spare.lpns.get_mut(in_page(usize::from(n))),
             ) {
                 *d = Slot(idx);
                 *l = Lpn(m.lpn);

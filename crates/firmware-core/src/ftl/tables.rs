@@ -93,6 +93,12 @@ pub struct OpEntry {
     pub count: u8,
     /// Host tag for host reads.
     pub tag: u32,
+    /// Generation of the entry: the high half of the ids it is handed out
+    /// under, moved on each time it is freed. It survives a remount over
+    /// the same memory ([`Lend::slice_renewed`] keeps it), so a completion from
+    /// before one is refused. It sits in the entry's padding and is read
+    /// with the entry, one lookup for both.
+    pub generation: u16,
 }
 
 impl Default for OpEntry {
@@ -106,6 +112,7 @@ impl Default for OpEntry {
             origin: Origin::Meta,
             count: 0,
             tag: 0,
+            generation: 0,
         }
     }
 }
@@ -168,11 +175,8 @@ pub struct Tables<'a> {
     pub planes: &'a mut [PlaneState],
     /// Buffer slot metadata.
     pub slots: &'a mut [SlotMeta],
-    /// In-flight operations.
+    /// In-flight operations, each with its generation.
     pub ops: &'a mut [OpEntry],
-    /// Generation of each operation entry; kept across a remount over the
-    /// same memory, so a completion from before it is refused.
-    pub generations: &'a mut [u16],
     /// Mapping persistence tables ([`crate::persist::tp::PersistTables::none`] when off).
     pub persist: crate::persist::tp::PersistTables<'a>,
 }
@@ -189,8 +193,15 @@ impl<'a> Tables<'a> {
             buckets: l.slice(s.buckets, 0u32, &"buckets")?,
             planes: l.slice(s.planes, PlaneState::default(), &"planes")?,
             slots: l.slice(s.slots, SlotMeta::default(), &"slots")?,
-            ops: l.slice(s.ops, OpEntry::default(), &"ops")?,
-            generations: l.slice_kept(s.ops, &"ops")?,
+            ops: l.slice_renewed(
+                s.ops,
+                core::mem::offset_of!(OpEntry, generation),
+                |generation| OpEntry {
+                    generation,
+                    ..OpEntry::default()
+                },
+                &"ops",
+            )?,
             persist: PersistTables {
                 gtd: l.slice(s.tps, 0u32, &"gtd")?,
                 tp_seq: l.slice(s.tps, 0u64, &"tp_seq")?,

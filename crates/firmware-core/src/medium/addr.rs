@@ -11,6 +11,15 @@ use crate::error::{rare, Error};
 /// Most mapping units one flash page can hold (for example 32 KiB pages of 4 KiB units).
 pub const MAX_UNITS_PER_PAGE: usize = 8;
 
+/// Index `i` (a unit's place among a page's units, below
+/// `Geometry::units_per_page`, which the geometry's check keeps at most
+/// [`MAX_UNITS_PER_PAGE`]) into a per-page array: the mask keeps it in
+/// range, so the array is indexed without a range test on a hot path.
+#[inline(always)]
+pub(crate) const fn in_page(i: usize) -> usize {
+    i & (MAX_UNITS_PER_PAGE - 1)
+}
+
 /// A logical page number: one mapping unit of the host address space.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct Lpn(pub u32);

@@ -35,7 +35,7 @@ use crate::ftl::hooks::{Hooks, MigrateStep};
 use crate::ftl::tables::{BlockState, OpKind, NIL};
 use crate::ftl::{Ftl, Stream};
 use crate::map::loc::Loc;
-use crate::medium::addr::{BlockId, PlaneId, Ppn, UnitMask};
+use crate::medium::addr::{in_page, BlockId, PlaneId, Ppn, UnitMask};
 use crate::medium::nand::{NandCmd, NandError, NandResult, Origin, PageKind, Slot, Spare};
 use crate::tech::rcftl::ctt::BerClass;
 use crate::tech::rcftl::dmms::{self, Mode, Urgency};
@@ -584,12 +584,12 @@ fn copyback_page<'a, H: Hooks + HasRcftl<'a>>(
             let lpn = f
                 .p2l(f.g.pun(page, off))?
                 .or_rare(Error::Corrupt(&"copyback unit vanished"))?;
-            if let Some(l) = spare.lpns.get_mut(usize::from(off)) {
+            if let Some(l) = spare.lpns.get_mut(in_page(usize::from(off))) {
                 *l = lpn;
             }
         }
     }
-    let dst_page = f.next_page_of(dst, Stream::Gc)?;
+    let (dst_page, _) = f.claim_page(dst, Stream::Gc)?;
     spare.seq = f.next_seq();
     f.map_reserve_page(&spare);
     H::reserve_extra(f, extra, true);
@@ -648,7 +648,7 @@ pub(crate) fn copyback_done<'a, H: Hooks + HasRcftl<'a>>(
                 if !spare.units.contains(off) {
                     continue;
                 }
-                let Some(&lpn) = spare.lpns.get(usize::from(off)) else {
+                let Some(&lpn) = spare.lpns.get(in_page(usize::from(off))) else {
                     continue;
                 };
                 let from = f.g.pun(*src, off);
