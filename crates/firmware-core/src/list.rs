@@ -138,13 +138,5 @@ pub fn stack_pop_entry<'v, T: Linked>(
 
 /// Pops the top of a stack threaded through `next` links.
 pub fn stack_pop<T: Linked>(v: &mut [T], head: &mut u16) -> Result<Option<u16>, Error> {
-    if *head == NIL16 {
-        return Ok(None);
-    }
-    let i = *head;
-    *head = v
-        .get(usize::from(i))
-        .or_rare(Error::Corrupt(&"stack head"))?
-        .next();
-    Ok(Some(i))
+    Ok(stack_pop_entry(v, head, &"stack head")?.map(|(i, _)| i))
 }

@@ -19,10 +19,10 @@
 use crate::error::{rare, Error, OrRare};
 use crate::ftl::hooks::Hooks;
 use crate::ftl::hooks::MigrateStep;
-use crate::ftl::tables::{BlockState, OpKind, SlotState, NIL, NIL16};
+use crate::ftl::tables::{BlockState, OpKind, PlaneState, SlotState, NIL, NIL16};
 use crate::ftl::{page_ready, Ftl, Stream};
 use crate::list::stack_pop_entry;
-use crate::map::loc::P2L_NONE;
+use crate::map::loc::p2l_owner;
 use crate::medium::addr::{in_page, BlockId, Lpn, PlaneId, Pun, UnitMask, MAX_UNITS_PER_PAGE};
 use crate::medium::nand::{NandCmd, NandResult, Origin, PageKind, Slot, Spare};
 
@@ -553,8 +553,9 @@ impl<H: Hooks> Ftl<'_, H> {
             let Some(m) = t.slots.get_mut(usize::from(s.0)) else {
                 break;
             };
-            let live = m.lpn != P2L_NONE && t.p2l.get(m.aux as usize) == Some(&m.lpn);
-            if !live {
+            // `Ftl::reloc_tag`'s first test, on the table alone.
+            let owner = t.p2l.get(m.aux as usize).and_then(|&w| p2l_owner(w));
+            if owner != Some(Lpn(m.lpn)) {
                 break;
             }
             m.state = SlotState::GcHolding;
@@ -562,11 +563,7 @@ impl<H: Hooks> Ftl<'_, H> {
             pl.hold.push_back_unlinked(t.slots, s.0)?;
             n = n.wrapping_add(1);
         }
-        let quick = pl.victim != NIL
-            && !pl.victim_read_out(ppb)
-            && pl.gc_free_count == 0
-            && page_ready(u32::from(pl.hold.len), upp, false);
-        Ok((n, quick))
+        Ok((n, only_programs_here(pl, ppb, upp)))
     }
 
     /// Whether the GC turn of plane `p` would do nothing but program its
@@ -576,11 +573,8 @@ impl<H: Hooks> Ftl<'_, H> {
     /// held. Its next turn comes with the completion of that program.
     #[inline(always)]
     fn turn_only_programs(&self, p: PlaneId) -> Result<bool, Error> {
-        let pl = self.pl(p)?;
-        Ok(pl.victim != NIL
-            && !pl.victim_read_out(self.g.pages_per_block)
-            && self.reads_blocked(p, u32::from(pl.gc_free_count))
-            && self.holding_may_program(p, false)?)
+        let (ppb, upp) = (self.g.pages_per_block, u32::from(self.g.units_per_page));
+        Ok(only_programs_here(self.pl(p)?, ppb, upp) && !H::in_plane(self, p))
     }
 
     /// A GC program finished: remap units still current, or requeue them on failure.
@@ -692,4 +686,15 @@ impl<H: Hooks> Ftl<'_, H> {
         }
         self.attend(p)
     }
+}
+
+/// The plane's side of [`Ftl::turn_only_programs`] (all but the migration
+/// hook's in-plane moves): a victim still being read, no free GC slot, and
+/// a page's worth held (`ppb` pages per block, `upp` units per page).
+#[inline(always)]
+fn only_programs_here(pl: &PlaneState, ppb: u32, upp: u32) -> bool {
+    pl.victim != NIL
+        && !pl.victim_read_out(ppb)
+        && pl.gc_free_count == 0
+        && page_ready(u32::from(pl.hold.len), upp, false)
 }

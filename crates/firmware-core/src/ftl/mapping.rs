@@ -5,7 +5,7 @@ use crate::error::{rare, Error, OrRare};
 use crate::ftl::hooks::Hooks;
 use crate::ftl::tables::SlotState;
 use crate::ftl::Ftl;
-use crate::map::loc::{Loc, P2L_NONE};
+use crate::map::loc::{p2l_owner, Loc, P2L_NONE};
 use crate::medium::addr::{BlockId, Lpn, PlaneId, Pun};
 use crate::medium::hint::prefetch;
 
@@ -43,7 +43,7 @@ impl<H: Hooks> Ftl<'_, H> {
             .p2l
             .get(pun.0 as usize)
             .or_rare(Error::AddressOutOfRange)?;
-        Ok(if w == P2L_NONE { None } else { Some(Lpn(w)) })
+        Ok(p2l_owner(w))
     }
 
     /// Marks a physical unit as holding `lpn` and counts it valid in its block.

@@ -13,6 +13,12 @@ pub(crate) const BUFFER_FLAG: u32 = 0x8000_0000;
 /// P2L value of a physical unit that holds no live data.
 pub(crate) const P2L_NONE: u32 = u32::MAX;
 
+/// The owner a P2L entry `w` names, if the unit is live.
+#[inline(always)]
+pub(crate) fn p2l_owner(w: u32) -> Option<crate::medium::addr::Lpn> {
+    (w != P2L_NONE).then_some(crate::medium::addr::Lpn(w))
+}
+
 /// Where the current copy of a logical unit is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Loc {

@@ -589,12 +589,13 @@ fn copyback_page<'a, H: Hooks + HasRcftl<'a>>(
             }
         }
     }
-    let (dst_page, _) = f.claim_page(dst, Stream::Gc)?;
+    let (dst_page, pe) = f.claim_page(dst, Stream::Gc)?;
     spare.seq = f.next_seq();
     f.map_reserve_page(&spare);
     H::reserve_extra(f, extra, true);
     let origin = f.pl(p)?.victim_origin;
-    f.emit(
+    f.emit_in(
+        Some((dst, pe)),
         OpKind::Migrate,
         NandCmd::Copyback {
             src: page,
