@@ -22,8 +22,8 @@ use std::collections::VecDeque;
 
 use firmware_core::driver::{execute, execute_cmd};
 use firmware_core::{
-    Config, CopyStop, Error, FullFtl, HostCompletion, Lpn, Nand, NandResult, ReadReport, ReadStart,
-    ReadStatus, Tag,
+    Config, CopyStop, Error, FullFtl, HostCompletion, Lpn, Nand, ReadReport, ReadStart, ReadStatus,
+    Tag,
 };
 
 use nand_model::FullUnit;
@@ -33,8 +33,11 @@ use crate::series::{Sample, Sampler, Snapshot};
 use crate::timing::{OpRef, Timing, TimingParams};
 use crate::workload::{HostOp, HostRequest, RequestSource};
 
+mod die_queue;
 mod events;
 mod flows;
+
+use die_queue::{DieQueue, InFlight, NO_OP};
 
 pub use flows::{Arbitration, Flow, FlowSet, FlowStats, Flows};
 
@@ -447,24 +450,6 @@ fn stamp(lpn: u32, version: u32) -> u64 {
     (u64::from(lpn) << 32) | u64::from(version)
 }
 
-/// What the engine keeps of one operation in flight.
-#[derive(Clone, Copy)]
-struct InFlight {
-    /// The medium's result, fed back at the operation's completion.
-    result: NandResult,
-    /// Where it runs, decoded once when it is queued. The operation itself
-    /// stays in the core's table until its completion (`Ftl::op_in_flight`).
-    place: crate::place::Place,
-}
-
-/// One die's operations: those queued, and how many are started and not
-/// completed (two while a cache program overlaps the one before it).
-#[derive(Clone, Default)]
-struct DieQueue {
-    queue: VecDeque<u32>,
-    busy: u8,
-}
-
 /// The engine over a medium `N`, with host side `H` (by default the stamp
 /// oracle of the batch path, over a medium whose units are [`StampUnit`]s).
 pub struct Engine<'a, N: Nand, H = StampOracle> {
@@ -700,10 +685,11 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
                 InFlight {
                     result: Ok(ReadReport::default()),
                     place: crate::place::Place::default(),
+                    next: NO_OP,
                 };
                 cfg.max_inflight as usize
             ],
-            dies: vec![DieQueue::default(); cfg.geometry.dies() as usize],
+            dies: vec![DieQueue::EMPTY; cfg.geometry.dies() as usize],
             geometry: cfg.geometry,
             now: 0,
             logical_units: cfg.logical_units,
@@ -1372,7 +1358,7 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
         let idx = (id & 0xffff) as usize;
         prefetch_entry(&self.in_flight, idx);
         let die = self.in_flight.get(idx).map_or(0, |p| p.place.die as usize);
-        if let Some(&q) = self.dies.get(die).and_then(|d| d.queue.front()) {
+        if let Some(q) = self.dies.get(die).and_then(DieQueue::front) {
             let q = (q & 0xffff) as usize;
             self.ftl.prefetch_op(firmware_core::OpId(q as u32));
             prefetch_entry(&self.in_flight, q);
@@ -1424,10 +1410,11 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
             self.in_flight[idx] = InFlight {
                 result: r,
                 place: at,
+                next: NO_OP,
             };
             let die = at.die as usize;
             let d = &mut self.dies[die];
-            d.queue.push_back(v.id.0);
+            d.push_back(v.id.0, &mut self.in_flight);
             if d.busy == 0 {
                 self.start_next(die)?;
             }
@@ -1486,7 +1473,7 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
     /// and the die from now on, so reservations are made in time order.
     fn start_next(&mut self, die: usize) -> Result<(), Error> {
         let d = &mut self.dies[die];
-        if let Some(id) = d.queue.pop_front() {
+        if let Some(id) = d.pop_front(&self.in_flight) {
             d.busy += 1;
             let idx = (id & 0xffff) as usize;
             // By reference, from the core's table: an operation is a few
@@ -1510,7 +1497,7 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
     /// send its data in while the first one is busy.
     fn start_cached(&mut self, die: usize) -> Result<(), Error> {
         let d = &self.dies[die];
-        let Some(&id) = d.queue.front() else {
+        let Some(id) = d.front() else {
             return Ok(());
         };
         if d.busy != 1 {
