@@ -842,12 +842,10 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
             host_write_units: f.host_write_units,
             program_units: f.host_program_units + f.gc_program_units,
             gc_victims: f.gc_victims,
-            chan_busy_ns: self.timing.chan_busy.iter().sum(),
-            chan_busy_by: core::array::from_fn(|i| {
-                self.timing.chan_busy.get(i).copied().unwrap_or(0)
-            }),
-            gc_busy_ns: self.timing.gc_busy.iter().sum(),
-            gc_window_ns: self.timing.gc_window.iter().sum(),
+            chan_busy_ns: self.timing.chans.iter().map(|c| c.busy).sum(),
+            chan_busy_by: core::array::from_fn(|i| self.timing.chans.get(i).map_or(0, |c| c.busy)),
+            gc_busy_ns: self.timing.chans.iter().map(|c| c.gc_busy).sum(),
+            gc_window_ns: self.timing.chans.iter().map(|c| c.gc_window).sum(),
             free_blocks,
             buffer_used: self.write_buffer_units - self.ftl.write_buffer_free(),
         }

@@ -80,15 +80,16 @@ impl Timing {
     /// `READ_END` when the page is in its register.
     fn sense(&mut self, die: usize, now: u64) -> u64 {
         let ch = (die as u32 / u32::from(self.g.dies_per_channel)) as usize;
-        let start = now.max(self.die_free[die]);
+        let start = now.max(self.dies[die].free);
         self.ddt.post(DdtMsg::ReadInit, now);
         let busy = self.command(ch, start);
         self.ddt.post(DdtMsg::ReadStart, busy);
         let sensed = busy + self.p.t_read_ns;
         self.ddt.post(DdtMsg::ReadEnd, sensed);
-        self.die_free[die] = sensed;
-        self.die_busy[die] += sensed - start;
-        self.last_prog[die] = false;
+        let d = &mut self.dies[die];
+        d.free = sensed;
+        d.busy += sensed - start;
+        d.last_prog = false;
         self.account_gc(ch, true, start, sensed);
         sensed
     }
@@ -109,15 +110,15 @@ impl Timing {
         let ch = self.g.channel_of_die(self.g.die_of(block)) as usize;
         // DIN_READY: the destination's register (cache register) is free.
         let ready = if self.continues_cache(op) {
-            self.reg_free[die]
+            self.dies[die].reg_free
         } else {
-            self.die_free[die]
+            self.dies[die].free
         };
         self.ddt.post(DdtMsg::ProgInit, now);
         self.ddt.post(DdtMsg::DinReady, now.max(ready));
         // DDT_BEGIN once both READ_END and DIN_READY are in and the
         // channel is free.
-        let cs = now.max(ready).max(read_end).max(self.chan_free[ch]);
+        let cs = now.max(ready).max(read_end).max(self.chans[ch].free);
         let xs = self.command(ch, cs);
         self.ddt.post(DdtMsg::DdtBegin, xs);
         let x = self.chan_ns[n] + self.p.t_dl_ns;
@@ -130,23 +131,25 @@ impl Timing {
         let ds = xs.max(self.dram_free);
         self.dram_free = ds + self.dram_ns[n];
         let re = self.hold_channel(ch, xs, x + bytes * self.p.retx_byte_ns);
-        let busy_from = re.max(self.die_free[die]);
+        let busy_from = re.max(self.dies[die].free);
         self.ddt.post(DdtMsg::ProgStart, busy_from);
         let done = busy_from + self.p.t_prog_ns;
         self.ddt.post(DdtMsg::ProgEnd, done);
-        self.die_busy[die] += done - cs.max(self.die_free[die]);
+        let d = &mut self.dies[die];
+        d.busy += done - cs.max(d.free);
         if let Some(b) = self
-            .die_busy
+            .dies
             .get_mut(from as usize)
             .filter(|_| from as usize != die)
         {
-            *b += x;
+            b.busy += x;
             self.ddt_pages += 1;
         }
         self.retx_bytes += bytes;
-        self.die_free[die] = done;
-        self.reg_free[die] = busy_from;
-        self.last_prog[die] = true;
+        let d = &mut self.dies[die];
+        d.free = done;
+        d.reg_free = busy_from;
+        d.last_prog = true;
         self.prog_block[self.g.plane_of(block).0 as usize] = block.0;
         self.account_gc(ch, true, cs, done);
         done
@@ -213,7 +216,7 @@ mod tests {
     fn copy(t: &mut Timing, bits: u16) -> (u64, u64, u64) {
         let r = t.schedule_read(&read(0), 0, bits);
         let w = t.schedule(&program(16, Origin::Gc), r);
-        (w, t.chan_busy[0], t.gc_own[0])
+        (w, t.chans[0].busy, t.chans[0].gc_own)
     }
 
     #[test]

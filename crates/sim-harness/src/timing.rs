@@ -95,21 +95,12 @@ pub struct Timing {
     /// Transfer ns of 0..=8 units on a channel and on the DRAM bus.
     pub(crate) chan_ns: [u64; 9],
     pub(crate) dram_ns: [u64; 9],
-    pub(crate) die_free: Vec<u64>,
-    pub(crate) chan_free: Vec<u64>,
+    /// Per die: its reservations and busy time, one record.
+    pub(crate) dies: Vec<DieTime>,
+    /// Per channel: its reservation, busy time and GC window, one record.
+    pub(crate) chans: Vec<ChanTime>,
     pub(crate) dram_free: u64,
     host_free: u64,
-    /// Total ns each channel spent transferring.
-    pub chan_busy: Vec<u64>,
-    /// Total ns each die spent busy (array time plus register occupancy).
-    pub die_busy: Vec<u64>,
-    /// Per channel: ns inside GC windows.
-    pub gc_window: Vec<u64>,
-    /// Per channel: transfer ns inside GC windows.
-    pub gc_busy: Vec<u64>,
-    /// Per channel: GC's own channel holds (command and data cycles of GC
-    /// operations only, not host transfers inside GC windows).
-    pub gc_own: Vec<u64>,
     /// Corrected bytes sent again to destinations after direct transfers.
     pub retx_bytes: u64,
     /// Direct data transfers between two ways (DGCB, cross-way GC).
@@ -119,20 +110,109 @@ pub struct Timing {
     /// Per GC slot: the die its page was read from, the read's bit errors
     /// and when the source's read busy ended (`crate::gc_xway`).
     pub(crate) slot_src: Vec<(u32, u16, u64)>,
-    /// Per channel: the current GC window, (start, end).
-    gc_open: Vec<(u64, u64)>,
     /// Per plane: block of the plane's last program (`u32::MAX`: none).
     pub(crate) prog_block: Vec<u32>,
-    /// Per die: whether its last operation was a program.
-    pub(crate) last_prog: Vec<bool>,
-    /// Per die: when the last program's array busy began (cache register free).
-    pub(crate) reg_free: Vec<u64>,
-    /// Channel holds of the operation being scheduled: (start, end).
-    holds: [(u64, u64); 2],
-    n_holds: usize,
+    /// Channel holds of the operation being scheduled.
+    holds: Holds,
     /// The last host transfer's size and duration: requests mostly have
     /// one size, and the duration is a floating-point division and ceiling.
     last_host: (u64, u64),
+}
+
+/// One die's timing state. What one operation reads and writes of a die
+/// sits in one record, so scheduling it looks the die up once.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct DieTime {
+    /// When the die is free.
+    pub(crate) free: u64,
+    /// When the last program's array busy began (cache register free).
+    pub(crate) reg_free: u64,
+    /// Total ns busy (array time plus register occupancy).
+    pub(crate) busy: u64,
+    /// Whether its last operation was a program.
+    pub(crate) last_prog: bool,
+}
+
+/// One channel's timing state, one record as [`DieTime`] is.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct ChanTime {
+    /// When the channel is free.
+    pub(crate) free: u64,
+    /// Total ns transferring.
+    pub(crate) busy: u64,
+    /// ns inside GC windows.
+    pub(crate) gc_window: u64,
+    /// Transfer ns inside GC windows.
+    pub(crate) gc_busy: u64,
+    /// GC's own channel holds (command and data cycles of GC operations
+    /// only, not host transfers inside GC windows).
+    pub(crate) gc_own: u64,
+    /// The current GC window, (start, end).
+    pub(crate) gc_open: (u64, u64),
+}
+
+/// The channel holds of the operation being scheduled: (start, end).
+#[derive(Clone, Copy, Debug, Default)]
+struct Holds {
+    at: [(u64, u64); 2],
+    n: usize,
+}
+
+impl ChanTime {
+    /// Holds the channel for `ns` from `start` (at or after it is free);
+    /// returns the end.
+    #[inline]
+    fn hold(&mut self, holds: &mut Holds, start: u64, ns: u64) -> u64 {
+        if ns == 0 {
+            return start;
+        }
+        let end = start + ns;
+        self.free = end;
+        self.busy += ns;
+        if let Some(h) = holds.at.get_mut(holds.n) {
+            *h = (start, end);
+            holds.n += 1;
+        }
+        end
+    }
+
+    /// The command/address stage of `t_cmd` ns from `start`: on the
+    /// channel when it has a length, else nothing. Returns when it ends.
+    #[inline]
+    fn command(&mut self, holds: &mut Holds, t_cmd: u64, start: u64) -> u64 {
+        if t_cmd == 0 {
+            return start;
+        }
+        let s = start.max(self.free);
+        self.hold(holds, s, t_cmd)
+    }
+
+    /// Books the channel holds of the operation just scheduled against GC
+    /// windows: a GC operation spanning `[start, end)` opens or extends the
+    /// window and all its holds count; another operation's holds count where
+    /// they overlap the window open now.
+    #[inline]
+    fn account_gc(&mut self, holds: &mut Holds, gc: bool, start: u64, end: u64) {
+        let held = holds.at.get(..holds.n).unwrap_or(&[]);
+        let (from, until) = self.gc_open;
+        if gc {
+            let own = held.iter().map(|(s, e)| e - s).sum::<u64>();
+            self.gc_busy += own;
+            self.gc_own += own;
+            if start >= until {
+                self.gc_open = (start, end);
+                self.gc_window += end - start;
+            } else if end > until {
+                self.gc_open = (from, end);
+                self.gc_window += end - until;
+            }
+        } else {
+            for &(s, e) in held {
+                self.gc_busy += e.min(until).saturating_sub(s.max(from));
+            }
+        }
+        holds.n = 0;
+    }
 }
 
 fn xfer_ns(bytes: u64, rate: f64) -> u64 {
@@ -160,80 +240,61 @@ impl Timing {
             dram_ns: core::array::from_fn(|n| {
                 xfer_ns(n as u64 * u64::from(g.unit_bytes()), p.dram_bytes_per_ns)
             }),
-            die_free: vec![0; dies],
-            chan_free: vec![0; usize::from(g.channels)],
+            dies: vec![DieTime::default(); dies],
+            chans: vec![ChanTime::default(); usize::from(g.channels)],
             dram_free: 0,
             host_free: 0,
-            chan_busy: vec![0; usize::from(g.channels)],
-            die_busy: vec![0; dies],
-            gc_window: vec![0; usize::from(g.channels)],
-            gc_busy: vec![0; usize::from(g.channels)],
-            gc_open: vec![(0, 0); usize::from(g.channels)],
-            gc_own: vec![0; usize::from(g.channels)],
             retx_bytes: 0,
             ddt_pages: 0,
             ddt: crate::ddt_msgs::DdtLog::default(),
             slot_src: Vec::new(),
-            holds: [(0, 0); 2],
-            n_holds: 0,
+            holds: Holds::default(),
             last_host: (0, 0),
             prog_block: vec![u32::MAX; g.planes() as usize],
-            last_prog: vec![false; dies],
-            reg_free: vec![0; dies],
         }
+    }
+
+    /// Total ns each channel spent transferring.
+    pub fn chan_busy(&self) -> Vec<u64> {
+        self.chans.iter().map(|c| c.busy).collect()
+    }
+
+    /// Total ns each die spent busy (array time plus register occupancy).
+    pub fn die_busy(&self) -> Vec<u64> {
+        self.dies.iter().map(|d| d.busy).collect()
+    }
+
+    /// Per channel: ns inside GC windows.
+    pub fn gc_window(&self) -> Vec<u64> {
+        self.chans.iter().map(|c| c.gc_window).collect()
+    }
+
+    /// Per channel: transfer ns inside GC windows.
+    pub fn gc_busy(&self) -> Vec<u64> {
+        self.chans.iter().map(|c| c.gc_busy).collect()
+    }
+
+    /// Per channel: GC's own channel holds (command and data cycles of GC
+    /// operations only, not host transfers inside GC windows).
+    pub fn gc_own(&self) -> Vec<u64> {
+        self.chans.iter().map(|c| c.gc_own).collect()
     }
 
     /// Holds channel `ch` for `ns` from `start` (at or after it is free);
     /// returns the end.
     pub(crate) fn hold_channel(&mut self, ch: usize, start: u64, ns: u64) -> u64 {
-        if ns == 0 {
-            return start;
-        }
-        let end = start + ns;
-        self.chan_free[ch] = end;
-        self.chan_busy[ch] += ns;
-        if let Some(h) = self.holds.get_mut(self.n_holds) {
-            *h = (start, end);
-            self.n_holds += 1;
-        }
-        end
+        self.chans[ch].hold(&mut self.holds, start, ns)
     }
 
-    /// The command/address stage from `start`: on the channel when it has
-    /// a length, else nothing. Returns when it ends.
+    /// The command/address stage on channel `ch` from `start`: on the
+    /// channel when it has a length, else nothing. Returns when it ends.
     pub(crate) fn command(&mut self, ch: usize, start: u64) -> u64 {
-        let ns = self.p.t_cmd_ns;
-        if ns == 0 {
-            return start;
-        }
-        let s = start.max(self.chan_free[ch]);
-        self.hold_channel(ch, s, ns)
+        self.chans[ch].command(&mut self.holds, self.p.t_cmd_ns, start)
     }
 
-    /// Books the channel holds of the operation just scheduled against GC
-    /// windows: a GC operation spanning `[start, end)` opens or extends the
-    /// window and all its holds count; another operation's holds count where
-    /// they overlap the window open now.
+    /// [`ChanTime::account_gc`] on channel `ch`.
     pub(crate) fn account_gc(&mut self, ch: usize, gc: bool, start: u64, end: u64) {
-        let holds = &self.holds[..self.n_holds];
-        let (from, until) = self.gc_open[ch];
-        if gc {
-            let own = holds.iter().map(|(s, e)| e - s).sum::<u64>();
-            self.gc_busy[ch] += own;
-            self.gc_own[ch] += own;
-            if start >= until {
-                self.gc_open[ch] = (start, end);
-                self.gc_window[ch] += end - start;
-            } else if end > until {
-                self.gc_open[ch] = (from, end);
-                self.gc_window[ch] += end - until;
-            }
-        } else {
-            for &(s, e) in holds {
-                self.gc_busy[ch] += e.min(until).saturating_sub(s.max(from));
-            }
-        }
-        self.n_holds = 0;
+        self.chans[ch].account_gc(&mut self.holds, gc, start, end);
     }
 
     /// Whether `op` is a program that continues a cache-program sequence:
@@ -251,7 +312,7 @@ impl Timing {
         let op = op.into();
         self.p.cache_program
             && matches!(op.cmd, NandCmd::Program { .. })
-            && self.last_prog.get(at.die as usize) == Some(&true)
+            && self.dies.get(at.die as usize).is_some_and(|d| d.last_prog)
             && self.prog_block.get(at.plane as usize) == Some(&at.block)
     }
 
@@ -264,7 +325,7 @@ impl Timing {
         if !(self.p.cache_program && matches!(op.cmd, NandCmd::Program { .. })) {
             return None;
         }
-        self.reg_free.get(at.die as usize).copied()
+        self.dies.get(at.die as usize).map(|d| d.reg_free)
     }
 
     /// Where `op` runs: its block, plane, die and channel. A driver that
@@ -321,34 +382,40 @@ impl Timing {
                 u64::from(self.g.units_per_page)
             }
         };
-        let die = at.die as usize;
-        let ch = at.ch as usize;
         let n = (units as usize).min(8);
         // Without data-in: the page is in the destination's register already.
         let latched = gc && matches!(self.p.gc_copy, CopyMode::Icb | CopyMode::Dgcb);
         let mut chan_x = self.chan_ns[n];
         let mut dram_x = self.dram_ns[n];
         let cached = self.continues_cache_at(op, at);
+        let p = self.p;
+        let program = matches!(op.cmd, NandCmd::Program { .. });
+        if program {
+            self.prog_block[at.plane as usize] = at.block;
+        }
+        let d = &mut self.dies[at.die as usize];
+        let c = &mut self.chans[at.ch as usize];
+        let holds = &mut self.holds;
         // A cached program's data-in waits only for the cache register.
         let start = if cached {
-            now.max(self.reg_free[die])
+            now.max(d.reg_free)
         } else {
-            now.max(self.die_free[die])
+            now.max(d.free)
         };
         let done = match *op.cmd {
             NandCmd::Read { .. } | NandCmd::ReadMeta { .. } => {
-                if gc && self.p.gc_copy == CopyMode::Dgcb {
-                    chan_x += self.p.t_dl_ns;
+                if gc && p.gc_copy == CopyMode::Dgcb {
+                    chan_x += p.t_dl_ns;
                 }
                 // Command, array read, then data out over the channel into DRAM.
-                let sensed = self.command(ch, start) + self.p.t_read_ns;
-                let cs = sensed.max(self.chan_free[ch]);
-                let ce = self.hold_channel(ch, cs, chan_x);
+                let sensed = c.command(holds, p.t_cmd_ns, start) + p.t_read_ns;
+                let cs = sensed.max(c.free);
+                let ce = c.hold(holds, cs, chan_x);
                 let ds = cs.max(self.dram_free);
                 let de = ds + dram_x;
                 self.dram_free = de;
-                self.die_free[die] = ce;
-                self.die_busy[die] += ce - start.min(ce);
+                d.free = ce;
+                d.busy += ce - start.min(ce);
                 ce.max(de)
             }
             NandCmd::Program { .. } | NandCmd::ProgramMeta { .. } => {
@@ -360,38 +427,34 @@ impl Timing {
                 let ds = now.max(self.dram_free);
                 let de = ds + dram_x;
                 self.dram_free = de;
-                let cs = start.max(self.chan_free[ch]);
-                let xs = self.command(ch, cs).max(ds);
-                let ce = self.hold_channel(ch, xs, chan_x);
-                let busy_from = ce.max(de).max(self.die_free[die]);
-                let done = busy_from + self.p.t_prog_ns;
-                self.die_busy[die] += done - cs.max(self.die_free[die]);
-                self.die_free[die] = done;
-                self.reg_free[die] = busy_from;
+                let cs = start.max(c.free);
+                let xs = c.command(holds, p.t_cmd_ns, cs).max(ds);
+                let ce = c.hold(holds, xs, chan_x);
+                let busy_from = ce.max(de).max(d.free);
+                let done = busy_from + p.t_prog_ns;
+                d.busy += done - cs.max(d.free);
+                d.free = done;
+                d.reg_free = busy_from;
                 done
             }
             NandCmd::Erase { .. } | NandCmd::GuardedErase { .. } => {
-                let done = self.command(ch, start) + self.p.t_erase_ns;
-                self.die_busy[die] += done - start;
-                self.die_free[die] = done;
+                let done = c.command(holds, p.t_cmd_ns, start) + p.t_erase_ns;
+                d.busy += done - start;
+                d.free = done;
                 done
             }
             NandCmd::Copyback { .. } => {
                 // Read into the page register and program from it: no data
                 // transfer, no DRAM; two command stages.
-                let sensed = self.command(ch, start) + self.p.t_read_ns;
-                let done = self.command(ch, sensed) + self.p.t_prog_ns;
-                self.die_busy[die] += done - start;
-                self.die_free[die] = done;
+                let sensed = c.command(holds, p.t_cmd_ns, start) + p.t_read_ns;
+                let done = c.command(holds, p.t_cmd_ns, sensed) + p.t_prog_ns;
+                d.busy += done - start;
+                d.free = done;
                 done
             }
         };
-        let program = matches!(op.cmd, NandCmd::Program { .. });
-        self.last_prog[die] = program;
-        if program {
-            self.prog_block[at.plane as usize] = at.block;
-        }
-        self.account_gc(ch, gc, start, done);
+        d.last_prog = program;
+        c.account_gc(holds, gc, start, done);
         done
     }
 
@@ -419,11 +482,13 @@ impl Timing {
 
     /// Resets the busy accounting (after preconditioning), keeping reservations.
     pub fn reset_busy(&mut self) {
-        self.chan_busy.iter_mut().for_each(|b| *b = 0);
-        self.die_busy.iter_mut().for_each(|b| *b = 0);
-        self.gc_window.iter_mut().for_each(|b| *b = 0);
-        self.gc_busy.iter_mut().for_each(|b| *b = 0);
-        self.gc_own.iter_mut().for_each(|b| *b = 0);
+        for c in &mut self.chans {
+            c.busy = 0;
+            c.gc_window = 0;
+            c.gc_busy = 0;
+            c.gc_own = 0;
+        }
+        self.dies.iter_mut().for_each(|d| d.busy = 0);
         self.retx_bytes = 0;
         self.ddt_pages = 0;
         self.ddt = crate::ddt_msgs::DdtLog::default();
@@ -515,7 +580,7 @@ pub(crate) mod tests {
         let mut t = Timing::new(geo(), p);
         let r = t.schedule(&read_from(0, Origin::Gc), 0);
         let w = t.schedule(&program_from(1, Origin::Gc), r);
-        (w, t.chan_busy[0], t.gc_window[0], t.gc_busy[0])
+        (w, t.chans[0].busy, t.chans[0].gc_window, t.chans[0].gc_busy)
     }
 
     #[test]
@@ -576,13 +641,16 @@ pub(crate) mod tests {
         // Host program on die 1 at 0: waits for the channel (50-60 us is
         // the GC data out), transfers 60-70 us: outside the window.
         t.schedule(&program(16), 0);
-        assert_eq!(t.gc_window[0], 60_000);
-        assert_eq!(t.gc_busy[0], 10_000);
+        assert_eq!(t.chans[0].gc_window, 60_000);
+        assert_eq!(t.chans[0].gc_busy, 10_000);
         // A host read on die 1 inside a GC program's window counts.
         let mut t = Timing::new(geo(), params());
         assert_eq!(t.schedule(&program_from(0, Origin::Gc), 0), 510_000);
         assert_eq!(t.schedule(&read_from(16, Origin::Host), 0), 60_000);
-        assert_eq!((t.gc_window[0], t.gc_busy[0]), (510_000, 20_000));
+        assert_eq!(
+            (t.chans[0].gc_window, t.chans[0].gc_busy),
+            (510_000, 20_000)
+        );
     }
 
     #[test]
@@ -610,7 +678,7 @@ pub(crate) mod tests {
             origin: Origin::Gc,
         };
         assert_eq!(t.schedule(&op, 0), 550_000);
-        assert_eq!(t.chan_busy[0], 0);
+        assert_eq!(t.chans[0].busy, 0);
         let e = NandOp {
             id: OpId(0),
             cmd: NandCmd::Erase { block: BlockId(1) },
