@@ -1288,12 +1288,12 @@ impl<'a, N: Nand, H: HostSide<N::Unit>> Engine<'a, N, H> {
         // Two stages of look-ahead: the next completion's mapping entries
         // and the records the engine reads for it (its table entry was
         // fetched one event ago), and the table entry of the one after it.
-        let [next, after] = self.heap.next_two();
-        if let Some((_, EV_NAND, next)) = next {
+        let [next, after] = self.heap.next_two(EV_NAND);
+        if let Some(next) = next {
             self.ftl.prefetch_completion(firmware_core::OpId(next));
             self.prefetch_event(next);
         }
-        if let Some((_, EV_NAND, after)) = after {
+        if let Some(after) = after {
             self.ftl.prefetch_op(firmware_core::OpId(after));
         }
         self.advance_to(self.now.max(t));
