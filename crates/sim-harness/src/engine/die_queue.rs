@@ -27,8 +27,10 @@ pub(super) const NO_OP: u32 = u32::MAX;
 pub(super) struct DieQueue {
     /// Oldest queued operation ([`NO_OP`]: none).
     head: u32,
-    /// Newest queued operation.
+    /// Newest queued operation (stale once the queue runs empty: `head`
+    /// says whether it is empty).
     tail: u32,
+    /// Operations started on the die and not completed.
     pub(super) busy: u8,
 }
 
