@@ -125,6 +125,12 @@ pub struct PersistConfig {
     /// is still right after a cut. Victims then wait to be erased until a
     /// sweep has written every page they made stale (`ftl::deferred`).
     pub gc_outside_budget: bool,
+    /// Program failures the power-cut flush absorbs: a page whose program
+    /// fails is programmed again into a fresh block, and the capacitor
+    /// pays for this many programs beyond the flush itself
+    /// ([`crate::Ftl::cut_capacity`]). 0 for a medium whose programs do
+    /// not fail.
+    pub cut_retries: u32,
 }
 
 impl PersistConfig {
@@ -136,6 +142,7 @@ impl PersistConfig {
         flush_start_permille: 0,
         meta_blocks_per_plane: 0,
         gc_outside_budget: false,
+        cut_retries: 0,
     };
 
     /// Whether the mapping table is persisted.

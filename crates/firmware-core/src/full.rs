@@ -267,6 +267,9 @@ mod rcftl_hooks {
     }
 
     impl Migration for Techniques<'_> {
+        fn mounting(f: &mut Ftl<'_, Self>) -> Result<(), Error> {
+            rc::mounting(f)
+        }
         fn victim_chosen(f: &mut Ftl<'_, Self>, p: PlaneId) {
             rc::victim_chosen(f, p)
         }

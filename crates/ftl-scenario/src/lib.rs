@@ -97,6 +97,7 @@ pub const PERSIST: PersistConfig = PersistConfig {
     flush_start_permille: 0,
     meta_blocks_per_plane: 0,
     gc_outside_budget: false,
+    cut_retries: 0,
 };
 
 /// The core configuration: small buffers and queues, as a microcontroller would

@@ -59,6 +59,14 @@ pub enum MigrateStep {
 
 /// How GC migrates a victim's pages (rcFTL: copyback).
 pub trait Migration: Sized {
+    /// Mount starts: nothing the hook kept in DRAM survived the power cut,
+    /// and its tables are as [`crate::Ftl::new`] left them (as for a
+    /// fresh format). The hook puts in them what it may assume of data
+    /// written before the cut.
+    fn mounting(_f: &mut Ftl<'_, Self>) -> Result<(), Error> {
+        Ok(())
+    }
+
     /// A new victim of plane `p` was chosen: decide how its pages move.
     fn victim_chosen(_f: &mut Ftl<'_, Self>, _p: PlaneId) {}
 

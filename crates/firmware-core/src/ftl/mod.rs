@@ -916,11 +916,20 @@ impl<'a, H: Hooks> Ftl<'a, H> {
     #[inline(always)]
     fn flush_may_start(&self) -> bool {
         self.host_may_emit()
-            && page_ready(
+            && (page_ready(
                 self.pending_live(),
                 u32::from(self.g.units_per_page),
-                self.force_flush,
-            )
+                self.partial_page_ok(),
+            ) || (self.wb_free == NIL16 && self.pending_dead > 0))
+    }
+
+    /// Whether a flush may program a page it cannot fill: a host flush
+    /// asked for it, or the write buffer has no free slot. Trimmed units
+    /// leave the buffer only as the flush passes them, so a full buffer
+    /// of few live units must not wait for a full page or the start share.
+    #[inline(always)]
+    pub(crate) fn partial_page_ok(&self) -> bool {
+        self.force_flush || self.wb_free == NIL16
     }
 
     /// Whether a host page may be emitted now: a plane is ready for it and
@@ -936,14 +945,22 @@ impl<'a, H: Hooks> Ftl<'a, H> {
         let upp = u32::from(self.g.units_per_page);
         loop {
             let live = self.pending_live();
-            if !page_ready(live, upp, self.force_flush) {
+            let partial = self.partial_page_ok();
+            if live == 0 && self.wb_free == NIL16 && self.pending_dead > 0 {
+                // Only trimmed units: passing them frees their slots.
+                if let Some(s) = self.pending_pop_live()? {
+                    self.pending_unpop(&[s])?;
+                }
+                return Ok(());
+            }
+            if !page_ready(live, upp, partial) {
                 return Ok(());
             }
             // With the mapping persisted, flushing may wait until the buffer
             // is filled to its start share (Dawid: half), so LIDF has writes
             // to choose from.
             let start = self.cfg.persist.flush_start_permille;
-            if self.ps.on && start > 0 && !self.force_flush {
+            if self.ps.on && start > 0 && !partial {
                 let need = u64::from(self.cfg.write_buffer_units)
                     .saturating_mul(u64::from(start.min(1000)))
                     / 1000;

@@ -75,6 +75,7 @@ impl<H: Hooks> Ftl<'_, H> {
 
     /// [`Ftl::mount`] without its persistence check (also [`Ftl::adopt`]).
     pub(crate) fn mount_from(&mut self, now: u64) -> Result<(), Error> {
+        H::mounting(self)?;
         self.last_now = now;
         self.phase = Phase::Mounting;
         self.format_cursor = self.g.total_blocks();

@@ -27,8 +27,19 @@
 //! Steps 2 to 4 go to erased metadata-region blocks (the anchor to its own
 //! block), of which the core always keeps enough. [`Ftl::cut_capacity`] is
 //! the most this flush can program: write-buffer pages + `B` + 1 + the
-//! table pages + 1. A harness gives the capacitor that much energy and
-//! checks the core never asks for more. [`Ftl::shutdown`] runs the same
+//! table pages + 1, plus the retries of failed programs the configuration
+//! asks the capacitor to pay for (`PersistConfig::cut_retries`). A harness
+//! gives the capacitor that much energy and checks the core never asks for
+//! more.
+//!
+//! A program of the flush that fails is programmed again into a fresh
+//! block (a data page, a translation page, the record; the failed block
+//! takes no further page). The flush keeps one data and one metadata page
+//! in flight at a time, so a failure costs one retry and not one per page
+//! queued behind it in the same block; the record waits for every program
+//! before it (it names the blocks retried data went to) and the table for
+//! the record. A failed table page leaves the checkpoint without its
+//! anchor: the next mount reads every block's first page instead. [`Ftl::shutdown`] runs the same
 //! flush on an idle core with an empty buffer: a clean shutdown.
 
 use crate::error::{rare, Error};
@@ -164,6 +175,7 @@ impl<H: Hooks> Ftl<'_, H> {
             .wrapping_add(1)
             .wrapping_add(self.table_pages())
             .wrapping_add(u32::from(self.table_pages() > 0))
+            .wrapping_add(self.cfg.persist.cut_retries)
     }
 
     fn record_capacity(&self) -> usize {
@@ -190,6 +202,9 @@ impl<H: Hooks> Ftl<'_, H> {
             match self.cut.phase {
                 CutPhase::Idle | CutPhase::Done => return Ok(()),
                 CutPhase::Data => {
+                    if self.cut.data_busy {
+                        return Ok(());
+                    }
                     if !self.cut_data_page()? {
                         self.cut.phase = if self.cut.settling {
                             CutPhase::Record
@@ -199,7 +214,7 @@ impl<H: Hooks> Ftl<'_, H> {
                     }
                 }
                 CutPhase::Tps => {
-                    if self.ps.buf_free == 0 {
+                    if self.ps.buf_free == 0 || self.cut.meta_busy {
                         return Ok(());
                     }
                     let Some(tp) = self.ps.dirty.pop_oldest()? else {
@@ -208,9 +223,15 @@ impl<H: Hooks> Ftl<'_, H> {
                     };
                     let page = self.cut_meta_page()?;
                     self.tp_emit(tp, page, OpKind::Cut)?;
+                    self.cut.meta_busy = true;
                     self.cut_count();
                 }
                 CutPhase::Record => {
+                    // The record names every block the data went to,
+                    // retries included: it waits for every program before it.
+                    if self.cut.outstanding > 0 {
+                        return Ok(());
+                    }
                     let page = self.cut_meta_page()?;
                     let buf = self.cut.record;
                     let n_erase = self.cut.n_erase;
@@ -244,6 +265,12 @@ impl<H: Hooks> Ftl<'_, H> {
                     self.cut.phase = CutPhase::Table;
                 }
                 CutPhase::Table => {
+                    // The table describes the blocks as the flush left
+                    // them, after any retry.
+                    if self.cut.meta_busy || (self.cut.table.is_empty() && self.cut.outstanding > 0)
+                    {
+                        return Ok(());
+                    }
                     let n = self.table_pages();
                     if self.cut.table.is_empty() {
                         for _ in 0..n {
@@ -285,7 +312,12 @@ impl<H: Hooks> Ftl<'_, H> {
                         return Ok(());
                     };
                     self.cut.phase = CutPhase::Done;
-                    let Some(page) = self.anchor_cut_page() else {
+                    let anchor = if self.cut.table_failed {
+                        None
+                    } else {
+                        self.anchor_cut_page()
+                    };
+                    let Some(page) = anchor else {
                         self.ps.buf_release(buf);
                         continue;
                     };
@@ -405,6 +437,7 @@ impl<H: Hooks> Ftl<'_, H> {
             0,
             0,
         )?;
+        self.cut.meta_busy = true;
         self.cut_count();
         Ok(())
     }
@@ -458,6 +491,7 @@ impl<H: Hooks> Ftl<'_, H> {
             n,
             0,
         )?;
+        self.cut.data_busy = true;
         self.cut_count();
         Ok(true)
     }
@@ -533,11 +567,42 @@ impl<H: Hooks> Ftl<'_, H> {
         if let Some(page) = self.cut_next_in(self.cut.meta_block)? {
             return Ok(page);
         }
-        let b = self.cut_erased_region()?;
-        self.ps.erased_blocks = self.ps.erased_blocks.saturating_sub(1);
-        self.blk_mut(b)?.next_page = 1;
+        let b = match self.cut_erased_region() {
+            Ok(b) => {
+                self.ps.erased_blocks = self.ps.erased_blocks.saturating_sub(1);
+                b
+            }
+            // Failed programs used up the region's erased blocks: a free
+            // data block joins the region (mount knows it by its pages).
+            Err(e) => match self.cut_free_block()? {
+                Some(b) => b,
+                None => return Err(e),
+            },
+        };
+        {
+            let m = self.blk_mut(b)?;
+            m.state = BlockState::Meta;
+            m.next_page = 1;
+        }
         self.cut.meta_block = b.0;
         Ok(self.g.ppn(b, 0))
+    }
+
+    /// A free block of the plane with the most free blocks, leaving each
+    /// plane its last (GC's next destination); `None` if there is none.
+    fn cut_free_block(&mut self) -> Result<Option<BlockId>, Error> {
+        let mut best: Option<(PlaneId, u32)> = None;
+        for p in 0..self.g.planes() {
+            let p = PlaneId(p);
+            let free = self.pl(p)?.free_count;
+            if free > 1 && best.is_none_or(|(_, f)| free > f) {
+                best = Some((p, free));
+            }
+        }
+        match best {
+            Some((p, _)) => self.free_pop_coolest(p, 0, None),
+            None => Ok(None),
+        }
     }
 
     fn cut_erased_region(&mut self) -> Result<BlockId, Error> {
@@ -555,16 +620,92 @@ impl<H: Hooks> Ftl<'_, H> {
         ))
     }
 
-    /// Completion of a power-cut flush operation.
+    /// Completion of a power-cut flush operation. A failed program is
+    /// programmed again into a fresh block (the failed block refuses every
+    /// later program): a data page, a translation page or the record, each
+    /// of which the next mount needs. A failed block-table page leaves
+    /// the checkpoint without its anchor (mount then reads the first pages),
+    /// and a failed anchor page is one mount skips.
     #[cfg_attr(not(target_arch = "arm"), cold, inline(never))]
-    pub(crate) fn cut_done(&mut self, cmd: &NandCmd, _result: NandResult) -> Result<(), Error> {
-        if let NandCmd::ProgramMeta { buf, .. } = cmd {
-            if *buf != self.cut.record {
-                self.ps.buf_release(*buf);
-            }
-        }
+    pub(crate) fn cut_done(&mut self, cmd: &NandCmd, result: NandResult) -> Result<(), Error> {
         self.cut.outstanding = self.cut.outstanding.saturating_sub(1);
+        let failed = result.is_err();
+        match *cmd {
+            NandCmd::Program { page, src, spare } => {
+                self.cut.data_busy = false;
+                if failed {
+                    let b = self.cut_block_failed(page)?;
+                    if self.cut.data_block == b {
+                        self.cut.data_block = NIL;
+                    }
+                    let page = self.cut_data_target()?;
+                    let spare = Spare {
+                        seq: self.next_seq(),
+                        ..spare
+                    };
+                    let n = spare.units.count() as u8;
+                    self.emit(
+                        OpKind::Cut,
+                        NandCmd::Program { page, src, spare },
+                        Origin::Host,
+                        n,
+                        0,
+                    )?;
+                    self.cut.data_busy = true;
+                    self.cut.retries = self.cut.retries.wrapping_add(1);
+                    self.cut_count();
+                }
+            }
+            NandCmd::ProgramMeta { page, buf, spare } => {
+                let anchor = self.anchor_index(self.g.block_of(page)).is_some();
+                if !anchor {
+                    self.cut.meta_busy = false;
+                }
+                let table = self.cut.table.contains(&page.0);
+                if failed && !anchor {
+                    let b = self.cut_block_failed(page)?;
+                    if self.cut.meta_block == b {
+                        self.cut.meta_block = NIL;
+                    }
+                }
+                if failed && !anchor && !table {
+                    let to = self.cut_meta_page()?;
+                    self.cut.retries = self.cut.retries.wrapping_add(1);
+                    if buf == self.cut.record || spare.kind != PageKind::Map {
+                        let spare = Spare {
+                            seq: self.next_seq(),
+                            ..spare
+                        };
+                        return self.cut_emit_meta(to, buf, spare);
+                    }
+                    // A translation page: encoded again from the table.
+                    self.ps.buf_release(buf);
+                    let tp = spare.lpns.first().map_or(0, |l| l.0);
+                    self.tp_emit(crate::persist::Tpn(tp), to, OpKind::Cut)?;
+                    self.cut.meta_busy = true;
+                    self.cut_count();
+                    return Ok(());
+                }
+                if failed && table {
+                    self.cut.table_failed = true;
+                }
+                if buf != self.cut.record {
+                    self.ps.buf_release(buf);
+                }
+            }
+            _ => {}
+        }
         Ok(())
+    }
+
+    /// Closes the block of `page`, whose program failed, so the flush
+    /// takes no more pages from it; returns the block.
+    fn cut_block_failed(&mut self, page: Ppn) -> Result<u32, Error> {
+        let b = self.g.block_of(page);
+        let ppb = u16::try_from(self.g.pages_per_block)
+            .map_err(|_| Error::InvalidConfig(&"pages per block above 65535"))?;
+        self.blk_mut(b)?.next_page = ppb;
+        Ok(b.0)
     }
 
     /// Host units in the write buffer that a cut would flush.

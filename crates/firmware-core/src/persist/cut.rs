@@ -61,6 +61,17 @@ pub(crate) struct CutState {
     pub(crate) table: heapless::Vec<u32, MAX_TABLE_PAGES>,
     /// Block-table pages emitted so far.
     pub(crate) table_emitted: u32,
+    /// A data page of the flush is being programmed: the next waits for
+    /// it, so a program failure (after which the block refuses every
+    /// program) costs one retry, not one per page queued behind it.
+    pub(crate) data_busy: bool,
+    /// Likewise for the metadata pages (translation pages, record, table).
+    pub(crate) meta_busy: bool,
+    /// A block-table page failed: the checkpoint is incomplete, so no
+    /// anchor names it and the next mount reads every block's first page.
+    pub(crate) table_failed: bool,
+    /// Pages programmed again after a failure.
+    pub(crate) retries: u32,
 }
 
 /// Most block-table pages a checkpoint names (one anchor page lists them).

@@ -735,7 +735,9 @@ impl SimConfig {
             flush_start_permille: (self.buffer.flush_start_ratio * 1000.0).round() as u32,
             meta_blocks_per_plane: 0,
             gc_outside_budget: self.buffer.gc_outside_budget,
+            cut_retries: 0,
         };
+        core.persist.cut_retries = self.cut_retries(&core);
         // One average block-write time (seed 000 §4.2).
         let window_ns =
             (self.timing.t_prog_us * 1e3).round() as u64 * u64::from(self.geometry.pages_per_block);
@@ -754,6 +756,43 @@ impl SimConfig {
             InterfaceKey::Zns => self.zone_geometry_of(core.logical_units)?.max_active as u8,
         };
         Ok(core)
+    }
+
+    /// Program failures the capacitor must pay to absorb at a power cut:
+    /// the fewest retries such that more of the flush's programs fail with
+    /// probability below 1e-9 at `nand.program_fail_prob` (a Poisson tail
+    /// over the programs the flush can take at most: the write buffer's
+    /// pages, every translation page, the block table and the record).
+    fn cut_retries(&self, core: &firmware_core::Config) -> u32 {
+        let p = self.nand.program_fail_prob;
+        if p.is_nan() || p <= 0.0 || !core.persist.enabled() {
+            return 0;
+        }
+        let g = &core.geometry;
+        let upp = u64::from(g.units_per_page.max(1));
+        let epp = u64::from(core.persist.map_entries_per_page.max(1));
+        let page = u64::from(g.page_bytes.max(1));
+        let programs = u64::from(core.write_buffer_units).div_ceil(upp)
+            + u64::from(core.logical_units).div_ceil(epp)
+            + (u64::from(g.total_blocks()) * 4).div_ceil(page)
+            + 4;
+        let lambda = p.min(1.0) * programs as f64;
+        if lambda > 500.0 {
+            // exp(-lambda) underflows: seven standard deviations above the mean.
+            return (lambda + 7.0 * lambda.sqrt())
+                .ceil()
+                .min(f64::from(u32::MAX)) as u32;
+        }
+        // P(X > r) for X ~ Poisson(lambda), summed term by term.
+        let mut term = (-lambda).exp();
+        let mut cdf = term;
+        let mut r = 0u32;
+        while 1.0 - cdf > 1e-9 && r < 100_000 {
+            r += 1;
+            term *= lambda / f64::from(r);
+            cdf += term;
+        }
+        r
     }
 
     /// Bytes of one erase block in every plane.

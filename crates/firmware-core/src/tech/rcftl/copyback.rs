@@ -408,6 +408,26 @@ fn set_page_state<'a, H: Hooks + HasRcftl<'a>>(
     Ok(())
 }
 
+/// Mount: how many copybacks a page's data went through is kept in DRAM
+/// only, so after a power cut it is unknown. Every page's budget is taken
+/// as spent (quota 0, or a counter at its top): the next move of data
+/// written before the cut goes off-chip, through ECC, which gives it the
+/// full budget again. Blocks opened after the mount start as usual.
+pub(crate) fn mounting<'a, H: Hooks + HasRcftl<'a>>(f: &mut Ftl<'_, H>) -> Result<(), Error> {
+    let spent = match f.cfg.copyback.mode {
+        CopybackMode::FastGc => u8::MAX,
+        _ => 0,
+    };
+    let Some(rc) = f.h.rcftl_mut() else {
+        return Ok(());
+    };
+    for b in rc.t.blocks.iter_mut() {
+        b.quota = 0;
+    }
+    rc.t.pages.fill(spent);
+    Ok(())
+}
+
 /// A page was just written from the controller (host data or off-chip GC
 /// data): its EPM byte is a full quota, or a zero counter; a block's first
 /// page is read once to measure the block's BER class.
