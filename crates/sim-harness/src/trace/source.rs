@@ -10,6 +10,12 @@ use super::TraceError;
 /// Read buffer of a trace file (and of each decompressor's output).
 const BUF_BYTES: usize = 1 << 20;
 
+/// Longest line a trace may hold, without its line end: 64 KiB, a
+/// hundred times the longest line of any supported format. A longer line
+/// (a binary file, a file without line ends) is an error naming it, so a
+/// reader never holds more than this of one line.
+pub const MAX_LINE_BYTES: usize = 64 << 10;
+
 /// Most memory the xz decoder may take. `xz -9` needs 65 MiB; a header
 /// asking for more (up to 4 GiB of dictionary) is refused, not allocated.
 pub const XZ_MEMLIMIT_BYTES: u64 = 256 << 20;
@@ -100,8 +106,10 @@ fn wrap<'a, R: BufRead + Send + 'a>(
 pub(super) type Line<'l> = (u64, &'l [u8], bool);
 
 /// Reads lines as bytes, without the `\n` (and a `\r` before it), with a
-/// 1-based line counter. A corrupt compressed stream becomes an error
-/// naming the line it was reading.
+/// 1-based line counter. A corrupt compressed stream, a line longer than
+/// [`MAX_LINE_BYTES`] and a carriage return inside a line (a file with
+/// CR-only line ends, which no trace tool writes) become errors naming
+/// the line.
 pub(super) struct Lines<'a> {
     inner: Box<dyn BufRead + Send + 'a>,
     buf: Vec<u8>,
@@ -132,13 +140,19 @@ impl<'a> Lines<'a> {
     /// at the end.
     pub(super) fn next_line(&mut self) -> Result<Option<Line<'_>>, TraceError> {
         self.buf.clear();
-        let n = self.inner.read_until(b'\n', &mut self.buf).map_err(|e| {
-            let what = match self.compression {
-                Compression::None => String::new(),
-                c => format!("corrupt {} stream: ", c.name()),
-            };
-            TraceError::new(&self.name, self.lineno + 1, "file", format!("{what}{e}"))
-        })?;
+        // At most the longest line, its `\r\n` and one byte more: enough to
+        // tell a line that is too long without reading it whole.
+        let bound = (MAX_LINE_BYTES + 3) as u64;
+        let n = (&mut self.inner)
+            .take(bound)
+            .read_until(b'\n', &mut self.buf)
+            .map_err(|e| {
+                let what = match self.compression {
+                    Compression::None => String::new(),
+                    c => format!("corrupt {} stream: ", c.name()),
+                };
+                TraceError::new(&self.name, self.lineno + 1, "file", format!("{what}{e}"))
+            })?;
         if n == 0 {
             return Ok(None);
         }
@@ -150,6 +164,26 @@ impl<'a> Lines<'a> {
         }
         if let Some(l) = line.strip_suffix(b"\r") {
             line = l;
+        }
+        if line.contains(&b'\r') {
+            return Err(TraceError::new(
+                &self.name,
+                self.lineno,
+                "line",
+                "carriage return inside the line: the file ends its lines with CR alone, \
+                 which is not supported; end them with LF or CR LF (e.g. `tr '\\r' '\\n'`)",
+            ));
+        }
+        if line.len() > MAX_LINE_BYTES {
+            return Err(TraceError::new(
+                &self.name,
+                self.lineno,
+                "line",
+                format!(
+                    "longer than {MAX_LINE_BYTES} bytes, the longest line a trace may hold; \
+                     is it a text trace?"
+                ),
+            ));
         }
         if self.lineno == 1 {
             if let Some(l) = line.strip_prefix(b"\xef\xbb\xbf") {
