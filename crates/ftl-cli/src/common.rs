@@ -216,6 +216,37 @@ impl CommonOpts {
             .map_err(|e| CliError::Input(e.to_string()))
     }
 
+    /// Checks that `plan` (at its queue depth) and reading `inputs` at the
+    /// same time fit in `--max-memory`, and returns what the limit leaves
+    /// beside them for each input's deduplication tables (`None`: no limit
+    /// known). A replay reads every input of a joined trace (and of every
+    /// flow) at once, each with its own tables.
+    pub fn check_reading(
+        &self,
+        cfg: &SimConfig,
+        plan: &Plan,
+        inputs: &[&sim_harness::trace::TraceInput<'_>],
+    ) -> Result<Option<u64>, CliError> {
+        let engine = plan
+            .worst_case_bytes(plan.engine.queue_depth)
+            .map_err(|e| CliError::Input(cfg.core_rejection(e).to_string()))?;
+        let mut reading = crate::replay_feed::feed_bytes(inputs.len());
+        for i in inputs {
+            let r = i
+                .reading_bytes()
+                .map_err(|e| CliError::Input(e.to_string()))?;
+            reading = reading.saturating_add(r);
+        }
+        let need = engine.saturating_add(reading);
+        crate::mem_limit::check(
+            need,
+            self.max_memory,
+            "this configuration and reading its trace",
+        )?;
+        Ok(crate::mem_limit::effective(self.max_memory)
+            .map(|(limit, _)| (limit - need) / inputs.len().max(1) as u64))
+    }
+
     /// Refuses `--precondition=fast` on a drive it cannot build (an input
     /// error, before anything runs).
     pub fn check_fast(plan: &Plan, precondition: Option<Preconditioning>) -> Result<(), CliError> {

@@ -477,6 +477,10 @@ pub struct TraceOptions {
     /// FIU traces: a write whose content hash an earlier write still holds
     /// becomes a copy from there ([`fiu`]). Default `false`.
     pub dedup_copies: bool,
+    /// Most bytes the deduplication tables of one file may take, their
+    /// growth included (`dedup_copies`); a write that would take them
+    /// past it is an error naming its line. `None` (the default): no bound.
+    pub dedup_max_bytes: Option<u64>,
 }
 
 impl Default for TraceOptions {
@@ -489,6 +493,7 @@ impl Default for TraceOptions {
             device_policy: DevicePolicy::Merge,
             capacity_policy: CapacityPolicy::Reject,
             dedup_copies: false,
+            dedup_max_bytes: None,
         }
     }
 }

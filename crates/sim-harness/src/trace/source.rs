@@ -20,6 +20,28 @@ pub const MAX_LINE_BYTES: usize = 64 << 10;
 /// asking for more (up to 4 GiB of dictionary) is refused, not allocated.
 pub const XZ_MEMLIMIT_BYTES: u64 = 256 << 20;
 
+/// Most memory a gzip decoder holds (its 32 KiB window and state).
+const GZIP_STATE_BYTES: u64 = 64 << 10;
+
+/// Most memory the zstd decoder holds: the largest window it accepts by
+/// default (2^27 bytes; a frame asking for more is refused) and a block.
+const ZSTD_STATE_BYTES: u64 = (1 << 27) + (256 << 10);
+
+/// Most bytes reading one trace of compression `kind` holds at once,
+/// whatever its length: the read buffer, a decompressor's state and output
+/// buffer, and one line.
+pub fn reading_bytes(kind: Compression) -> u64 {
+    let file = BUF_BYTES as u64;
+    let line = MAX_LINE_BYTES as u64 + 3;
+    let decoder = match kind {
+        Compression::None => 0,
+        Compression::Gzip => BUF_BYTES as u64 + GZIP_STATE_BYTES,
+        Compression::Zstd => BUF_BYTES as u64 + ZSTD_STATE_BYTES,
+        Compression::Xz => BUF_BYTES as u64 + XZ_MEMLIMIT_BYTES,
+    };
+    file + decoder + line
+}
+
 /// Compression of a trace file, from its magic number.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Compression {
@@ -64,6 +86,21 @@ pub(super) fn open_file(path: &Path, name: &str) -> Result<Lines<'static>, Trace
     let mut file = BufReader::with_capacity(BUF_BYTES, File::open(path).map_err(io)?);
     let kind = Compression::sniff(file.fill_buf().map_err(io)?);
     Ok(Lines::new(wrap(file, kind, name)?, name, kind))
+}
+
+/// The compression of the file at `path`, from its first bytes.
+pub(super) fn sniff_file(path: &Path, name: &str) -> Result<Compression, TraceError> {
+    let io = |e: std::io::Error| TraceError::new(name, 0, "file", e.to_string());
+    let mut head = [0u8; 6];
+    let mut file = File::open(path).map_err(io)?;
+    let mut n = 0;
+    while n < head.len() {
+        match file.read(&mut head[n..]).map_err(io)? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok(Compression::sniff(&head[..n]))
 }
 
 /// Opens bytes held in memory for line reading, decompressing transparently.

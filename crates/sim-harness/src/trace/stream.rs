@@ -47,6 +47,18 @@ impl<'a> TraceInput<'a> {
         }
     }
 
+    /// Most bytes reading this input holds at once, whatever its length
+    /// (buffers, decompressor, one line; not the deduplication tables,
+    /// which [`TraceOptions::dedup_max_bytes`] bounds). Opens a file to
+    /// see its compression.
+    pub fn reading_bytes(&self) -> Result<u64, TraceError> {
+        let kind = match self {
+            TraceInput::Path(p) => source::sniff_file(p, &self.name())?,
+            TraceInput::Bytes { data, .. } => super::Compression::sniff(data),
+        };
+        Ok(source::reading_bytes(kind))
+    }
+
     fn open(&self) -> Result<Lines<'a>, TraceError> {
         match self {
             TraceInput::Path(p) => source::open_file(p, &self.name()),
@@ -71,7 +83,7 @@ impl LineParser {
             unit_ns: opts.time_unit.ns(),
             blk: Blkparse::default(),
             fio: Fio::default(),
-            fiu: Fiu::new(opts.dedup_copies),
+            fiu: Fiu::new(opts.dedup_copies, opts.dedup_max_bytes),
         }
     }
 

@@ -153,3 +153,32 @@ fn a_line_longer_than_the_bound_is_refused() {
     let t = parse(TraceFormat::Ftl, &format!("0 W 0 4096{pad}\r\n")).unwrap();
     assert_eq!(t.stats.records, 1);
 }
+
+#[test]
+fn deduplication_tables_stay_within_their_bound() {
+    let text: String = (0..5000u64)
+        .map(|i| format!("{} 1 p {} 8 W 8 0 {i:032x}\n", i * 1000, i * 8))
+        .collect();
+    let opts = |max: Option<u64>| TraceOptions {
+        format: Some(TraceFormat::Fiu),
+        dedup_copies: true,
+        dedup_max_bytes: max,
+        ..TraceOptions::default()
+    };
+    // 5000 distinct contents need tables of well over 64 KiB.
+    let e = parse_with(&text, &opts(Some(64 << 10)), BIG).expect_err("bounded");
+    assert_eq!(e.field, "md5", "{e}");
+    assert!(e.line > 1 && e.line < 5000, "{e}");
+    assert!(e.reason.contains("more than the 65536 bytes"), "{e}");
+    // Unbounded, or bounded generously, every line is read.
+    for max in [None, Some(64 << 20)] {
+        let t = parse_with(&text, &opts(max), BIG).unwrap();
+        assert_eq!(t.stats.records, 5000);
+    }
+    // Without deduplication the bound does not apply.
+    let plain = TraceOptions {
+        dedup_copies: false,
+        ..opts(Some(1))
+    };
+    assert_eq!(parse_with(&text, &plain, BIG).unwrap().stats.records, 5000);
+}
