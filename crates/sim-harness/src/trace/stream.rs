@@ -267,8 +267,12 @@ fn no_requests(name: &str, format: TraceFormat, lines: u64, counts: &Counts) -> 
             )
             .collect();
         kinds.truncate(4);
-        let s = if lines == 1 { "" } else { "s" };
-        format!("its {lines} line{s} hold none ({})", kinds.join(", "))
+        let (s, verb) = if lines == 1 {
+            ("", "holds")
+        } else {
+            ("s", "hold")
+        };
+        format!("its {lines} line{s} {verb} none ({})", kinds.join(", "))
     };
     TraceError::new(
         name,
