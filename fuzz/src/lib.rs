@@ -29,6 +29,7 @@ pub fn parse_trace(format: Option<TraceFormat>, input: &[u8]) {
             CapacityPolicy::Reject,
         ][usize::from(more & 3) % 3],
         dedup_copies: more & 16 != 0,
+        dedup_max_bytes: (more & 32 != 0).then_some(64 << 10),
     };
     let capacity = CAPACITIES[usize::from(more >> 2 & 3)];
     if let Ok(t) = trace::parse_bytes("fuzz", data, &opts, capacity) {

@@ -82,7 +82,7 @@ pub struct CommonOpts {
     pub out: Option<PathBuf>,
     /// Simulated time step of timeseries.csv in milliseconds (default:
     /// adaptive, 500 to 1000 rows per run).
-    #[arg(long, value_name = "MS")]
+    #[arg(long, value_name = "MS", value_parser = parse_interval_ms)]
     pub interval_ms: Option<f64>,
     /// No progress bar and no summary on stderr.
     #[arg(long)]
@@ -96,6 +96,21 @@ pub struct CommonOpts {
 
 /// Smallest and largest `--interval-ms`: 1 us to about 11.6 days.
 const INTERVAL_MS_RANGE: (f64, f64) = (0.001, 1e9);
+
+/// Parses `--interval-ms`: a finite number of milliseconds within
+/// [`INTERVAL_MS_RANGE`]. The one check of the flag, run by the argument
+/// parser for every command that takes it (NaN, infinities and 0 fail).
+pub fn parse_interval_ms(s: &str) -> Result<f64, String> {
+    let (lo, hi) = INTERVAL_MS_RANGE;
+    let ms: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number of milliseconds"))?;
+    if !(lo..=hi).contains(&ms) {
+        return Err(format!("{ms} is outside {lo} to {hi} milliseconds"));
+    }
+    Ok(ms)
+}
 
 impl CommonOpts {
     /// The effective configuration: preset, then file, then `--set`s; validated.
@@ -111,8 +126,8 @@ impl CommonOpts {
         let mut cfg =
             SimConfig::preset(&self.preset).map_err(|e| CliError::Input(e.to_string()))?;
         if let Some(path) = &self.config {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| CliError::Input(format!("{}: {e}", path.display())))?;
+            let text = sim_harness::config::read_config_text(path)
+                .map_err(|e| CliError::Input(e.to_string()))?;
             let name = path.display().to_string();
             // The file overrides the preset key by key.
             let over = SimConfig::from_toml_str(&text, &name)
@@ -159,14 +174,6 @@ impl CommonOpts {
 
     /// [`Self::plan`] for commands that also run a zoned namespace.
     pub fn plan_any_interface(&self, qd: Option<u32>) -> Result<(SimConfig, Plan), CliError> {
-        let (lo, hi) = INTERVAL_MS_RANGE;
-        if let Some(ms) = self.interval_ms {
-            if !(lo..=hi).contains(&ms) {
-                return Err(CliError::Input(format!(
-                    "--interval-ms: {ms} is outside {lo} to {hi} milliseconds"
-                )));
-            }
-        }
         let mut cfg = self.load_unchecked()?;
         if let Some(qd) = qd {
             cfg.apply_set(&format!("host.queue_depth={qd}"))
@@ -207,6 +214,37 @@ impl CommonOpts {
         crate::mem_limit::check(need, self.max_memory, what)?;
         plan.check_core(cfg)
             .map_err(|e| CliError::Input(e.to_string()))
+    }
+
+    /// Checks that `plan` (at its queue depth) and reading `inputs` at the
+    /// same time fit in `--max-memory`, and returns what the limit leaves
+    /// beside them for each input's deduplication tables (`None`: no limit
+    /// known). A replay reads every input of a joined trace (and of every
+    /// flow) at once, each with its own tables.
+    pub fn check_reading(
+        &self,
+        cfg: &SimConfig,
+        plan: &Plan,
+        inputs: &[&sim_harness::trace::TraceInput<'_>],
+    ) -> Result<Option<u64>, CliError> {
+        let engine = plan
+            .worst_case_bytes(plan.engine.queue_depth)
+            .map_err(|e| CliError::Input(cfg.core_rejection(e).to_string()))?;
+        let mut reading = crate::replay_feed::feed_bytes(inputs.len());
+        for i in inputs {
+            let r = i
+                .reading_bytes()
+                .map_err(|e| CliError::Input(e.to_string()))?;
+            reading = reading.saturating_add(r);
+        }
+        let need = engine.saturating_add(reading);
+        crate::mem_limit::check(
+            need,
+            self.max_memory,
+            "this configuration and reading its trace",
+        )?;
+        Ok(crate::mem_limit::effective(self.max_memory)
+            .map(|(limit, _)| (limit - need) / inputs.len().max(1) as u64))
     }
 
     /// Refuses `--precondition=fast` on a drive it cannot build (an input

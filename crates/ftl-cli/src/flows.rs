@@ -129,7 +129,15 @@ pub fn run(a: ReplayArgs) -> Result<(), CliError> {
     let unit = u64::from(plan.core.geometry.unit_bytes());
     let region_units = region_units(specs.len(), plan.core.logical_units)?;
     let region_bytes = u64::from(region_units) * unit;
-    let opts = trace_options(&a)?;
+    let mut opts = trace_options(&a)?;
+    // Every flow's files are read at once, while the drive simulates.
+    let all: Vec<TraceInput<'static>> = specs
+        .iter()
+        .flat_map(|s| s.files.iter().map(|p| TraceInput::Path(p.clone())))
+        .collect();
+    opts.dedup_max_bytes = a
+        .common
+        .check_reading(&cfg, &plan, &all.iter().collect::<Vec<_>>())?;
     let mut prepared = Vec::new();
     for s in &specs {
         let inputs: Vec<TraceInput<'static>> = s

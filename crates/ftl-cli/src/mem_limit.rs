@@ -55,15 +55,20 @@ pub fn human(bytes: u64) -> String {
     }
 }
 
+/// The limit in force and where it comes from: `--max-memory`, else the
+/// physical RAM, else none.
+pub fn effective(limit: Option<u64>) -> Option<(u64, &'static str)> {
+    match limit {
+        Some(l) => Some((l, "--max-memory")),
+        None => physical_ram().map(|l| (l, "the physical RAM, the default of --max-memory")),
+    }
+}
+
 /// Fails with an input error when `need` bytes exceed `limit` (`None`: the
 /// physical RAM, or no limit when it is unknown); `what` says what needs it.
 pub fn check(need: u64, limit: Option<u64>, what: &str) -> Result<(), CliError> {
-    let (limit, origin) = match limit {
-        Some(l) => (l, "--max-memory"),
-        None => match physical_ram() {
-            Some(l) => (l, "the physical RAM, the default of --max-memory"),
-            None => return Ok(()),
-        },
+    let Some((limit, origin)) = effective(limit) else {
+        return Ok(());
     };
     if need > limit {
         return Err(CliError::Input(format!(

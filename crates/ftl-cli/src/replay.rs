@@ -138,6 +138,7 @@ pub fn trace_options(a: &ReplayArgs) -> Result<TraceOptions, CliError> {
             CapacityArg::Scale => CapacityPolicy::Scale,
         },
         dedup_copies: a.dedup_copies,
+        dedup_max_bytes: None,
     })
 }
 
@@ -241,12 +242,16 @@ pub fn run(a: ReplayArgs) -> Result<(), CliError> {
     } else {
         u64::from(plan.core.logical_units) * unit
     };
-    let opts = trace_options(&a)?;
+    let mut opts = trace_options(&a)?;
     // The counted first pass of every run, before anything is simulated, so
     // a malformed line anywhere is reported first.
     let mut prepared = Vec::new();
     for g in groups(&a) {
         let t0 = Instant::now();
+        // Each run reads its trace while it simulates: both must fit, and
+        // what is left bounds the deduplication tables.
+        let inputs: Vec<&TraceInput<'_>> = g.iter().collect();
+        opts.dedup_max_bytes = a.common.check_reading(&cfg, &plan, &inputs)?;
         let p = trace::prepare(&g, &opts, capacity).map_err(|e| CliError::Input(e.to_string()))?;
         replay_zones::check_commands(&p.stats, &cfg)?;
         prepared.push((p, t0.elapsed().as_secs_f64()));

@@ -15,6 +15,14 @@ const BATCH: usize = 4096;
 /// Batches in flight between the reader thread and the simulator.
 const BATCHES_IN_FLIGHT: usize = 4;
 
+/// Most bytes the feeds of `inputs` reader threads hold at once: the
+/// batches in the channel, the one being filled and the one being used,
+/// of the larger of the two request types.
+pub fn feed_bytes(inputs: usize) -> u64 {
+    let request = std::mem::size_of::<HostRequest>().max(std::mem::size_of::<TraceRequest>());
+    (inputs.max(1) * (BATCHES_IN_FLIGHT + 2) * BATCH * request) as u64
+}
+
 /// Converts a byte request (already placed within the capacity by the
 /// trace's capacity policy) to mapping units starting at unit `base`.
 ///

@@ -291,6 +291,15 @@ pub fn execute_outcome(
         let life = crate::lifetime::life_json(&lo);
         (lo.outcome, Some(life))
     } else if let Some(load) = job.params.copy {
+        // The copy generators' tables live beside the drive.
+        let engine = plan
+            .worst_case_bytes(plan.engine.queue_depth)
+            .map_err(|e| CliError::Input(cfg.core_rejection(e).to_string()))?;
+        crate::mem_limit::check(
+            engine.saturating_add(load.worst_case_bytes(spec.footprint_units, spec.requests)),
+            common.max_memory,
+            "this configuration and its copy workload",
+        )?;
         let mut src = load
             .source(spec.footprint_units, spec.requests, spec.seed)
             .map_err(CliError::Input)?;

@@ -515,3 +515,132 @@ fn lifetime_header_counts_the_requests_that_ran() {
     );
     assert!(text.contains("TBW ") && text.contains(" GB ("), "{text}");
 }
+
+/// Files no format can replay are refused by name, never replayed as 0
+/// requests: empty under any forced format, one byte under blkparse,
+/// CR-only line ends, a line longer than any trace line, a time that would
+/// wrap the simulated clock, and a copy onto itself.
+#[test]
+fn unreplayable_files_exit_2_naming_the_file() {
+    let empty = tmp("empty.trace");
+    std::fs::write(&empty, "").unwrap();
+    for format in ["ascii", "msr", "blkparse", "ftl", "fiu", "fio"] {
+        assert_exit2(
+            &[
+                "replay",
+                "--json",
+                "--format",
+                format,
+                empty.to_str().unwrap(),
+            ],
+            &[
+                "empty.trace",
+                "no request read as format",
+                "the file is empty",
+            ],
+        );
+    }
+    let cases: [(&str, &[u8], &str, &[&str]); 6] = [
+        (
+            "one.blk",
+            b"x",
+            "blkparse",
+            &["one.blk", "no request", "truncated final line"],
+        ),
+        (
+            "cr.trace",
+            b"0 W 0 4096\r1 W 4096 4096\r",
+            "ftl",
+            &["cr.trace:1", "CR alone"],
+        ),
+        (
+            "cr.ascii",
+            b"0 0 0 8 0\r1 0 8 8 0\r",
+            "auto",
+            &["cr.ascii:1", "CR alone"],
+        ),
+        (
+            "late.trace",
+            b"0 W 0 4096\n18446744073709551000 W 4096 4096\n",
+            "ftl",
+            &[
+                "late.trace:2",
+                "field time",
+                "overflows the simulator's clock",
+            ],
+        ),
+        (
+            "self.trace",
+            b"0 C 4096 4096 4096\n",
+            "ftl",
+            &["self.trace:1", "field src", "onto itself"],
+        ),
+        (
+            "long.trace",
+            &[b'7'; 200_000],
+            "ascii",
+            &["long.trace:1", "longer than 65536 bytes"],
+        ),
+    ];
+    for (name, bytes, format, needles) in cases {
+        let p = tmp(name);
+        std::fs::write(&p, bytes).unwrap();
+        assert_exit2(
+            &["replay", "--json", "--format", format, p.to_str().unwrap()],
+            needles,
+        );
+    }
+}
+
+/// `--dedup-copies` tables count against `--max-memory`: a limit that
+/// holds the drive and the trace's reading but not the tables of 60,000
+/// distinct contents refuses the run, naming the line; without the
+/// option the same limit runs.
+#[test]
+fn dedup_tables_count_against_max_memory() {
+    let p = tmp("distinct.fiu");
+    let mut f = std::fs::File::create(&p).unwrap();
+    for i in 0..60_000u64 {
+        writeln!(f, "{} 1 p {} 8 W 8 0 {i:032x}", i * 1000, i * 8).unwrap();
+    }
+    drop(f);
+    let file = p.to_str().unwrap();
+    // The drive's need, then the drive's and the reading's, from the
+    // refusals under limits below them.
+    let mut need = 1u64;
+    for _ in 0..2 {
+        let limit = need.to_string();
+        let out = ftl(&["replay", "--json", "--quiet", file, "--max-memory", &limit]);
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        need = err
+            .split(" bytes), more than")
+            .next()
+            .and_then(|head| head.rsplit('(').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no need in {err}"));
+    }
+    // 1 MiB more than both: far less than the tables of 60,000 contents
+    // (over 4 MiB), enough for the run without them.
+    let limit = (need + (1 << 20)).to_string();
+    let plain = ftl(&["replay", "--json", "--quiet", file, "--max-memory", &limit]);
+    assert_exit2(
+        &[
+            "replay",
+            "--json",
+            "--quiet",
+            file,
+            "--max-memory",
+            &limit,
+            "--dedup-copies",
+        ],
+        &[
+            "distinct.fiu:",
+            "field md5",
+            "deduplication tables",
+            "memory limit",
+        ],
+    );
+    let v = json_of(&plain);
+    assert_eq!(get(&v, "trace.records"), 60_000);
+}

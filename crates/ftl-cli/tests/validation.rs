@@ -302,3 +302,69 @@ fn a_bad_image_is_refused_with_its_name() {
     rejects(&image(&garbage), &["garbage.img", "not an ftl image"]);
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// Every command takes `--interval-ms` through the same check: crash and
+/// memory, which build no time series, once took NaN, inf and 0.
+#[test]
+fn interval_ms_is_checked_by_every_command() {
+    for bad in ["NaN", "inf", "0", "-1", "1e300", "x"] {
+        let flag = format!("--interval-ms={bad}");
+        rejects(&["crash", "--cuts", "1", &flag], &["--interval-ms"]);
+        rejects(&["memory", &flag], &["--interval-ms"]);
+        rejects(&["synth", "--requests", "10", &flag], &["--interval-ms"]);
+        rejects(&["replay", &flag], &["--interval-ms"]);
+    }
+}
+
+/// A configuration file is read up to a bound: `/dev/zero` is refused at
+/// once by name (it was read until memory ran out), under the 1 GiB limit.
+#[test]
+fn an_endless_config_file_is_refused() {
+    rejects(
+        &["replay", "--config", "/dev/zero"],
+        &["/dev/zero", "larger than 4194304 bytes"],
+    );
+    rejects(&["memory", "--config", "/dev/zero"], &["/dev/zero"]);
+}
+
+/// A file of many unknown keys is refused quickly, listing a few and
+/// counting the rest; a huge value is cut in the message.
+#[test]
+fn unknown_keys_and_huge_values_give_short_messages() {
+    let dir = std::env::temp_dir().join(format!("ftl-cfg-edges-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let many = dir.join("many.toml");
+    let mut text = String::from("[geometry]\n");
+    for i in 0..40_000 {
+        text.push_str(&format!("k{i} = 1\n"));
+    }
+    std::fs::write(&many, text).unwrap();
+    let t0 = std::time::Instant::now();
+    let out = ftl_limited(&["memory", "--json", "--config", many.to_str().unwrap()]);
+    let secs = t0.elapsed().as_secs_f64();
+    assert_rejected(
+        &out,
+        &[
+            "many.toml:2: key geometry.k0: unknown key",
+            "40000 unknown keys in all: geometry.k0 (line 2), geometry.k1 (line 3)",
+            "and 39995 more",
+        ],
+    );
+    // Quadratic, it took 9 s in a release build.
+    assert!(secs < 5.0, "{secs} s");
+    let big = dir.join("big.toml");
+    // 3 MiB: within the 4 MiB a configuration file may hold.
+    std::fs::write(
+        &big,
+        format!("[erase]\nmode = \"{}\"\n", "x".repeat(3 << 20)),
+    )
+    .unwrap();
+    let out = ftl_limited(&["memory", "--json", "--config", big.to_str().unwrap()]);
+    assert_rejected(&out, &["big.toml:2: key erase.mode", "…(3145728 bytes)"]);
+    assert!(
+        out.stderr.len() < 1000,
+        "{} bytes of message",
+        out.stderr.len()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -50,7 +50,53 @@ pub enum CopyLoad {
     },
 }
 
+/// Bytes the [`Dedup`] generator allocates per unit of its footprint up
+/// front: the unit's signature (8 B) and its index position (4 B).
+pub const DEDUP_UNIT_BYTES: u64 = 8 + 4;
+
+/// Most bytes the [`Dedup`] generator adds per unit it writes: its entry
+/// in the list of known units (4 B, the growable list counted twice), and
+/// its share of the signature table at worst (one signature per unit: a
+/// 33-byte bucket, the table at most 7/8 full and doubling, old and new
+/// held while it grows, and a list of at least four units with its
+/// allocation overhead).
+pub const DEDUP_WRITTEN_BYTES: u64 = 8 + 33 * 8 / 7 * 3 + 32;
+
+/// Most bytes the DEDUP host of [`crate::dedup_window`] keeps per unit of
+/// its data area (map, reference count, free list, signature).
+pub const WINDOW_UNIT_BYTES: u64 = 4 + 4 + 4 + 8;
+
+/// Most bytes a window keeps per user write: its writes, the device
+/// requests queued for it (data, metadata and flushes, in a growable
+/// queue) and the metadata blocks it dirties (a tree node each).
+pub const WINDOW_WRITE_BYTES: u64 = 8 * std::mem::size_of::<HostRequest>() as u64 + 5 * 48;
+
 impl CopyLoad {
+    /// Most bytes the generator of [`CopyLoad::source`] allocates over
+    /// `footprint` units and `requests` requests: what a memory limit must
+    /// count beside the drive.
+    pub fn worst_case_bytes(self, footprint: u32, requests: u64) -> u64 {
+        let dedup = |units: u64| {
+            units * DEDUP_UNIT_BYTES + units.min(requests).saturating_mul(DEDUP_WRITTEN_BYTES)
+        };
+        let units = u64::from(footprint);
+        match self {
+            CopyLoad::Journal { pages } => 8 * u64::from(pages),
+            CopyLoad::Dedup { .. } => dedup(units),
+            CopyLoad::Windowed { scheme, window, .. } => {
+                // Both schemes generate over the user space (7/8); DEDUP
+                // adds its tables over the user space and a window more.
+                let user = units - units / 8;
+                let window = u64::from(window).min(requests.max(1));
+                let tables = match scheme {
+                    crate::dedup_window::Scheme::Ccaw => 0,
+                    crate::dedup_window::Scheme::Dedup(_) => (user + window) * WINDOW_UNIT_BYTES,
+                };
+                dedup(user) + tables + window * WINDOW_WRITE_BYTES
+            }
+        }
+    }
+
     /// The generator for a footprint of `footprint` units (from unit 0),
     /// `requests` requests and `seed`.
     pub fn source(

@@ -3,6 +3,7 @@
 //! host read against an oracle.
 #![warn(missing_docs)]
 
+pub mod clip;
 pub mod config;
 pub mod copy_load;
 pub mod crash;

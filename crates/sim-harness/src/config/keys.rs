@@ -2,7 +2,7 @@
 //! serialising the configuration to a JSON tree, so a new field in a section
 //! needs no code here. Loading TOML, `--set`, `get` and `keys` live here.
 
-use super::{line_of, suggest, to_json, ConfigError, SimConfig};
+use super::{suggest, to_json, ConfigError, SimConfig};
 use serde_json::{Number, Value as Json};
 use std::collections::BTreeMap;
 
@@ -172,7 +172,7 @@ fn toml_to_json(v: &toml::Value) -> Result<Json, String> {
 }
 
 /// Byte offsets of the values of `section.key` entries, when the text has the
-/// usual two-level shape (otherwise empty; lines then come from [`scan_line`]).
+/// usual two-level shape (otherwise empty; lines then come from [`FirstLines`]).
 fn value_offsets(text: &str) -> BTreeMap<String, usize> {
     type Doc = BTreeMap<String, BTreeMap<String, toml::Spanned<toml::Value>>>;
     let mut out = BTreeMap::new();
@@ -194,39 +194,97 @@ fn normalise_key(raw: &str) -> String {
         .join(".")
 }
 
-/// Best-effort line of the entry or table header that defines `path`, by a
-/// line scan of headers and `key = value` lines.
-fn scan_line(text: &str, path: &str) -> Option<u64> {
-    let mut table = String::new();
-    let related = |full: &str| {
-        full == path
-            || path.starts_with(&format!("{full}."))
-            || full.starts_with(&format!("{path}."))
-    };
-    for (i, raw) in text.lines().enumerate() {
-        let line = raw.split('#').next().unwrap_or("").trim();
-        if let Some(header) = line.strip_prefix('[') {
-            let name = header.trim_start_matches('[');
-            let name = name.split(']').next().unwrap_or("");
-            table = normalise_key(name);
-            if related(&table) {
-                return Some(i as u64 + 1);
-            }
-            continue;
-        }
-        if let Some(eq) = line.find('=') {
-            let key = normalise_key(&line[..eq]);
-            let full = if table.is_empty() {
-                key
-            } else {
-                format!("{table}.{key}")
-            };
-            if related(&full) {
-                return Some(i as u64 + 1);
-            }
-        }
+/// Start offsets of the lines of a text, to turn byte offsets into line
+/// numbers by binary search (one pass over the text, not one per error).
+struct LineStarts(Vec<usize>);
+
+impl LineStarts {
+    fn new(text: &str) -> Self {
+        let starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        LineStarts(starts)
     }
-    None
+
+    /// 1-based line of byte `offset`.
+    fn line_of(&self, offset: usize) -> u64 {
+        self.0.partition_point(|&s| s <= offset) as u64
+    }
+}
+
+/// The first line of every table header and `key = value` line, by its
+/// full dotted name: a best-effort line scan, made once, for the entries
+/// that [`value_offsets`] does not place (sections, deeper keys).
+struct FirstLines(BTreeMap<String, u64>);
+
+impl FirstLines {
+    fn new(text: &str) -> Self {
+        let mut first = BTreeMap::new();
+        let mut table = String::new();
+        for (i, raw) in text.lines().enumerate() {
+            let line = raw.split('#').next().unwrap_or("").trim();
+            let full = if let Some(header) = line.strip_prefix('[') {
+                let name = header.trim_start_matches('[');
+                table = normalise_key(name.split(']').next().unwrap_or(""));
+                table.clone()
+            } else if let Some(eq) = line.find('=') {
+                let key = normalise_key(&line[..eq]);
+                if table.is_empty() {
+                    key
+                } else {
+                    format!("{table}.{key}")
+                }
+            } else {
+                continue;
+            };
+            first.entry(full).or_insert(i as u64 + 1);
+        }
+        FirstLines(first)
+    }
+
+    /// The first line defining `path`, a table above it, or an entry below it.
+    fn line_of(&self, path: &str) -> Option<u64> {
+        let own = self.0.get(path).copied();
+        let above = path
+            .match_indices('.')
+            .filter_map(|(i, _)| self.0.get(&path[..i]).copied())
+            .min();
+        let prefix = format!("{path}.");
+        let below = self
+            .0
+            .range(prefix.clone()..)
+            .take_while(|(k, _)| k.starts_with(&prefix))
+            .map(|(_, &l)| l)
+            .min();
+        [own, above, below].into_iter().flatten().min()
+    }
+}
+
+/// Unknown keys named one by one in an error; the rest are counted.
+const UNKNOWN_SHOWN: usize = 5;
+
+/// The unknown keys of a file, in file order, as one phrase: the first
+/// [`UNKNOWN_SHOWN`] by name, then how many more.
+fn unknown_summary(unknown: &[(Option<u64>, usize, String)]) -> String {
+    let names: Vec<String> = unknown
+        .iter()
+        .take(UNKNOWN_SHOWN)
+        .map(|(line, _, path)| match line {
+            Some(l) => format!("{} (line {l})", crate::clip::clip(path)),
+            None => crate::clip::clip(path),
+        })
+        .collect();
+    let rest = unknown.len().saturating_sub(UNKNOWN_SHOWN);
+    let more = if rest > 0 {
+        format!(" and {rest} more")
+    } else {
+        String::new()
+    };
+    format!(
+        "{} unknown keys in all: {}{more}",
+        unknown.len(),
+        names.join(", ")
+    )
 }
 
 /// Checks one leaf value by deserialising the defaults with only that value changed.
@@ -240,35 +298,35 @@ fn check_leaf(base: &Json, section: &str, key: &str, value: &Json) -> Result<(),
         .map_err(|e| e.to_string())
 }
 
-/// Loads TOML text on top of the defaults.
+/// Loads TOML text on top of the defaults. Every entry is checked; the
+/// error is the first problem in file order, followed by a summary of every
+/// unknown key (a file of many unknown keys costs time linear in its size:
+/// hints are looked for only for the key reported).
 pub(super) fn from_toml_str(text: &str, source: &str) -> Result<SimConfig, ConfigError> {
+    let starts = LineStarts::new(text);
     let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
-        let line = e.span().map(|s| line_of(text, s.start));
+        let line = e.span().map(|s| starts.line_of(s.start));
         ConfigError::new(source, line, "", e.message().trim())
     })?;
     let offsets = value_offsets(text);
+    let scanned = std::cell::OnceCell::new();
     let locate = |path: &str| -> Option<u64> {
         if let Some(&o) = offsets.get(path) {
-            return Some(line_of(text, o));
+            return Some(starts.line_of(o));
         }
-        let prefix = format!("{path}.");
-        scan_line(text, path).or_else(|| {
-            offsets
-                .iter()
-                .filter(|(k, _)| k.starts_with(&prefix))
-                .map(|(_, &o)| line_of(text, o))
-                .min()
-        })
+        scanned.get_or_init(|| FirstLines::new(text)).line_of(path)
     };
     let base = to_json(&SimConfig::default());
     let mut merged = base.clone();
     let mut errors: Vec<ConfigError> = Vec::new();
+    // Unknown keys: (line, order found, dotted path), reasons made later.
+    let mut unknown: Vec<(Option<u64>, usize, String)> = Vec::new();
     let mut fail = |path: &str, reason: String| {
         errors.push(ConfigError::new(source, locate(path), path, reason));
     };
     for (section, value) in &table {
         let Some(Json::Object(fields)) = base.get(section) else {
-            fail(section, unknown_key_reason(section));
+            unknown.push((locate(section), unknown.len(), section.clone()));
             continue;
         };
         let toml::Value::Table(entries) = value else {
@@ -281,7 +339,7 @@ pub(super) fn from_toml_str(text: &str, source: &str) -> Result<SimConfig, Confi
         for (key, v) in entries {
             let path = format!("{section}.{key}");
             if !fields.contains_key(key) {
-                fail(&path, unknown_key_reason(&path));
+                unknown.push((locate(&path), unknown.len(), path));
                 continue;
             }
             let json = match toml_to_json(v) {
@@ -300,14 +358,30 @@ pub(super) fn from_toml_str(text: &str, source: &str) -> Result<SimConfig, Confi
             }
         }
     }
+    // Unknown keys in file order (unplaced ones last).
+    unknown.sort_by_key(|(line, i, _)| (line.unwrap_or(u64::MAX), *i));
     // Report the first problem in file order (unknown lines last).
-    if let Some(first) = errors
+    let first = errors
         .into_iter()
         .enumerate()
         .min_by_key(|(i, e)| (e.line.unwrap_or(u64::MAX), *i))
-        .map(|(_, e)| e)
-    {
-        return Err(first);
+        .map(|(_, e)| e);
+    if let Some((line, _, path)) = unknown.first() {
+        let at = |l: Option<u64>| l.unwrap_or(u64::MAX);
+        let (mut err, own) = match first {
+            Some(e) if at(e.line) <= at(*line) => (e, false),
+            _ => (
+                ConfigError::new(source, *line, path, unknown_key_reason(path)),
+                true,
+            ),
+        };
+        if unknown.len() > 1 || !own {
+            err.reason = format!("{}; {}", err.reason, unknown_summary(&unknown));
+        }
+        return Err(err);
+    }
+    if let Some(e) = first {
+        return Err(e);
     }
     serde_json::from_value(merged).map_err(|e| ConfigError::new(source, None, "", e.to_string()))
 }

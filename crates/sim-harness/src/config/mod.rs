@@ -89,6 +89,7 @@ use std::path::Path;
 mod copy;
 mod copyback;
 mod erase;
+mod file;
 mod gc;
 mod keys;
 pub mod limits;
@@ -99,6 +100,7 @@ mod reparo;
 pub use copy::{CopyModeSetting, CopySection};
 pub use copyback::{CopybackSection, ModeKey, SelectorKey, TableKey};
 pub use erase::{EraseModeKey, EraseSection, ScopeKey};
+pub use file::{read_config_text, MAX_CONFIG_BYTES};
 pub use gc::{CopyModeKey, GcDestinationKey, GcSection};
 pub use placement::{block_group_bytes, FdpSection, InterfaceKey, ZnsSection};
 pub use reparo::{ControllerSection, P2lKey, ReparoModeKey, ReparoSection};
@@ -457,12 +459,14 @@ pub struct ConfigError {
 }
 
 impl ConfigError {
+    /// An error; a long key, and long values quoted in the reason, are cut
+    /// ([`crate::clip`]) so the message stays a line long.
     fn new(source: &str, line: Option<u64>, key: &str, reason: impl Into<String>) -> Self {
         ConfigError {
             source: source.to_string(),
             line,
-            key: key.to_string(),
-            reason: reason.into(),
+            key: crate::clip::clip(key),
+            reason: crate::clip::clip_quoted(&reason.into()),
         }
     }
 
@@ -508,13 +512,11 @@ impl SimConfig {
     }
 
     /// Reads a TOML file on top of the defaults (see [`SimConfig::from_toml_str`]).
-    /// Errors name the file.
+    /// Errors name the file; a file larger than [`MAX_CONFIG_BYTES`] is refused.
     pub fn from_toml_file(path: impl AsRef<Path>) -> Result<SimConfig, ConfigError> {
         let path = path.as_ref();
-        let name = path.display().to_string();
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| ConfigError::new(&name, None, "", format!("cannot read file: {e}")))?;
-        SimConfig::from_toml_str(&text, &name)
+        let text = read_config_text(path)?;
+        SimConfig::from_toml_str(&text, &path.display().to_string())
     }
 
     /// Parses TOML text on top of the defaults: keys not given keep their
@@ -1169,16 +1171,6 @@ fn core_message_key(msg: &str) -> &'static str {
         .map_or("geometry", |&(_, key)| key)
 }
 
-/// Converts a byte offset in `text` to a 1-based line number.
-fn line_of(text: &str, offset: usize) -> u64 {
-    let end = offset.min(text.len());
-    let newlines = text.as_bytes()[..end]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count();
-    newlines as u64 + 1
-}
-
 /// Edit distance between two short strings (for "did you mean" hints).
 fn edit_distance(a: &str, b: &str) -> usize {
     let a: Vec<char> = a.chars().collect();
@@ -1196,11 +1188,20 @@ fn edit_distance(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
+/// Longest word [`suggest`] looks for a near key for.
+const SUGGEST_MAX_BYTES: usize = 96;
+
 /// The closest candidate to `word`, if it is close enough to be a likely typo.
 fn suggest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    // Keys are short; a long word is no typo of one (and would cost its
+    // length times each candidate's).
+    if word.len() > SUGGEST_MAX_BYTES {
+        return None;
+    }
     let limit = (word.chars().count() / 3).max(2);
     candidates
         .into_iter()
+        .filter(|c| c.chars().count().abs_diff(word.chars().count()) <= limit)
         .map(|c| (edit_distance(word, c), c))
         .filter(|&(d, _)| d <= limit)
         .min_by_key(|&(d, _)| d)

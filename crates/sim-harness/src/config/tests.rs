@@ -657,6 +657,80 @@ fn config_core_messages_map_to_keys() {
     assert_eq!(core_message_key("geometry dimension is zero"), "geometry");
 }
 
+/// Every unknown key is reported, the first few by name and the rest
+/// counted, in time linear in the file: 40,000 unknown keys (in one
+/// section, and as sections of their own) take a fraction of a second in a
+/// release build (the quadratic search of each key's line took minutes).
+#[test]
+fn config_many_unknown_keys_are_summarised_in_linear_time() {
+    let n = 40_000;
+    let mut keys = String::from("[geometry]\nchannels = 4\n");
+    for i in 0..n {
+        keys.push_str(&format!("k{i} = 1\n"));
+    }
+    let mut sections = String::new();
+    for i in 0..n {
+        sections.push_str(&format!("[s{i}]\nk = 1\n"));
+    }
+    for (text, first, second) in [
+        (&keys, "geometry.k0", "geometry.k1 (line 4)"),
+        (&sections, "s0", "s1 (line 3)"),
+    ] {
+        let t0 = std::time::Instant::now();
+        let e = SimConfig::from_toml_str(text, "many.toml").unwrap_err();
+        let secs = t0.elapsed().as_secs_f64();
+        assert_eq!(e.key, first, "{e}");
+        assert!(e.reason.starts_with("unknown key"), "{e}");
+        assert!(
+            e.reason
+                .contains(&format!("{n} unknown keys in all: {first}")),
+            "{e}"
+        );
+        assert!(e.reason.contains(second), "{e}");
+        assert!(e.reason.ends_with(&format!(" and {} more", n - 5)), "{e}");
+        assert!(e.to_string().len() < 400, "{e}");
+        // Generous for a debug build; the quadratic search took minutes.
+        assert!(secs < 30.0, "{secs} s");
+    }
+    // A value error first in the file still names the unknown keys after it.
+    let e =
+        SimConfig::from_toml_str("[geometry]\nchannels = -1\nbogus = 1\n", "c.toml").unwrap_err();
+    assert_eq!((e.key.as_str(), e.line), ("geometry.channels", Some(2)));
+    assert!(
+        e.reason
+            .ends_with("; 1 unknown keys in all: geometry.bogus (line 3)"),
+        "{e}"
+    );
+}
+
+/// A huge value, key or section name is cut in the message, not echoed.
+#[test]
+fn config_errors_cut_long_values() {
+    let big = "x".repeat(5 << 20);
+    for text in [
+        format!("[erase]\nmode = \"{big}\"\n"),
+        format!("[geometry]\n{big} = 1\n"),
+        format!("[{big}]\nk = 1\n"),
+        format!("[geometry]\nchannels = \"{big}\"\n"),
+    ] {
+        let e = SimConfig::from_toml_str(&text, "big.toml").unwrap_err();
+        let m = e.to_string();
+        assert!(
+            m.len() < 600,
+            "{} bytes: {}",
+            m.len(),
+            &m[..600.min(m.len())]
+        );
+        assert!(m.contains("…(") && m.contains(" bytes)"), "{m}");
+    }
+    let mut cfg = SimConfig::default();
+    let e = cfg
+        .apply_set(&format!("erase.mode={}", &big[..200_000]))
+        .unwrap_err();
+    assert!(e.to_string().contains("…(200000 bytes)"), "{e}");
+    assert!(e.to_string().len() < 600, "{e}");
+}
+
 #[test]
 fn config_error_display() {
     let e = ConfigError {

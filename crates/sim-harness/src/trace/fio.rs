@@ -110,7 +110,15 @@ impl Fio {
                     None => 0,
                 };
                 if version == 2 {
-                    self.wait_ns = self.wait_ns.saturating_add(us.saturating_mul(1_000));
+                    self.wait_ns = us
+                        .checked_mul(1_000)
+                        .and_then(|ns| self.wait_ns.checked_add(ns))
+                        .ok_or_else(|| {
+                            FieldError::new(
+                                "offset",
+                                "the waits add up to more than 64-bit nanoseconds",
+                            )
+                        })?;
                 }
                 return Ok(Parsed::Skip(SkipKind::Wait));
             }

@@ -13,7 +13,10 @@
 //! traces this way): a write whose content hash equals that of an earlier
 //! write of the same length, whose range still holds that content, becomes
 //! a [`TraceOp::Copy`] from there. The tables this needs grow with the
-//! number of distinct addresses written (only when the option is on).
+//! number of distinct addresses written (only when the option is on);
+//! [`TraceOptions::dedup_max_bytes`](super::TraceOptions::dedup_max_bytes)
+//! bounds them: a write that would grow them past it is an error naming
+//! its line.
 
 use std::collections::HashMap;
 
@@ -35,6 +38,8 @@ const DEDUP_MAX: u64 = 1 << 20;
 #[derive(Default)]
 pub(super) struct Fiu {
     dedup: bool,
+    /// Most bytes the two tables may take, their growth included.
+    max_bytes: Option<u64>,
     /// (Device, content hash) -> (offset, length) of its latest write.
     by_hash: HashMap<(u32, u128), (u64, u64)>,
     /// (Device, start offset) -> content hash of the write that started there.
@@ -53,13 +58,50 @@ fn parse_md5(s: &str) -> Result<u128, FieldError> {
         .map_err(|_| FieldError::new("md5", format!("{} is not hexadecimal", quote(s))))
 }
 
+/// Bytes a hash table of `capacity` entries of `entry` bytes allocates
+/// (buckets a power of two, at most 7/8 full, one control byte each).
+fn table_bytes(capacity: usize, entry: usize) -> u64 {
+    if capacity == 0 {
+        return 0;
+    }
+    let buckets = (capacity as u64 * 8 / 7).next_power_of_two();
+    buckets * (entry as u64 + 1)
+}
+
+/// Bytes of one map at its capacity.
+fn map_bytes<K, V>(m: &HashMap<K, V>) -> u64 {
+    table_bytes(m.capacity(), std::mem::size_of::<(K, V)>())
+}
+
+/// Bytes of one map while it grows to hold one more entry: the old table
+/// and the new one of twice the buckets are both held during the move.
+fn growth_bytes<K, V>(m: &HashMap<K, V>) -> u64 {
+    let now = map_bytes(m);
+    if m.len() < m.capacity() {
+        return now;
+    }
+    let grown = table_bytes((m.capacity() * 2).max(4), std::mem::size_of::<(K, V)>());
+    now + grown
+}
+
 impl Fiu {
-    /// A parser; `dedup` turns duplicate-content writes into copies.
-    pub(super) fn new(dedup: bool) -> Fiu {
+    /// A parser; `dedup` turns duplicate-content writes into copies, with
+    /// tables of at most `max_bytes` (`None`: unbounded).
+    pub(super) fn new(dedup: bool, max_bytes: Option<u64>) -> Fiu {
         Fiu {
             dedup,
+            max_bytes,
             ..Fiu::default()
         }
+    }
+
+    /// Most bytes the tables take on the next write: each at its capacity,
+    /// or while growing by one entry. The bound [`TraceOptions`]
+    /// (super::TraceOptions::dedup_max_bytes) is checked against this.
+    fn next_write_bytes(&self) -> u64 {
+        let hash = growth_bytes(&self.by_hash) + map_bytes(&self.by_addr);
+        let addr = map_bytes(&self.by_hash) + growth_bytes(&self.by_addr);
+        hash.max(addr)
     }
 
     /// Parses one non-blank, non-comment line.
@@ -84,17 +126,39 @@ impl Fiu {
         let hash = parse_md5(f[8])?;
         let mut req = TraceRequest::checked(time_ns, op, offset, len, device, ["lba", "size"])?;
         if self.dedup && op == TraceOp::Write {
-            req.op = self.write(device, offset, len, hash);
+            req.op = self.write(device, offset, len, hash)?;
         }
         Ok(Parsed::Request(req))
     }
 
-    /// Records a write of `hash` and says whether it can be a copy.
-    fn write(&mut self, device: u32, offset: u64, len: u64, hash: u128) -> TraceOp {
+    /// Records a write of `hash` and says whether it can be a copy; an
+    /// error when the tables would grow past their bound.
+    fn write(
+        &mut self,
+        device: u32,
+        offset: u64,
+        len: u64,
+        hash: u128,
+    ) -> Result<TraceOp, FieldError> {
         if len > DEDUP_MAX {
             self.by_hash.clear();
             self.by_addr.clear();
-            return TraceOp::Write;
+            return Ok(TraceOp::Write);
+        }
+        if let Some(max) = self.max_bytes {
+            let need = self.next_write_bytes();
+            if need > max {
+                return Err(FieldError::new(
+                    "md5",
+                    format!(
+                        "the deduplication tables (dedup copies) would take {need} bytes \
+                         after {} distinct contents, more than the {max} bytes left to them \
+                         by the memory limit; raise the limit or replay without \
+                         deduplication",
+                        self.by_hash.len()
+                    ),
+                ));
+            }
         }
         let op = match self.by_hash.get(&(device, hash)) {
             Some(&(src, slen))
@@ -113,6 +177,6 @@ impl Fiu {
         }
         self.by_addr.insert((device, offset), hash);
         self.by_hash.insert((device, hash), (offset, len));
-        op
+        Ok(op)
     }
 }

@@ -64,8 +64,16 @@ use serde::{Deserialize, Serialize};
 
 pub use blkparse::{blk_device_id, blk_device_parts};
 pub use detect::DetectError;
-pub use source::Compression;
+pub use source::{Compression, MAX_LINE_BYTES};
 pub use stream::{prepare, Prepared, TraceInput, TraceStream};
+
+/// Latest request time the simulator takes, in ns after `rebase_time` and
+/// `speed`: 2^64 - 2^62 (438 years; an MSR filetime of 2038 still fits
+/// without rebasing). The simulated clock runs on past a request's arrival
+/// (its service, the drain after the last request), so a time near 2^64 ns
+/// would wrap it; this leaves it 2^62 ns (146 years). A trace time beyond
+/// the bound is an error naming its line, whatever the format.
+pub const MAX_TIME_NS: u64 = u64::MAX - (1 << 62) + 1;
 
 /// A supported trace file format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -151,6 +159,20 @@ impl TraceFormat {
             }
             TraceFormat::Fiu => "lba",
             TraceFormat::Spc => "LBA",
+        }
+    }
+
+    /// Name of the field holding the time, for error messages.
+    fn time_field(self) -> &'static str {
+        match self {
+            TraceFormat::Ascii
+            | TraceFormat::Blkparse
+            | TraceFormat::Vscsi
+            | TraceFormat::Ftl
+            | TraceFormat::Fio => "time",
+            TraceFormat::Msr | TraceFormat::Systor | TraceFormat::Spc => "Timestamp",
+            TraceFormat::Alibaba | TraceFormat::Tencent => "timestamp",
+            TraceFormat::Fiu => "ts",
         }
     }
 
@@ -385,6 +407,12 @@ impl TraceRequest {
     }
 }
 
+/// Whether `[a, a + len)` and `[b, b + len)` share a byte (a copy between
+/// them would read what it writes); ends beyond 2^64 count as 2^64.
+fn ranges_overlap(a: u64, b: u64, len: u64) -> bool {
+    a < b.saturating_add(len) && b < a.saturating_add(len)
+}
+
 /// How requests of several devices map onto the one simulated device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -410,7 +438,8 @@ pub enum CapacityPolicy {
     /// in two, `[offset, capacity)` and `[0, rest)`, with the same time and
     /// op (counted in [`TraceStats::split`]), so no byte is lost; a copy is
     /// also split where its source crosses the end. A request longer than
-    /// the capacity is an error naming its line.
+    /// the capacity, and a copy whose source and destination overlap once
+    /// folded, are errors naming their line.
     Wrap,
     /// If the trace reaches beyond the capacity, shrink its address range
     /// linearly: `offset * capacity / max_end` (exact integer arithmetic),
@@ -448,6 +477,10 @@ pub struct TraceOptions {
     /// FIU traces: a write whose content hash an earlier write still holds
     /// becomes a copy from there ([`fiu`]). Default `false`.
     pub dedup_copies: bool,
+    /// Most bytes the deduplication tables of one file may take, their
+    /// growth included (`dedup_copies`); a write that would take them
+    /// past it is an error naming its line. `None` (the default): no bound.
+    pub dedup_max_bytes: Option<u64>,
 }
 
 impl Default for TraceOptions {
@@ -460,6 +493,7 @@ impl Default for TraceOptions {
             device_policy: DevicePolicy::Merge,
             capacity_policy: CapacityPolicy::Reject,
             dedup_copies: false,
+            dedup_max_bytes: None,
         }
     }
 }

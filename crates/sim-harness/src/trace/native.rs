@@ -158,10 +158,18 @@ pub(super) fn parse_line(line: &str) -> Result<Parsed<'_>, FieldError> {
                     "source offset + length overflows 64-bit bytes",
                 ));
             }
-            if src != offset && src < offset.saturating_add(len) && offset < src + len {
+            if super::ranges_overlap(src, offset, len) {
+                let what = if src == offset {
+                    "is the destination itself (a copy onto itself)"
+                } else {
+                    "overlaps the destination"
+                };
                 return Err(FieldError::new(
                     "src",
-                    format!("source [{src}, {}) overlaps the destination", src + len),
+                    format!(
+                        "source [{src}, {}) {what}; a copy's ranges must not overlap",
+                        src + len
+                    ),
                 ));
             }
             TraceOp::Copy { src_bytes: src }
@@ -282,6 +290,16 @@ mod tests {
             (1, "src".to_string()),
             "overlap"
         );
+        assert_eq!(
+            field("0 C 4096 4096 4096\n"),
+            (1, "src".to_string()),
+            "a copy onto itself"
+        );
+        assert_eq!(
+            field("0 C 4096 8192 0\n"),
+            (1, "src".to_string()),
+            "source below the destination"
+        );
         assert_eq!(field("0 X 0 4096\n"), (1, "op".to_string()));
         assert_eq!(field("0 W 0 0\n"), (1, "len".to_string()));
         assert_eq!(field("0 W 0\n"), (1, "len".to_string()));
@@ -325,10 +343,19 @@ mod tests {
         let t = parse("0 C 1024 8192 28672\n", 32768, CapacityPolicy::Wrap).unwrap();
         let lens: Vec<u64> = t.requests.iter().map(|r| r.len_bytes).collect();
         assert_eq!(lens, vec![4096, 4096]);
-        let t = parse("0 C 28672 8192 63488\n", 32768, CapacityPolicy::Wrap).unwrap();
-        let lens: Vec<u64> = t.requests.iter().map(|r| r.len_bytes).collect();
-        assert_eq!(lens, vec![2048, 2048, 4096]);
-        assert_eq!(t.stats.split, 2);
+        // Both ranges crossing the end share its last byte once folded: the
+        // copy would overlap itself, which no copy may.
+        let e = parse("0 C 28672 8192 63488\n", 32768, CapacityPolicy::Wrap).unwrap_err();
+        assert!(e.starts_with("t.ftl:1: field src: "), "{e}");
+        assert!(e.contains("overlapping its destination"), "{e}");
+        // So may scaling, which maps nearby ranges onto the same place.
+        let e = parse(
+            "0 W 0 4096\n1 C 8388608 4096 8392704\n",
+            32768,
+            CapacityPolicy::Scale,
+        )
+        .unwrap_err();
+        assert!(e.starts_with("t.ftl:2: field src: "), "{e}");
     }
 
     /// Parses `text` as an `ftl` trace (format given, not detected).

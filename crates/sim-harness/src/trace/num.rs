@@ -4,17 +4,10 @@
 //! without the offending text; these helpers are stricter (digits only) and
 //! return a reason that quotes the field, which ends up in a `TraceError`.
 
-/// Longest field text quoted in an error message; longer text is cut.
-const QUOTE_MAX: usize = 40;
-
-/// Quotes `s` for an error message, cutting very long (e.g. fuzzed) fields.
+/// Quotes `s` for an error message, cutting very long (e.g. fuzzed) fields
+/// ([`crate::clip::clip`]).
 pub(crate) fn quote(s: &str) -> String {
-    if s.chars().count() <= QUOTE_MAX {
-        format!("`{s}`")
-    } else {
-        let cut: String = s.chars().take(QUOTE_MAX).collect();
-        format!("`{cut}...`")
-    }
+    format!("`{}`", crate::clip::clip(s))
 }
 
 /// Parses an unsigned decimal integer (ASCII digits only, no sign).

@@ -26,15 +26,16 @@ pub(super) struct Tally {
 }
 
 /// `t - rebase`, divided by `speed` and rounded to the nearest ns; `None`
-/// if it does not fit in 64 bits. Speed 1 involves no floating point.
+/// if it is beyond [`MAX_TIME_NS`](super::MAX_TIME_NS). Speed 1 involves
+/// no floating point.
 pub(super) fn time(t: u64, rebase: u64, speed: f64) -> Option<u64> {
     let t = t.saturating_sub(rebase);
     if speed == 1.0 {
-        return Some(t);
+        return (t <= super::MAX_TIME_NS).then_some(t);
     }
     let scaled = (t as f64 / speed).round();
-    // 2^64 as f64; anything at or above does not fit.
-    (scaled < 18_446_744_073_709_551_616.0).then_some(scaled as u64)
+    // MAX_TIME_NS = 3 * 2^62 is exact as f64.
+    (scaled <= super::MAX_TIME_NS as f64).then_some(scaled as u64)
 }
 
 /// A placement failure: the field (`None`: the format's offset field,
@@ -94,6 +95,27 @@ pub(super) fn place(
             }
             out.push_back(scale(r, cap, max_end, tally));
         }
+    }
+    // Folding or scaling may bring a copy's source onto its destination.
+    let overlap = out.iter().skip(before).find_map(|p| match p.op {
+        TraceOp::Copy { src_bytes }
+            if super::ranges_overlap(src_bytes, p.offset_bytes, p.len_bytes) =>
+        {
+            Some((src_bytes, p.offset_bytes, p.len_bytes))
+        }
+        _ => None,
+    });
+    if let Some((src, dst, len)) = overlap {
+        out.truncate(before);
+        return Err((
+            Some("src"),
+            format!(
+                "the capacity policy ({policy:?}) puts the copy's source at [{src}, {}){{merged}}, \
+                 overlapping its destination [{dst}, {}); a copy's ranges must not overlap",
+                src + len,
+                dst + len
+            ),
+        ));
     }
     tally.requests += (out.len() - before) as u64;
     Ok(())

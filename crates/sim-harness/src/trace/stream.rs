@@ -47,6 +47,18 @@ impl<'a> TraceInput<'a> {
         }
     }
 
+    /// Most bytes reading this input holds at once, whatever its length
+    /// (buffers, decompressor, one line; not the deduplication tables,
+    /// which [`TraceOptions::dedup_max_bytes`] bounds). Opens a file to
+    /// see its compression.
+    pub fn reading_bytes(&self) -> Result<u64, TraceError> {
+        let kind = match self {
+            TraceInput::Path(p) => source::sniff_file(p, &self.name())?,
+            TraceInput::Bytes { data, .. } => super::Compression::sniff(data),
+        };
+        Ok(source::reading_bytes(kind))
+    }
+
     fn open(&self) -> Result<Lines<'a>, TraceError> {
         match self {
             TraceInput::Path(p) => source::open_file(p, &self.name()),
@@ -71,7 +83,7 @@ impl LineParser {
             unit_ns: opts.time_unit.ns(),
             blk: Blkparse::default(),
             fio: Fio::default(),
-            fiu: Fiu::new(opts.dedup_copies),
+            fiu: Fiu::new(opts.dedup_copies, opts.dedup_max_bytes),
         }
     }
 
@@ -236,6 +248,40 @@ fn detect_input(input: &TraceInput<'_>) -> Result<TraceFormat, TraceError> {
     ))
 }
 
+/// The error of a file in which `format` found no request at all (an empty
+/// file, a file of another format that happened to skip cleanly, a file
+/// with only comments): replaying nothing is never what was asked.
+fn no_requests(name: &str, format: TraceFormat, lines: u64, counts: &Counts) -> TraceError {
+    let what = if lines == 0 {
+        "the file is empty".to_string()
+    } else {
+        let mut kinds: Vec<String> = counts
+            .skipped
+            .iter()
+            .map(|(k, n)| format!("{n} {k}"))
+            .chain(
+                counts
+                    .events
+                    .iter()
+                    .map(|(a, n)| format!("{n} {}", SkipKind::BlkEvent(a.clone()))),
+            )
+            .collect();
+        kinds.truncate(4);
+        let (s, verb) = if lines == 1 {
+            ("", "holds")
+        } else {
+            ("s", "hold")
+        };
+        format!("its {lines} line{s} {verb} none ({})", kinds.join(", "))
+    };
+    TraceError::new(
+        name,
+        0,
+        "file",
+        format!("no request read as format {format}: {what}"),
+    )
+}
+
 /// Records the first line (`at`) of each namespace-specific use of `op`.
 fn note_use(u: &mut NamespaceUse, op: TraceOp, at: impl Fn() -> LineRef) {
     match op {
@@ -325,13 +371,17 @@ pub fn prepare<'a>(
         }
     };
     let mut stats = TraceStats::new(format, capacity_bytes, opts.capacity_policy);
-    let mut counts = Counts::default();
     let mut dev_end: BTreeMap<u32, u64> = BTreeMap::new();
     let (mut min_t, mut max_t, mut max_len) = (u64::MAX, 0u64, 0u64);
     for input in inputs {
         let mut rd = Reader::new(input, format, opts)?;
+        let mut counts = Counts::default();
         let devices = &mut stats.devices;
-        let mut on_req = |d: u32| *devices.entry(d).or_default() += 1;
+        let mut seen = 0u64;
+        let mut on_req = |d: u32| {
+            seen += 1;
+            *devices.entry(d).or_default() += 1;
+        };
         while let Some((r, line)) = rd.next(&mut counts, &mut on_req)? {
             note_use(&mut stats.uses, r.op, || LineRef {
                 file: rd.name.clone(),
@@ -359,11 +409,17 @@ pub fn prepare<'a>(
             max_t = max_t.max(r.time_ns);
             max_len = max_len.max(r.len_bytes);
         }
-        stats.lines += rd.lines_read();
-    }
-    stats.skipped = counts.skipped;
-    for (action, n) in counts.events {
-        *stats.skipped.entry(SkipKind::BlkEvent(action)).or_default() += n;
+        let lines = rd.lines_read();
+        if seen == 0 {
+            return Err(no_requests(&rd.name, format, lines, &counts));
+        }
+        stats.lines += lines;
+        for (kind, n) in counts.skipped {
+            *stats.skipped.entry(kind).or_default() += n;
+        }
+        for (action, n) in counts.events {
+            *stats.skipped.entry(SkipKind::BlkEvent(action)).or_default() += n;
+        }
     }
     if let DevicePolicy::Select(d) = opts.device_policy {
         if !stats.devices.contains_key(&d) {
@@ -429,7 +485,8 @@ pub fn prepare<'a>(
         || time(max_t) == u64::MAX
         || match opts.capacity_policy {
             super::CapacityPolicy::Reject => max_end > cap,
-            _ => max_end > cap && max_len > cap,
+            // Folding or scaling may also bring a copy onto its source.
+            _ => max_end > cap && (max_len > cap || prepared.stats.copies > 0),
         };
     if may_fail {
         let mut s = prepared.stream()?;
@@ -541,12 +598,23 @@ impl TraceStream<'_> {
             r.offset_bytes = off;
         }
         r.time_ns = policy::time(r.time_ns, self.rebase, self.opts.speed).ok_or_else(|| {
+            let t = r.time_ns.saturating_sub(self.rebase);
+            let speed = if self.opts.speed == 1.0 {
+                String::new()
+            } else {
+                format!(" divided by speed {}", self.opts.speed)
+            };
+            let rebased = if self.rebase > 0 {
+                " (counted from the first request)"
+            } else {
+                ""
+            };
             err(
-                "time",
+                self.format.time_field(),
                 format!(
-                    "time {} ns divided by speed {} overflows 64 bits",
-                    r.time_ns.saturating_sub(self.rebase),
-                    self.opts.speed
+                    "time {t} ns{rebased}{speed} overflows the simulator's clock, which takes \
+                     at most {} ns (438 years)",
+                    super::MAX_TIME_NS
                 ),
             )
         })?;
@@ -587,10 +655,12 @@ impl TraceStream<'_> {
         );
         if let Err((field, reason)) = placed {
             let field = field.unwrap_or(self.format.offset_field());
-            let field = if field == "size" {
-                self.format.size_field()
-            } else {
-                field
+            let field = match field {
+                "size" => self.format.size_field(),
+                // Only the ftl format writes a copy's source; a copy made
+                // from another format (fiu deduplication) is its offset's.
+                "src" if self.format != TraceFormat::Ftl => self.format.offset_field(),
+                f => f,
             };
             let merged = if self.span.is_some() {
                 " after merging devices"

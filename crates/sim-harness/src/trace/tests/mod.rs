@@ -1,6 +1,7 @@
 //! Tests of the trace parsers: the real traces in `shared/traces`, small
 //! hand-built files per format, the policies, and property tests.
 
+mod edges;
 mod formats;
 mod policies;
 mod props;

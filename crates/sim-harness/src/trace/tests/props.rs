@@ -51,6 +51,7 @@ fn any_opts() -> impl Strategy<Value = TraceOptions> {
                     device_policy,
                     capacity_policy,
                     dedup_copies: false,
+                    dedup_max_bytes: None,
                 }
             },
         )
