@@ -60,6 +60,12 @@ pub struct CrashArgs {
     /// Cells of `--random-config` run at once on threads.
     #[arg(long, default_value_t = 1, value_name = "J")]
     pub jobs: usize,
+    /// With `--random-config`: shrink every failing cell, dropping the
+    /// feature assignments and workload flags the failure does not need
+    /// (each attempt is one more run of the cell), and print the smaller
+    /// replay command too.
+    #[arg(long, requires = "random_config")]
+    pub shrink: bool,
 }
 
 /// Translation-page size `ftl crash` turns on when the configuration has

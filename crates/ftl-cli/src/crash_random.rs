@@ -5,7 +5,9 @@
 use std::sync::Mutex;
 
 use serde_json::{json, Value};
-use sim_harness::crash::random_config::{run_random, CellOutcome, RandomReport, RandomSpec};
+use sim_harness::crash::random_config::{
+    run_random, shrink_failures, Cell, CellOutcome, RandomReport, RandomSpec,
+};
 
 use crate::crash::{report_json, CrashArgs};
 use crate::progress::Progress;
@@ -32,7 +34,21 @@ pub fn run(a: &CrashArgs, n: usize) -> Result<(), CliError> {
     if let Ok(p) = progress.lock() {
         p.finish();
     }
-    let v = report_value(&spec, &report);
+    let shrunk = if a.shrink {
+        let p = Mutex::new(Progress::new(Some(report.failed_cells), a.common.quiet));
+        let s = shrink_failures(&report, a.cuts, a.jobs, &|done| {
+            if let Ok(mut p) = p.lock() {
+                p.update(done, "shrink");
+            }
+        });
+        if let Ok(p) = p.lock() {
+            p.finish();
+        }
+        s
+    } else {
+        Vec::new()
+    };
+    let v = report_value(&spec, &report, &shrunk);
     a.common.write_out(&v, None)?;
     if a.common.json {
         println!(
@@ -40,7 +56,7 @@ pub fn run(a: &CrashArgs, n: usize) -> Result<(), CliError> {
             serde_json::to_string(&v).map_err(|e| CliError::Run(e.to_string()))?
         );
     } else {
-        print!("{}", text(&spec, &report));
+        print!("{}", text(&spec, &report, &shrunk));
     }
     if report.failed_cells > 0 {
         return Err(CliError::Run(format!(
@@ -102,7 +118,7 @@ fn verdict(o: &CellOutcome) -> (&'static str, String) {
 
 /// The JSON report: the summed figures at the usual keys, the cell
 /// counts, the coverage table and every cell.
-pub fn report_value(spec: &RandomSpec, r: &RandomReport) -> Value {
+pub fn report_value(spec: &RandomSpec, r: &RandomReport, shrunk: &[(usize, Cell)]) -> Value {
     let mut v = report_json(&r.totals);
     let cells: Vec<Value> = r
         .cells
@@ -138,6 +154,15 @@ pub fn report_value(spec: &RandomSpec, r: &RandomReport) -> Value {
                     CellOutcome::Error(_) => {
                         m.insert("error".into(), Value::String(detail));
                     }
+                }
+                if let Some((_, small)) = shrunk.iter().find(|(i, _)| *i == c.cell.index) {
+                    m.insert(
+                        "shrunk".into(),
+                        json!({
+                            "set": small.sets,
+                            "replay": small.replay_command(spec.cuts),
+                        }),
+                    );
                 }
             }
             cell
@@ -179,7 +204,7 @@ pub fn report_value(spec: &RandomSpec, r: &RandomReport) -> Value {
 
 /// The text report: one line per cell, the replay of every failing cell,
 /// the coverage table and the totals.
-pub fn text(spec: &RandomSpec, r: &RandomReport) -> String {
+pub fn text(spec: &RandomSpec, r: &RandomReport, shrunk: &[(usize, Cell)]) -> String {
     let mut s = format!(
         "crash --random-config {}: seed {}, {} cuts per cell\n",
         spec.cells, spec.seed, spec.cuts
@@ -195,12 +220,16 @@ pub fn text(spec: &RandomSpec, r: &RandomReport) -> String {
     if !failing.is_empty() {
         s.push_str("\nfailing cells (each replays alone):\n");
         for c in failing {
+            let (result, detail) = verdict(&c.outcome);
             s.push_str(&format!(
-                "cell {} seed {}: {}\n",
+                "cell {} seed {} {result} ({detail}):\n  {}\n",
                 c.cell.index,
                 c.cell.workload.seed,
                 c.cell.replay_command(spec.cuts)
             ));
+            if let Some((_, small)) = shrunk.iter().find(|(i, _)| *i == c.cell.index) {
+                s.push_str(&format!("  shrunk: {}\n", small.replay_command(spec.cuts)));
+            }
         }
     }
     s.push_str("\ncoverage (value: drawn/ran/failed)\n");

@@ -561,6 +561,53 @@ pub fn coverage(cells: &[CellResult]) -> Vec<AxisCoverage> {
     out
 }
 
+/// `f` of every item on `jobs` threads, in item order; `progress` hears
+/// the number of items done.
+fn par_map<T: Sync, R: Send>(
+    items: &[T],
+    jobs: usize,
+    f: impl Fn(&T) -> R + Sync,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Vec<R> {
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let slots: Vec<Mutex<Option<R>>> = items.iter().map(|_| Mutex::new(None)).collect();
+    std::thread::scope(|s| {
+        for _ in 0..jobs.clamp(1, items.len().max(1)) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(item) = items.get(i) else { break };
+                let r = f(item);
+                if let Some(Ok(mut slot)) = slots.get(i).map(Mutex::lock) {
+                    *slot = Some(r);
+                }
+                progress(done.fetch_add(1, Ordering::Relaxed) as u64 + 1);
+            });
+        }
+    });
+    slots
+        .into_iter()
+        .filter_map(|m| m.into_inner().ok().flatten())
+        .collect()
+}
+
+/// Shrinks every failing cell of `report` ([`shrink`]) on `jobs` threads:
+/// pairs of the cell's index and the smaller cell.
+pub fn shrink_failures(
+    report: &RandomReport,
+    cuts: u32,
+    jobs: usize,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Vec<(usize, Cell)> {
+    let failing: Vec<&CellResult> = report.cells.iter().filter(|c| c.failed()).collect();
+    par_map(
+        &failing,
+        jobs,
+        |c| (c.cell.index, shrink(&c.cell, cuts, &c.outcome)),
+        progress,
+    )
+}
+
 /// Draws `spec.cells` cells and runs each through `spec.cuts` cuts on
 /// `spec.jobs` threads; `progress` hears the number of cells finished.
 /// Errs only when the generator itself fails (a drawn value a key does
@@ -569,30 +616,11 @@ pub fn run_random(spec: &RandomSpec, progress: &(dyn Fn(u64) + Sync)) -> Result<
     let cells: Vec<Cell> = (0..spec.cells)
         .map(|i| draw_cell(spec.seed, i))
         .collect::<Result<_, _>>()?;
-    let next = AtomicUsize::new(0);
-    let done = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<CellOutcome>>> = Mutex::new(vec![None; cells.len()]);
-    std::thread::scope(|s| {
-        for _ in 0..spec.jobs.clamp(1, cells.len().max(1)) {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(cell) = cells.get(i) else { break };
-                let outcome = run_cell(cell, spec.cuts);
-                if let Ok(mut r) = results.lock() {
-                    r[i] = Some(outcome);
-                }
-                progress(done.fetch_add(1, Ordering::Relaxed) as u64 + 1);
-            });
-        }
-    });
-    let outcomes = results.into_inner().map_err(|_| "a cell's thread failed".to_string())?;
+    let outcomes = par_map(&cells, spec.jobs, |c| run_cell(c, spec.cuts), progress);
     let cells: Vec<CellResult> = cells
         .into_iter()
         .zip(outcomes)
-        .map(|(cell, o)| CellResult {
-            cell,
-            outcome: o.unwrap_or_else(|| CellOutcome::Error("the cell never ran".to_string())),
-        })
+        .map(|(cell, outcome)| CellResult { cell, outcome })
         .collect();
     let mut totals = CrashReport::default();
     let (mut refused_cells, mut failed_cells, mut error_cells) = (0, 0, 0);
@@ -612,4 +640,72 @@ pub fn run_random(spec: &RandomSpec, progress: &(dyn Fn(u64) + Sync)) -> Result<
         failed_cells,
         error_cells,
     })
+}
+
+/// Whether `o` fails the way `was` did: the same internal error, or lost
+/// or wrong data again.
+fn same_failure(was: &CellOutcome, o: &CellOutcome) -> bool {
+    match (was, o) {
+        (CellOutcome::Error(a), CellOutcome::Error(b)) => a == b,
+        (CellOutcome::Ran(_), CellOutcome::Ran(r)) => r.failed(),
+        _ => false,
+    }
+}
+
+/// The axis kind of the key an assignment sets.
+fn kind_of(assignment: &str) -> Kind {
+    let key = assignment.split('=').next().unwrap_or("");
+    AXES.iter()
+        .find(|a| a.key.split(',').any(|k| k == key))
+        .map_or(Kind::Shape, |a| a.kind)
+}
+
+/// A smaller cell that still fails as `cell` did with outcome `was`:
+/// feature assignments are dropped one at a time (back to the preset's
+/// value), then the workload flags reset to `ftl crash`'s defaults, while
+/// the failure stays; the shrunk geometry and sizes are kept. What is left
+/// names the keys the failure needs. Runs the cell once per attempt.
+pub fn shrink(cell: &Cell, cuts: u32, was: &CellOutcome) -> Cell {
+    let mut best = cell.clone();
+    loop {
+        let mut progressed = false;
+        let mut i = 0;
+        while i < best.sets.len() {
+            if kind_of(&best.sets[i]) != Kind::Feature {
+                i += 1;
+                continue;
+            }
+            let mut c = best.clone();
+            c.sets.remove(i);
+            if same_failure(was, &run_cell(&c, cuts)) {
+                best = c;
+                progressed = true;
+            } else {
+                i += 1;
+            }
+        }
+        let d = CellWorkload {
+            seed: best.workload.seed,
+            ..CellWorkload::default()
+        };
+        let resets: [fn(&mut CellWorkload, &CellWorkload); 6] = [
+            |w, d| w.copy_share = d.copy_share,
+            |w, d| w.shutdown_prob = d.shutdown_prob,
+            |w, d| w.ops_per_cut = d.ops_per_cut,
+            |w, d| w.span = d.span,
+            |w, d| w.mount_cut_prob = d.mount_cut_prob,
+            |w, d| w.no_fill = d.no_fill,
+        ];
+        for reset in resets {
+            let mut c = best.clone();
+            reset(&mut c.workload, &d);
+            if c.workload != best.workload && same_failure(was, &run_cell(&c, cuts)) {
+                best = c;
+                progressed = true;
+            }
+        }
+        if !progressed {
+            return best;
+        }
+    }
 }
