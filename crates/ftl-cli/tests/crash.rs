@@ -125,7 +125,10 @@ fn random_config_reports_every_cell_and_the_coverage() {
     let cells = v["cells"].as_array().unwrap();
     assert_eq!(cells.len(), 12);
     let count = |r: &str| cells.iter().filter(|c| c["result"] == r).count() as u64;
-    assert_eq!(get(&v, "crash.refused_cells").as_u64().unwrap(), count("refused"));
+    assert_eq!(
+        get(&v, "crash.refused_cells").as_u64().unwrap(),
+        count("refused")
+    );
     assert_eq!(
         get(&v, "crash.failed_cells").as_u64().unwrap(),
         count("failed") + count("error")
@@ -135,7 +138,10 @@ fn random_config_reports_every_cell_and_the_coverage() {
     // Every mode key's values are in the table, drawn or not, and the
     // draws add up to the cells.
     for (key, values) in [
-        ("copyback.mode", &["off-chip", "fastgc", "rcftl-per-page", "rcftl", "unchecked"][..]),
+        (
+            "copyback.mode",
+            &["off-chip", "fastgc", "rcftl-per-page", "rcftl", "unchecked"][..],
+        ),
         ("erase.mode", &["normal", "gerase", "bpm"][..]),
         ("host.interface", &["conventional", "zns", "fdp"][..]),
     ] {
@@ -178,7 +184,10 @@ fn a_random_cell_replays_alone() {
         "units_checked",
         "host_commands",
     ] {
-        assert_eq!(r["crash"][key], cell["crash"][key], "crash.{key} of `{replay}`");
+        assert_eq!(
+            r["crash"][key], cell["crash"][key],
+            "crash.{key} of `{replay}`"
+        );
     }
     assert_eq!(r["recovery"], cell["recovery"], "{replay}");
 }

@@ -7,11 +7,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use proptest::prelude::*;
+use sim_harness::config::presets;
 use sim_harness::config::{
     ArbitrationKey, CopyModeKey, CopyModeSetting, EraseModeKey, FlushPolicyKey, GcDestinationKey,
     InterfaceKey, ModeKey, P2lKey, ReparoModeKey, ScopeKey, SelectorKey, SimConfig, TableKey,
 };
-use sim_harness::config::presets;
 use sim_harness::crash::random_config::{
     draw_cell, run_cell, shrink, Cell, CellOutcome, CellWorkload, Kind, AXES, PRESET_KEY,
     PRESET_VALUE,
@@ -43,14 +43,24 @@ fn every_value_of_every_axis_and_every_preset_is_drawn() {
 
 /// The serde name of an enum value (what `--set` takes).
 fn name<T: serde::Serialize>(v: T) -> String {
-    serde_json::to_value(v).unwrap().as_str().unwrap().to_string()
+    serde_json::to_value(v)
+        .unwrap()
+        .as_str()
+        .unwrap()
+        .to_string()
 }
 
 /// Every value of `key` the configuration accepts is an axis value.
 fn covers(key: &str, names: &[String]) {
-    let axis = AXES.iter().find(|a| a.key == key).unwrap_or_else(|| panic!("no axis {key}"));
+    let axis = AXES
+        .iter()
+        .find(|a| a.key == key)
+        .unwrap_or_else(|| panic!("no axis {key}"));
     for n in names {
-        assert!(axis.values.contains(&n.as_str()), "{key} = {n} is not drawn");
+        assert!(
+            axis.values.contains(&n.as_str()),
+            "{key} = {n} is not drawn"
+        );
     }
 }
 
@@ -75,7 +85,11 @@ fn mode_keys_list_every_value() {
         }
     }
     covers("copyback.mode", &copyback.map(name));
-    let erase = [EraseModeKey::Normal, EraseModeKey::Gerase, EraseModeKey::Bpm];
+    let erase = [
+        EraseModeKey::Normal,
+        EraseModeKey::Gerase,
+        EraseModeKey::Bpm,
+    ];
     for m in erase {
         match m {
             EraseModeKey::Normal | EraseModeKey::Gerase | EraseModeKey::Bpm => {}
@@ -110,7 +124,11 @@ fn mode_keys_list_every_value() {
         }
     }
     covers("buffer.flush_policy", &flush.map(name));
-    let interface = [InterfaceKey::Conventional, InterfaceKey::Zns, InterfaceKey::Fdp];
+    let interface = [
+        InterfaceKey::Conventional,
+        InterfaceKey::Zns,
+        InterfaceKey::Fdp,
+    ];
     for m in interface {
         match m {
             InterfaceKey::Conventional | InterfaceKey::Zns | InterfaceKey::Fdp => {}
@@ -124,7 +142,12 @@ fn mode_keys_list_every_value() {
         }
     }
     covers("host.arbitration", &arbitration.map(name));
-    let gc_copy = [CopyModeKey::Icb, CopyModeKey::Lcb, CopyModeKey::Gcb, CopyModeKey::Dgcb];
+    let gc_copy = [
+        CopyModeKey::Icb,
+        CopyModeKey::Lcb,
+        CopyModeKey::Gcb,
+        CopyModeKey::Dgcb,
+    ];
     for m in gc_copy {
         match m {
             CopyModeKey::Icb | CopyModeKey::Lcb | CopyModeKey::Gcb | CopyModeKey::Dgcb => {}
@@ -190,7 +213,10 @@ fn every_non_numeric_key_is_an_axis() {
     for k in SimConfig::keys() {
         let v = cfg.get(&k).unwrap_or_default();
         if v.parse::<f64>().is_err() {
-            assert!(axis_keys.contains(k.as_str()), "mode key {k} ({v}) is not drawn");
+            assert!(
+                axis_keys.contains(k.as_str()),
+                "mode key {k} ({v}) is not drawn"
+            );
         }
     }
 }
@@ -227,8 +253,13 @@ fn a_cell_depends_only_on_the_seed_and_its_index() {
     assert_ne!(draw_cell(9, 17).unwrap(), draw_cell(9, 18).unwrap());
     let c = draw_cell(9, 17).unwrap();
     let args = c.replay_args(7);
-    assert_eq!(&args[..4], ["--cuts", "7", "--seed", &c.workload.seed.to_string()]);
-    assert!(args.windows(2).any(|w| w == ["--preset", c.preset.as_str()]));
+    assert_eq!(
+        &args[..4],
+        ["--cuts", "7", "--seed", &c.workload.seed.to_string()]
+    );
+    assert!(args
+        .windows(2)
+        .any(|w| w == ["--preset", c.preset.as_str()]));
     for s in &c.sets {
         assert!(args.windows(2).any(|w| w == ["--set", s.as_str()]), "{s}");
     }
@@ -251,8 +282,13 @@ fn shrinking_keeps_the_assignment_a_failure_needs() {
     // every other feature key goes, the shape stays.
     let mut sets: Vec<String> = SMALL.iter().map(|s| s.to_string()).collect();
     sets.extend(
-        ["ftl.wl_threshold=16", "copy.mode=remap", "ftl.superblock=maybe", "buffer.flush_policy=lidf"]
-            .map(String::from),
+        [
+            "ftl.wl_threshold=16",
+            "copy.mode=remap",
+            "ftl.superblock=maybe",
+            "buffer.flush_policy=lidf",
+        ]
+        .map(String::from),
     );
     let cell = Cell {
         index: 0,
@@ -271,7 +307,9 @@ fn shrinking_keeps_the_assignment_a_failure_needs() {
     want.push("ftl.superblock=maybe".into());
     assert_eq!(small.sets, want);
     assert_eq!(small.workload.copy_share, 0.0);
-    assert!(AXES.iter().any(|a| a.key == "ftl.superblock" && a.kind == Kind::Feature));
+    assert!(AXES
+        .iter()
+        .any(|a| a.key == "ftl.superblock" && a.kind == Kind::Feature));
 }
 
 proptest! {

@@ -64,15 +64,27 @@ pub const FEATURE_SHARE: f64 = 0.3;
 pub const PRESET_VALUE: &str = "(preset)";
 
 const fn shape(key: &'static str, values: &'static [&'static str]) -> Axis {
-    Axis { key, values, kind: Kind::Shape }
+    Axis {
+        key,
+        values,
+        kind: Kind::Shape,
+    }
 }
 
 const fn feature(key: &'static str, values: &'static [&'static str]) -> Axis {
-    Axis { key, values, kind: Kind::Feature }
+    Axis {
+        key,
+        values,
+        kind: Kind::Feature,
+    }
 }
 
 const fn flag(key: &'static str, values: &'static [&'static str]) -> Axis {
-    Axis { key, values, kind: Kind::Flag }
+    Axis {
+        key,
+        values,
+        kind: Kind::Flag,
+    }
 }
 
 /// The preset axis's key in the coverage table.
@@ -93,7 +105,10 @@ pub const AXES: &[Axis] = &[
         &["16,1", "32,2", "48,3", "64,4", "576,3", "576,3"],
     ),
     shape("geometry.page_bytes", &["4096", "8192", "16384", "16384"]),
-    shape("ftl.mapping_unit_bytes", &["2048", "4096", "4096", "4096", "4096", "16384"]),
+    shape(
+        "ftl.mapping_unit_bytes",
+        &["2048", "4096", "4096", "4096", "4096", "16384"],
+    ),
     // Sizes the presets set for drives a thousand times larger.
     shape("ftl.op_ratio", &["0.4", "0.6", "0.9"]),
     shape("ftl.gc_reserve_blocks", &["1", "2"]),
@@ -110,7 +125,10 @@ pub const AXES: &[Axis] = &[
     feature("ftl.list_pages", &["false", "true"]),
     // Write buffer and mapping persistence.
     feature("buffer.flush_policy", &["fifo", "lidf"]),
-    feature("buffer.flush_start_ratio", &["0", "0.25", "0.5", "0.75", "0.9"]),
+    feature(
+        "buffer.flush_start_ratio",
+        &["0", "0.25", "0.5", "0.75", "0.9"],
+    ),
     feature("buffer.map_protect_ratio", &["1", "0.5", "0.1", "0.05"]),
     feature("buffer.gc_outside_budget", &["true", "false"]),
     // Host interface.
@@ -150,7 +168,10 @@ pub const AXES: &[Axis] = &[
     feature("reparo.mode", &["baseline", "idr", "cdr", "cdr-star"]),
     feature("reparo.p2l", &["none", "page", "block"]),
     // Medium: reliability model, faults, wear and retention (read failures).
-    feature("nand.model", &["default", "mlc-dac18", "mlc-ecc24", "tlc-thesis"]),
+    feature(
+        "nand.model",
+        &["default", "mlc-dac18", "mlc-ecc24", "tlc-thesis"],
+    ),
     feature("nand.program_fail_prob", &["0", "0.001", "0.01"]),
     feature("nand.erase_fail_prob", &["0", "0.001", "0.01"]),
     feature("nand.factory_bad_ratio", &["0", "0.01"]),
@@ -321,9 +342,9 @@ impl Cell {
 
 /// A 64-bit hash of a few words (the generator's stream selector).
 fn mix(words: &[u64]) -> u64 {
-    words
-        .iter()
-        .fold(0x5EED_C0F1_6000_0001_u64, |h, &w| splitmix64(h ^ splitmix64(w)))
+    words.iter().fold(0x5EED_C0F1_6000_0001_u64, |h, &w| {
+        splitmix64(h ^ splitmix64(w))
+    })
 }
 
 /// Value `i` of an axis of `len` values: position `i % len` of the
@@ -414,7 +435,7 @@ pub enum CellOutcome {
     Refused(String),
     /// The run completed with these figures (a failure when
     /// [`CrashReport::failed`]).
-    Ran(CrashReport),
+    Ran(Box<CrashReport>),
     /// The run stopped on an internal error or a panic (a failure).
     Error(String),
 }
@@ -459,7 +480,7 @@ pub fn run_cell(cell: &Cell, cuts: u32) -> CellOutcome {
         run_crash(plan.core, medium, &spec, |_| {})
     }));
     match run {
-        Ok(Ok(r)) => CellOutcome::Ran(r),
+        Ok(Ok(r)) => CellOutcome::Ran(Box::new(r)),
         Ok(Err(e)) => CellOutcome::Error(format!("simulation failed: {e}")),
         Err(p) => {
             let msg = p
@@ -612,7 +633,10 @@ pub fn shrink_failures(
 /// `spec.jobs` threads; `progress` hears the number of cells finished.
 /// Errs only when the generator itself fails (a drawn value a key does
 /// not take).
-pub fn run_random(spec: &RandomSpec, progress: &(dyn Fn(u64) + Sync)) -> Result<RandomReport, String> {
+pub fn run_random(
+    spec: &RandomSpec,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<RandomReport, String> {
     let cells: Vec<Cell> = (0..spec.cells)
         .map(|i| draw_cell(spec.seed, i))
         .collect::<Result<_, _>>()?;

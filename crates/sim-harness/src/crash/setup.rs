@@ -52,9 +52,8 @@ impl CrashReport {
     pub fn add(&mut self, o: &CrashReport) {
         let mounts = self.mounts + o.mounts;
         if mounts > 0 {
-            let w = |a: f64, na: u64, b: f64, nb: u64| {
-                (a * na as f64 + b * nb as f64) / mounts as f64
-            };
+            let w =
+                |a: f64, na: u64, b: f64, nb: u64| (a * na as f64 + b * nb as f64) / mounts as f64;
             self.mount_ops_mean = w(self.mount_ops_mean, self.mounts, o.mount_ops_mean, o.mounts);
             self.mount_sim_seconds_mean = w(
                 self.mount_sim_seconds_mean,
