@@ -3,6 +3,7 @@
 
 use clap::Args;
 use serde_json::{json, Value};
+use sim_harness::crash::setup::spec_for;
 use sim_harness::crash::{run_crash, CrashReport, CrashSpec};
 use sim_harness::sim::Plan;
 
@@ -50,6 +51,21 @@ pub struct CrashArgs {
     /// then checkpoint) instead of a cut; such epochs come on top of `--cuts`.
     #[arg(long, default_value_t = 0.0)]
     pub shutdown_prob: f64,
+    /// Draw N configurations from the whole configuration space (every
+    /// preset, every value of every mode key, shrunk geometries) and run
+    /// each through `--cuts` cuts; the preset, the `--set` list and the
+    /// workload flags are drawn per cell from `--seed`.
+    #[arg(long, value_name = "N")]
+    pub random_config: Option<usize>,
+    /// Cells of `--random-config` run at once on threads.
+    #[arg(long, default_value_t = 1, value_name = "J")]
+    pub jobs: usize,
+    /// With `--random-config`: shrink every failing cell, dropping the
+    /// feature assignments and workload flags the failure does not need
+    /// (each attempt is one more run of the cell), and print the smaller
+    /// replay command too.
+    #[arg(long, requires = "random_config")]
+    pub shrink: bool,
 }
 
 /// Translation-page size `ftl crash` turns on when the configuration has
@@ -61,6 +77,9 @@ pub const DEFAULT_MAP_ENTRIES: u32 = sim_harness::config::DEFAULT_MAP_ENTRIES;
 /// read back wrong, a mount rebuilt a different mapping, or the power-cut
 /// flush needed more than the capacitor holds.
 pub fn run(a: CrashArgs) -> Result<(), CliError> {
+    if let Some(n) = a.random_config {
+        return crate::crash_random::run(&a, n);
+    }
     if !(a.span > 0.0 && a.span <= 1.0) {
         return Err(CliError::Input("--span must be in (0, 1]".into()));
     }
@@ -108,7 +127,7 @@ pub fn run(a: CrashArgs) -> Result<(), CliError> {
         plan = Plan::from_config(&cfg).map_err(|e| CliError::Input(e.to_string()))?;
         a.common.check_plan(&cfg, &plan, 1, 1, "this crash run")?;
     }
-    let spec = CrashSpec {
+    let base = CrashSpec {
         cuts: a.cuts,
         seed: a.seed,
         ops_per_cut: a.ops_per_cut.max(1),
@@ -116,18 +135,12 @@ pub fn run(a: CrashArgs) -> Result<(), CliError> {
         mount_cut_prob: a.mount_cut_prob,
         full_check_every: a.full_check_every,
         capacitor_scale: a.capacitor_scale,
-        timing: Some(plan.engine.timing),
         prefill: !a.no_fill,
         copy_share: a.copy_share,
         shutdown_prob: a.shutdown_prob,
-        zones: match cfg.host.interface {
-            sim_harness::config::InterfaceKey::Zns => Some(
-                cfg.zone_geometry()
-                    .map_err(|e| CliError::Input(e.to_string()))?,
-            ),
-            _ => None,
-        },
+        ..CrashSpec::default()
     };
+    let spec = spec_for(&cfg, &plan, base).map_err(|e| CliError::Input(e.to_string()))?;
     let medium = plan.medium().map_err(|e| CliError::Input(e.to_string()))?;
     let mut progress = Progress::new(Some(u64::from(a.cuts)), a.common.quiet);
     let r = run_crash(plan.core, medium, &spec, |n| progress.update(n, "run"))?;
@@ -189,7 +202,7 @@ pub fn region_override(cfg: &sim_harness::config::SimConfig) -> Option<String> {
 
 /// Whether a crash run found anything wrong.
 pub fn failed(r: &CrashReport) -> bool {
-    r.lost_acknowledged + r.invalid_reads + r.mapping_mismatches + r.capacitor_overruns > 0
+    r.failed()
 }
 
 /// The report sections of a crash run: `crash.*`, `recovery.*`,

@@ -5,6 +5,7 @@ mod artifacts;
 mod chart;
 mod common;
 mod crash;
+mod crash_random;
 mod experiment;
 mod flows;
 mod lifetime;

@@ -171,3 +171,107 @@ fn zns_with_a_late_flush_start_does_not_stall() {
         "buffer.flush_start_ratio=0.5",
     ]);
 }
+
+/// `ftl crash --random-config N --cuts C --seed S --json` as a value (any
+/// exit status: a failing cell is status 1 and still prints the report).
+fn random_report(n: &str, cuts: &str, seed: &str) -> serde_json::Value {
+    let out = ftl(&[
+        "crash",
+        "--random-config",
+        n,
+        "--cuts",
+        cuts,
+        "--seed",
+        seed,
+        "--jobs",
+        "2",
+        "--json",
+    ]);
+    let v: serde_json::Value =
+        serde_json::from_slice(&out.stdout).expect("one JSON report on stdout");
+    let failed = get(&v, "crash.failed_cells").as_u64().unwrap();
+    assert_eq!(out.status.code(), Some(if failed > 0 { 1 } else { 0 }));
+    v
+}
+
+#[test]
+fn random_config_reports_every_cell_and_the_coverage() {
+    let v = random_report("12", "2", "4");
+    let cells = v["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 12);
+    let count = |r: &str| cells.iter().filter(|c| c["result"] == r).count() as u64;
+    assert_eq!(
+        get(&v, "crash.refused_cells").as_u64().unwrap(),
+        count("refused")
+    );
+    assert_eq!(
+        get(&v, "crash.failed_cells").as_u64().unwrap(),
+        count("failed") + count("error")
+    );
+    let ran = 12 - count("refused") - count("error");
+    assert_eq!(get(&v, "crash.cuts").as_u64().unwrap(), 2 * ran);
+    // Every mode key's values are in the table, drawn or not, and the
+    // draws add up to the cells.
+    for (key, values) in [
+        (
+            "copyback.mode",
+            &["off-chip", "fastgc", "rcftl-per-page", "rcftl", "unchecked"][..],
+        ),
+        ("erase.mode", &["normal", "gerase", "bpm"][..]),
+        ("host.interface", &["conventional", "zns", "fdp"][..]),
+    ] {
+        let t = &v["coverage"][key];
+        let mut drawn = t["(preset)"]["drawn"].as_u64().unwrap();
+        for val in values {
+            drawn += t[*val]["drawn"].as_u64().unwrap();
+        }
+        assert_eq!(drawn, 12, "{key}");
+    }
+    let presets: u64 = v["coverage"]["preset"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|n| n["drawn"].as_u64().unwrap())
+        .sum();
+    assert_eq!(presets, 12);
+}
+
+#[test]
+fn a_random_cell_replays_alone() {
+    let v = random_report("12", "3", "5");
+    let cell = v["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["result"] == "ok" || c["result"] == "failed")
+        .expect("a cell that ran");
+    let replay = cell["replay"].as_str().unwrap();
+    let mut args: Vec<&str> = replay.split_whitespace().skip(1).collect();
+    args.push("--json");
+    let out = ftl(&args);
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON report");
+    for key in [
+        "cuts",
+        "lost_acknowledged",
+        "invalid_reads",
+        "mapping_mismatches",
+        "torn_programs",
+        "units_checked",
+        "host_commands",
+    ] {
+        assert_eq!(
+            r["crash"][key], cell["crash"][key],
+            "crash.{key} of `{replay}`"
+        );
+    }
+    assert_eq!(r["recovery"], cell["recovery"], "{replay}");
+}
+
+#[test]
+fn random_config_refuses_the_flags_it_draws() {
+    let out = ftl(&["crash", "--random-config", "2", "--preset", "rcftl-dac18"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--preset"));
+    let out = ftl(&["crash", "--random-config", "2", "--set", "ftl.op_ratio=0.3"]);
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -33,6 +33,8 @@ use test_kit::rng::{XorShift64Star as Rng, GOLDEN_GAMMA};
 use crate::engine::CoreStore;
 use crate::timing::{Timing, TimingParams};
 
+pub mod random_config;
+pub mod setup;
 mod zones;
 
 /// What a crash run does.
