@@ -386,27 +386,33 @@ impl HeaderSlots {
         }
     }
 
-    /// Writes `state` as the next header, into the slot not holding the
-    /// current one, and makes it current; `sync`: fdatasync before (what
-    /// the state relies on) and after.
+    /// Writes `state` as the next header into the slot not holding the
+    /// current one, then again (next sequence number) into the other slot,
+    /// and makes it current: a torn write leaves the other slot valid, and
+    /// at rest both slots hold the same state, so damage to one loses
+    /// nothing. `sync`: fdatasync before (what the state relies on) and
+    /// after each write.
     pub fn write(&mut self, file: &File, state: State, sync: bool) -> Result<(), ImageError> {
-        let next = Header {
-            seq: self.cur.seq + 1,
-            state,
-            ..self.cur
+        let syncing = |what: &str| -> Result<(), ImageError> {
+            if sync {
+                file.sync_data()
+                    .map_err(|e| ImageError::Io(format!("syncing {what}: {e}")))?;
+            }
+            Ok(())
         };
-        if sync {
-            // What the new state relies on is durable before it is.
-            file.sync_data()
-                .map_err(|e| ImageError::Io(format!("syncing before the header: {e}")))?;
+        // What the new state relies on is durable before it is.
+        syncing("before the header")?;
+        for _ in 0..2 {
+            let next = Header {
+                seq: self.cur.seq + 1,
+                state,
+                ..self.cur
+            };
+            file.write_all_at(&next.encode(), (next.seq % 2) * SLOT)
+                .map_err(|e| ImageError::Io(format!("writing the header: {e}")))?;
+            syncing("the header")?;
+            self.cur = next;
         }
-        file.write_all_at(&next.encode(), (next.seq % 2) * SLOT)
-            .map_err(|e| ImageError::Io(format!("writing the header: {e}")))?;
-        if sync {
-            file.sync_data()
-                .map_err(|e| ImageError::Io(format!("syncing the header: {e}")))?;
-        }
-        self.cur = next;
         Ok(())
     }
 }

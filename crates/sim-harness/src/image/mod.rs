@@ -23,6 +23,7 @@
 //!
 //! The layout is in [`layout`] and `docs/nbd.md`.
 
+pub mod damage;
 mod drive;
 pub mod file_medium;
 pub mod journal;
