@@ -439,10 +439,7 @@ pub fn parse_units(
     let mut r = reader(file, base)?;
     let mut p = Parsed::default();
     let poison = poison_pattern(unit_bytes);
-    loop {
-        let Some((_, batch)) = batch_at(&mut r, epoch, Some(p.next_seq)) else {
-            break;
-        };
+    while let Some((_, batch)) = batch_at(&mut r, epoch, Some(p.next_seq)) {
         let (body, damaged) = match batch {
             Batch::Whole(b) => (b, false),
             Batch::Payload(b) => (b, true),
@@ -777,6 +774,54 @@ mod tests {
         let p = parse(&f, 4096, 3).unwrap();
         assert_eq!(p.calls.len(), 2);
         assert_eq!(p.end, first_end);
+        std::fs::remove_file(path).unwrap();
+    }
+
+    #[test]
+    fn a_damaged_payload_is_poisoned_and_damaged_control_bytes_in_the_middle_refused() {
+        let (path, f) = temp("middle");
+        let mut j = Journal::new(f.try_clone().unwrap(), 0, 1, 0, 0, false);
+        let write = |lpn| Call::Submit {
+            op: HostOp::Write,
+            lpn,
+            units: 2,
+            at_ns: 0,
+            data: vec![0x11; 8192],
+        };
+        let mut ends = Vec::new();
+        for lpn in 0..3 {
+            j.call(&write(lpn));
+            j.call(&Call::Step);
+            j.flush().unwrap();
+            ends.push(j.end());
+        }
+        // A flipped payload byte of the first batch: kept, that unit poisoned.
+        let payload = ends[0] - 1 - 100;
+        let mut b = [0u8];
+        f.read_exact_at(&mut b, payload).unwrap();
+        f.write_all_at(&[b[0] ^ 1], payload).unwrap();
+        let p = parse_units(&f, 0, 1, 4096).unwrap();
+        assert_eq!((p.calls.len(), p.damaged_units), (6, 1));
+        let Call::Submit { data, .. } = &p.calls[0].0 else {
+            panic!("not a submit: {:?}", p.calls[0]);
+        };
+        assert_eq!(data[..4096], vec![0x11; 4096][..]);
+        assert_eq!(data[4096..], poison_pattern(4096)[..]);
+        // A flipped control byte (the step) of the middle batch, with an
+        // intact batch after it: refused with the reason.
+        let step = ends[1] - 1;
+        f.read_exact_at(&mut b, step).unwrap();
+        f.write_all_at(&[b[0] ^ 1], step).unwrap();
+        match parse_units(&f, 0, 1, 4096) {
+            Err(ImageError::Invalid(m)) => assert!(m.contains("intact batches after it"), "{m}"),
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+        // The same damage in the last batch is a torn tail.
+        f.write_all_at(&[b[0]], step).unwrap();
+        let last = ends[2] - 1;
+        f.read_exact_at(&mut b, last).unwrap();
+        f.write_all_at(&[b[0] ^ 1], last).unwrap();
+        assert_eq!(parse_units(&f, 0, 1, 4096).unwrap().calls.len(), 4);
         std::fs::remove_file(path).unwrap();
     }
 

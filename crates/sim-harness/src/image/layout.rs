@@ -454,12 +454,49 @@ mod tests {
         g2.blocks_per_plane = 32;
         let e = Header::decode(&b, &Layout::new(g2), 42).unwrap_err();
         assert!(e.contains("another geometry"), "{e}");
+        // An older format version is refused with the reason.
+        let mut old = b;
+        old[8..12].copy_from_slice(&2u32.to_le_bytes());
+        let crc = CRC.checksum(&old[..HEADER_BYTES - 4]);
+        old[HEADER_BYTES - 4..].copy_from_slice(&crc.to_le_bytes());
+        let e = Header::decode(&old, &l, 42).unwrap_err();
+        assert!(e.contains("version 2") && e.contains("older"), "{e}");
         // A flipped bit anywhere makes the slot invalid, not wrong.
         for i in 0..HEADER_BYTES {
             let mut c = b;
             c[i] ^= 0x10;
             assert_eq!(Header::decode(&c, &l, 42), Ok(None), "byte {i}");
         }
+    }
+
+    #[test]
+    fn entries_check_only_at_their_own_address() {
+        let rec = [7u8; BlockRec::BYTES];
+        let e = block_entry(3, &rec);
+        assert_eq!(
+            checked::<BLOCK_ENTRY, { BlockRec::BYTES }>(&e, |r| block_entry(3, r)),
+            Some(rec)
+        );
+        // Copied to another block's place, zeroed or flipped: refused.
+        assert_eq!(
+            checked::<BLOCK_ENTRY, { BlockRec::BYTES }>(&e, |r| block_entry(4, r)),
+            None
+        );
+        let z = [0u8; BLOCK_ENTRY];
+        assert_eq!(
+            checked::<BLOCK_ENTRY, { BlockRec::BYTES }>(&z, |r| block_entry(3, r)),
+            None
+        );
+        let mut f = e;
+        f[2] ^= 1;
+        assert_eq!(
+            checked::<BLOCK_ENTRY, { BlockRec::BYTES }>(&f, |r| block_entry(3, r)),
+            None
+        );
+        // Data: another unit, another program of the same unit.
+        let d = [5u8; 64];
+        assert_ne!(data_crc(1, 9, &d), data_crc(2, 9, &d));
+        assert_ne!(data_crc(1, 9, &d), data_crc(1, 10, &d));
     }
 
     #[test]
