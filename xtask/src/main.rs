@@ -2,6 +2,7 @@
 
 mod budget;
 mod ci;
+mod damage;
 mod fs_crash;
 mod fuzz;
 mod nbd;
@@ -11,13 +12,16 @@ mod same_figures;
 use std::process::ExitCode;
 
 fn usage() -> ExitCode {
-    eprintln!("usage: cargo xtask <ci|nbd|fs-crash|qemu|budget|same-figures|fuzz>");
+    eprintln!("usage: cargo xtask <ci|nbd|fs-crash|damage|qemu|budget|same-figures|fuzz>");
     eprintln!("  ci      formatting, lints (host and thumbv7em), tests, target build, nbd, qemu");
     eprintln!(
         "  nbd     ftl serve --nbd against fio, qemu-img and qemu-io (installs them if missing)"
     );
     eprintln!(
         "  fs-crash [--cuts N] [--seed S]  ext4 on ftl serve --image through N SIGKILLs (default 200)"
+    );
+    eprintln!(
+        "  damage [--count N] [--seed S] [--data-only]  random damage to image files, every unit read back (default 500)"
     );
     eprintln!("  qemu    boot the bare-metal Cortex-M4 firmware on QEMU, clean and corrupted");
     eprintln!("  budget  code size, RAM, stack and instructions per write of the core");
@@ -40,6 +44,7 @@ fn main() -> ExitCode {
         Some("same-figures") => same_figures::run(args.get(1..).unwrap_or(&[])),
         Some("fuzz") => fuzz::run(args.get(1..).unwrap_or(&[])),
         Some("fs-crash") => fs_crash::run(args.get(1..).unwrap_or(&[])),
+        Some("damage") => damage::run(args.get(1..).unwrap_or(&[])),
         _ => return usage(),
     };
     match result {

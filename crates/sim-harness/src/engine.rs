@@ -352,6 +352,10 @@ pub struct RunStats {
     pub mismatches: u64,
     /// Reads the device could not serve (media error or lost data).
     pub uncorrectable_reads: u64,
+    /// Damage to a drive's image file found by its checksums (records,
+    /// page data and capacitor-region payloads; see `image`): always 0
+    /// for a drive in memory.
+    pub detected_corruptions: u64,
     /// Request latency (arrival to completion), ns.
     pub latency: Histogram,
     /// Latency of read requests, ns.

@@ -209,6 +209,7 @@ pub fn json_report(o: &Outcome, extra: Value) -> Value {
             "read_checks": r.read_checks,
             "mismatches": r.mismatches,
             "uncorrectable_reads": r.uncorrectable_reads,
+            "detected_corruptions": r.detected_corruptions,
         },
         "memory": {
             "core_table_bytes": o.core_table_bytes,
@@ -343,6 +344,11 @@ pub fn text_summary(v: &Value) -> String {
         &mut s,
         "uncorrectable reads",
         g("integrity.uncorrectable_reads"),
+    );
+    line(
+        &mut s,
+        "detected corruptions",
+        g("integrity.detected_corruptions"),
     );
     s.push_str("run\n");
     line(&mut s, "wall seconds", g("run.wall_seconds"));

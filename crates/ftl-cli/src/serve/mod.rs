@@ -155,9 +155,25 @@ fn image_drive(
                     rec.seconds
                 );
             }
+            if rec.detected_corruptions > 0 {
+                eprintln!(
+                    "image {}: damage detected: {} pages of the medium and {} write-payload \
+                     units of the capacitor region failed their checksums ({} checks failed); \
+                     what they held reads as an I/O error until rewritten",
+                    owned.display(),
+                    rec.damaged_pages,
+                    rec.damaged_payload_units,
+                    rec.detected_corruptions
+                );
+            }
             let _ = ready_tx.send(Ok(()));
             match drive_loop::run(dev, &inbox, pace, start) {
                 Ok(true) => image::Served::Compact,
+                Ok(false) => {
+                    // A clean stop: the capacitor region is emptied.
+                    let wall = start.elapsed().as_secs_f64();
+                    image::Served::Shutdown((Ok(()), dev.outcome(wall, wall)))
+                }
                 served => {
                     let wall = start.elapsed().as_secs_f64();
                     image::Served::Stopped((served.map(|_| ()), dev.outcome(wall, wall)))

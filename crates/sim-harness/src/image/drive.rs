@@ -16,6 +16,9 @@ pub(super) struct ImageDrive<'a, const B: usize> {
     pub inner: Drive<'a, Recorded<B>, B>,
     /// Capacitor-region bytes that make a compaction due (0: never).
     pub compact_at: u64,
+    /// Capacitor-region payload units found damaged at open (the medium
+    /// counts its own detections).
+    pub found_before: u64,
 }
 
 impl<const B: usize> ImageDrive<'_, B> {
@@ -113,7 +116,10 @@ impl<const B: usize> Device for ImageDrive<'_, B> {
     }
 
     fn outcome(&self, wall_seconds: f64, total_wall_seconds: f64) -> Result<Outcome, Error> {
-        self.inner.outcome(wall_seconds, total_wall_seconds)
+        let mut o = self.inner.outcome(wall_seconds, total_wall_seconds)?;
+        o.run.detected_corruptions =
+            self.found_before + self.inner.eng.nand.file.detected_corruptions();
+        Ok(o)
     }
 
     fn sync(&mut self) -> Result<(), Error> {

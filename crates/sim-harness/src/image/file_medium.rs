@@ -13,6 +13,18 @@
 //! * an erase writes only the block record (erase count, write pointer 0):
 //!   one small write, so the block is erased or not.
 //!
+//! Every record is written as an entry with a CRC-32C of its address and
+//! content ([`super::layout`]), and every unit of page data with a CRC-32C
+//! of its address, its page's program sequence number and its bytes (kept
+//! in the unit's entry). Opening the image checks every entry of the
+//! programmed pages and the bytes of metadata pages; a data read checks the
+//! bytes it returns. Whatever fails a check is reported as
+//! [`NandError::Uncorrectable`], never as data: the core then fails the
+//! host read (an NBD `EIO`) or, in GC, loses the unit, as for a worn page.
+//! A unit whose bytes are [`poison_pattern`] is stored with a complemented
+//! CRC, so it too reads as an error: that is how a payload found damaged in
+//! the capacitor region reaches the medium (see [`super::journal`]).
+//!
 //! In deferred mode (the capacitor flush at power-on, see [`super`]) the
 //! writes are collected instead, to be saved and applied as one batch.
 
@@ -26,11 +38,35 @@ use nand_model::{
     UnitRec, VecStorage,
 };
 
-use super::layout::Layout;
+use super::layout::{
+    block_entry, checked, data_crc, page_entry, read_zero_filled, unit_entry, Layout, BLOCK_ENTRY,
+    PAGE_ENTRY, UNIT_ENTRY,
+};
 use super::ImageError;
 
 /// Writes made in deferred mode: (file offset, bytes), in order.
 pub type Redo = Vec<(u64, Vec<u8>)>;
+
+/// Bit of [`FileMedium`]'s damage marks: the page's own entry (or its
+/// block's) failed its check, so nothing of the page can be trusted.
+const WHOLE_PAGE: u16 = 1 << 8;
+
+/// The bytes of a unit that must read as an error (a payload found damaged
+/// in the capacitor region is replaced by them): a fixed pseudo-random
+/// pattern a host is not expected to write.
+pub fn poison_pattern(unit_bytes: usize) -> Vec<u8> {
+    let mut x = 0x5EED_BAD0_DA7A_F00Du64;
+    let mut out = Vec::with_capacity(unit_bytes + 8);
+    while out.len() < unit_bytes {
+        x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = x;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        out.extend_from_slice(&(z ^ (z >> 31)).to_le_bytes());
+    }
+    out.truncate(unit_bytes);
+    out
+}
 
 /// A full-data medium in an image file. See the [module documentation](self).
 pub struct FileMedium<const B: usize> {
@@ -43,18 +79,41 @@ pub struct FileMedium<const B: usize> {
     redo: Option<Redo>,
     /// The first I/O error (operations then fail with `DieFailed`).
     failed: Option<String>,
+    /// CRC of each physical unit's bytes, as its entry holds it.
+    dcrc: Vec<u32>,
+    /// Per page: units whose entry failed its check (bits 0-7) and
+    /// [`WHOLE_PAGE`]. Cleared when the page is programmed or erased again.
+    bad: Vec<u16>,
+    /// [`poison_pattern`] for `B`-byte units.
+    poison: Vec<u8>,
+    /// Checks failed: damaged entries found at open, damaged metadata
+    /// pages, refused reads.
+    detected: u64,
 }
 
 fn read_at(file: &File, off: u64, len: usize) -> Result<Vec<u8>, ImageError> {
     let mut b = vec![0u8; len];
-    file.read_exact_at(&mut b, off)
-        .map_err(|e| ImageError::Invalid(format!("truncated or unreadable at byte {off}: {e}")))?;
+    read_zero_filled(file, &mut b, off)
+        .map_err(|e| ImageError::Io(format!("reading the image at byte {off}: {e}")))?;
     Ok(b)
+}
+
+fn u32_at(b: &[u8], i: usize) -> u32 {
+    b.get(i..i + 4)
+        .map_or(0, |w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+}
+
+fn u64_at(b: &[u8], i: usize) -> u64 {
+    let mut w = [0u8; 8];
+    if let Some(s) = b.get(i..i + 8) {
+        w.copy_from_slice(s);
+    }
+    u64::from_le_bytes(w)
 }
 
 impl<const B: usize> FileMedium<B> {
     /// A new medium (fresh records from the models, with `initial_pe`) whose
-    /// records are written to `file` at once.
+    /// entries are written to `file` at once.
     pub fn create(
         file: File,
         lay: Layout,
@@ -73,22 +132,41 @@ impl<const B: usize> FileMedium<B> {
                 .write_all_at(&b, off)
                 .map_err(|e| ImageError::Io(format!("writing the medium records: {e}")))
         };
+        let ppb = lay.geo.pages_per_block as usize;
         put(
             lay.blocks_off,
-            blocks.iter().flat_map(|r| r.to_bytes()).collect(),
+            (0u32..)
+                .zip(blocks)
+                .flat_map(|(b, r)| block_entry(b, &r.to_bytes()))
+                .collect(),
         )?;
+        // Entries of unprogrammed pages are never checked; they are written
+        // valid all the same.
         put(
             lay.pages_rec_off,
-            pages.iter().flat_map(|r| r.to_bytes()).collect(),
+            (0u32..)
+                .zip(pages)
+                .flat_map(|(p, r)| {
+                    let pe = blocks
+                        .get(p as usize / ppb)
+                        .map_or(0, |b| u32_at(&b.to_bytes(), 0));
+                    page_entry(p, pe, &r.to_bytes())
+                })
+                .collect(),
         )?;
         put(
             lay.units_off,
-            units.iter().flat_map(|r| r.to_bytes()).collect(),
+            (0u64..)
+                .zip(units)
+                .flat_map(|(u, r)| unit_entry(u, 0, &r.to_bytes(), 0))
+                .collect(),
         )?;
         Ok(m)
     }
 
-    /// The medium saved in `file`.
+    /// The medium saved in `file`, every entry of its programmed pages and
+    /// the bytes of its metadata pages checked: what fails a check is
+    /// marked damaged and reads as an error.
     pub fn load(
         file: File,
         lay: Layout,
@@ -101,54 +179,142 @@ impl<const B: usize> FileMedium<B> {
             g.total_pages() as usize,
             g.total_units() as usize,
         );
-        let raw = read_at(&file, lay.blocks_off, nb * BlockRec::BYTES)?;
-        let blocks: Vec<BlockRec> = raw
-            .chunks_exact(BlockRec::BYTES)
-            .map(|c| BlockRec::from_bytes(c.try_into().unwrap_or(&[0; BlockRec::BYTES])))
-            .collect();
-        let raw = read_at(&file, lay.pages_rec_off, np * PageRec::BYTES)?;
-        let pages: Vec<PageRec> = raw
-            .chunks_exact(PageRec::BYTES)
-            .map(|c| PageRec::from_bytes(c.try_into().unwrap_or(&[0; PageRec::BYTES])))
-            .collect();
-        let raw = read_at(&file, lay.units_off, nu * UnitRec::BYTES)?;
-        let units: Vec<UnitRec> = raw
-            .chunks_exact(UnitRec::BYTES)
-            .map(|c| UnitRec::from_bytes(c.try_into().unwrap_or(&[0; UnitRec::BYTES])))
-            .collect();
+        let (ppb, upp) = (g.pages_per_block as usize, usize::from(g.units_per_page));
+        let mut bad = vec![0u16; np];
+        let mut dcrc = vec![0u32; nu];
+        let mut detected = 0u64;
+        let raw = read_at(&file, lay.blocks_off, nb * BLOCK_ENTRY)?;
+        let mut blocks = Vec::with_capacity(nb);
+        // Per block: erase count and write pointer, when its entry checks.
+        let mut bstate: Vec<Option<(u32, u32)>> = Vec::with_capacity(nb);
+        for (b, c) in (0u32..).zip(raw.chunks_exact(BLOCK_ENTRY)) {
+            match checked::<BLOCK_ENTRY, { BlockRec::BYTES }>(c, |r| block_entry(b, r)) {
+                Some(r) => {
+                    bstate.push(Some((u32_at(&r, 0), u32_at(&r, 4))));
+                    blocks.push(BlockRec::from_bytes(&r));
+                }
+                None => {
+                    // Unknown state: every page written and unreadable,
+                    // until the core erases the block.
+                    detected += 1;
+                    let mut r = BlockRec::INIT.to_bytes();
+                    r[4..8].copy_from_slice(&g.pages_per_block.to_le_bytes());
+                    bstate.push(None);
+                    blocks.push(BlockRec::from_bytes(&r));
+                    for m in bad.iter_mut().skip(b as usize * ppb).take(ppb) {
+                        *m = WHOLE_PAGE;
+                    }
+                }
+            }
+        }
+        let raw_p = read_at(&file, lay.pages_rec_off, np * PAGE_ENTRY)?;
+        let raw_u = read_at(&file, lay.units_off, nu * UNIT_ENTRY)?;
+        let mut pages = Vec::with_capacity(np);
+        let mut units = Vec::with_capacity(nu);
+        for (p, c) in (0u32..).zip(raw_p.chunks_exact(PAGE_ENTRY)) {
+            let pi = p as usize;
+            let prec: [u8; PageRec::BYTES] = c[..PageRec::BYTES].try_into().unwrap_or_default();
+            let ucs = raw_u
+                .get(pi * upp * UNIT_ENTRY..(pi + 1) * upp * UNIT_ENTRY)
+                .unwrap_or(&[]);
+            let programmed = match bstate.get(pi / ppb).copied().flatten() {
+                Some((_, wp)) => ((pi % ppb) as u32) < wp,
+                None => false,
+            };
+            let mut seq = None;
+            if programmed {
+                let pe = bstate
+                    .get(pi / ppb)
+                    .copied()
+                    .flatten()
+                    .map_or(0, |(pe, _)| pe);
+                match checked::<PAGE_ENTRY, { PageRec::BYTES }>(c, |r| page_entry(p, pe, r)) {
+                    Some(r) => seq = Some(u64_at(&r, 0)),
+                    None => {
+                        detected += 1;
+                        bad[pi] = WHOLE_PAGE;
+                    }
+                }
+            }
+            pages.push(PageRec::from_bytes(&prec));
+            for (i, uc) in ucs.chunks_exact(UNIT_ENTRY).enumerate() {
+                let u = (pi * upp + i) as u64;
+                let rec: [u8; UnitRec::BYTES] = uc[..UnitRec::BYTES].try_into().unwrap_or_default();
+                let dc = u32_at(uc, UnitRec::BYTES);
+                if let Some(seq) = seq {
+                    if unit_entry(u, seq, &rec, dc)[..] != uc[..] {
+                        detected += 1;
+                        bad[pi] |= 1 << i;
+                    }
+                }
+                dcrc[u as usize] = dc;
+                units.push(UnitRec::from_bytes(&rec));
+            }
+        }
         let store = VecStorage::from_records(&g, blocks, pages, units);
         let m = Medium::resume(g, rel, fault, store).map_err(ImageError::Core)?;
-        // Metadata pages: their bytes come from the page store.
-        let meta: Vec<u32> = (0..g.total_pages())
-            .filter(|&p| {
+        // Metadata pages: their bytes come from the page store, checked.
+        let meta: Vec<(u32, u64)> = (0..g.total_pages())
+            .filter(|&p| bad.get(p as usize) == Some(&0))
+            .filter_map(|p| {
                 m.peek_spare(Ppn(p))
-                    .is_some_and(|s| matches!(s.kind, PageKind::Map | PageKind::Meta))
+                    .filter(|s| matches!(s.kind, PageKind::Map | PageKind::Meta))
+                    .map(|s| (p, s.seq))
             })
             .collect();
         let mut store = m.into_storage();
-        for p in meta {
+        for (p, seq) in meta {
             let b = read_at(&file, lay.page(p), g.page_bytes as usize)?;
+            let first = p as usize * upp;
+            let ok = b.chunks_exact(B).enumerate().all(|(i, chunk)| {
+                let u = first + i;
+                dcrc.get(u) == Some(&data_crc(u as u64, seq, chunk))
+            });
+            if !ok {
+                detected += 1;
+                bad[p as usize] = WHOLE_PAGE;
+            }
             store.put_meta(p, &b);
         }
         let inner = Medium::resume(g, rel, fault, store).map_err(ImageError::Core)?;
-        Ok(Self::wrap(inner, file, lay))
+        let mut m = Self::wrap(inner, file, lay);
+        m.dcrc = dcrc;
+        m.bad = bad;
+        m.detected = detected;
+        Ok(m)
     }
 
     fn wrap(inner: SimMedium, file: File, lay: Layout) -> Self {
+        let g = lay.geo;
         FileMedium {
             inner,
             file,
-            upp: usize::from(lay.geo.units_per_page),
-            ppb: lay.geo.pages_per_block,
+            upp: usize::from(g.units_per_page),
+            ppb: g.pages_per_block,
             lay,
             redo: None,
             failed: None,
+            dcrc: vec![0; g.total_units() as usize],
+            bad: vec![0; g.total_pages() as usize],
+            poison: poison_pattern(B),
+            detected: 0,
         }
     }
 
     /// The in-memory medium that applies every rule (counters, inspection).
     pub fn inner(&self) -> &SimMedium {
         &self.inner
+    }
+
+    /// Checks that failed since the medium was loaded: damaged entries and
+    /// metadata pages found at open, and reads refused since.
+    pub fn detected_corruptions(&self) -> u64 {
+        self.detected
+    }
+
+    /// Pages marked damaged at open and not rewritten since.
+    pub fn damaged_pages(&self) -> usize {
+        self.bad.iter().filter(|&&m| m != 0).count()
     }
 
     /// From now on, collect the writes instead of making them.
@@ -185,38 +351,80 @@ impl<const B: usize> FileMedium<B> {
             .map_or([0; BlockRec::BYTES], |r| r.to_bytes())
     }
 
-    /// Writes page `p`'s bytes (when given), unit and page records, then
-    /// the block record: see the module documentation for why in that order.
-    fn write_page(&mut self, p: u32, bytes: Option<&[u8]>) {
-        if let Some(b) = bytes {
-            self.put(self.lay.page(p), b);
-        }
-        let (_, pages, units) = self.inner.storage().split();
+    /// Program sequence number of page `p` as its record holds it.
+    fn page_seq(&self, p: u32) -> u64 {
+        let (_, pages, _) = self.inner.storage().split();
+        pages
+            .get(p as usize)
+            .map_or(0, |r| u64_at(&r.to_bytes(), 0))
+    }
+
+    /// Writes page `p`'s bytes, unit entries (with the CRC of each unit's
+    /// bytes; complemented for the units of `poisoned` and for units equal
+    /// to the poison pattern) and page entry, then the block entry: see the
+    /// module documentation for why in that order.
+    fn write_page(&mut self, p: u32, bytes: &[u8], poisoned: u8) {
+        self.put(self.lay.page(p), bytes);
+        let seq = self.page_seq(p);
         let first = p as usize * self.upp;
-        let urecs: Vec<u8> = units
-            .get(first..first + self.upp)
-            .unwrap_or(&[])
-            .iter()
-            .flat_map(|u| u.to_bytes())
-            .collect();
-        let prec = pages.get(p as usize).map(|r| r.to_bytes());
-        self.put(self.lay.unit_rec(first as u64), &urecs);
-        if let Some(prec) = prec {
-            self.put(self.lay.page_rec(p), &prec);
+        let mut entries = Vec::with_capacity(self.upp * UNIT_ENTRY);
+        for i in 0..self.upp {
+            let u = first + i;
+            let chunk = bytes.get(i * B..(i + 1) * B).unwrap_or(&[]);
+            let mut dc = data_crc(u as u64, seq, chunk);
+            if poisoned & (1 << i) != 0 || chunk == &self.poison[..] {
+                dc = !dc;
+            }
+            if let Some(d) = self.dcrc.get_mut(u) {
+                *d = dc;
+            }
+            let (_, _, units) = self.inner.storage().split();
+            let rec = units.get(u).map_or([0; UnitRec::BYTES], |r| r.to_bytes());
+            entries.extend_from_slice(&unit_entry(u as u64, seq, &rec, dc));
         }
+        self.put(self.lay.unit_rec(first as u64), &entries);
         let b = p / self.ppb;
         let brec = self.block_bytes(b);
-        self.put(self.lay.block_rec(b), &brec);
+        let (_, pages, _) = self.inner.storage().split();
+        if let Some(prec) = pages.get(p as usize).map(|r| r.to_bytes()) {
+            let pe = u32_at(&brec, 0);
+            self.put(self.lay.page_rec(p), &page_entry(p, pe, &prec));
+        }
+        self.put(self.lay.block_rec(b), &block_entry(b, &brec));
+        if let Some(m) = self.bad.get_mut(p as usize) {
+            *m = 0;
+        }
     }
 
     /// Reads page `p`'s bytes from the page store.
     fn page_bytes(&mut self, p: u32) -> Vec<u8> {
         let mut b = vec![0u8; self.lay.geo.page_bytes as usize];
-        if let Err(e) = self.file.read_exact_at(&mut b, self.lay.page(p)) {
+        if let Err(e) = read_zero_filled(&self.file, &mut b, self.lay.page(p)) {
             self.failed
                 .get_or_insert_with(|| format!("reading page {p}: {e}"));
         }
         b
+    }
+
+    /// Units of `mask` on page `p` whose entries or bytes (`bytes`, the
+    /// page as stored) fail their checks.
+    fn damaged_units(&self, p: u32, mask: UnitMask, bytes: &[u8]) -> u8 {
+        let marks = self.bad.get(p as usize).copied().unwrap_or(0);
+        if marks & WHOLE_PAGE != 0 {
+            return mask.0;
+        }
+        let seq = self.page_seq(p);
+        let first = p as usize * self.upp;
+        let mut out = (marks as u8) & mask.0;
+        for (i, chunk) in bytes.chunks_exact(B).enumerate().take(self.upp) {
+            if mask.0 & (1 << i) != 0 && out & (1 << i) == 0 {
+                let u = first + i;
+                if self.dcrc.get(u) != Some(&data_crc(u as u64, seq, chunk)) {
+                    out |= 1 << i;
+                }
+            }
+        }
+        out
     }
 
     /// The page's bytes as stored: the units of `mask` in order from
@@ -235,11 +443,12 @@ impl<const B: usize> FileMedium<B> {
     }
 
     /// Runs `op` on the inner medium and writes page `p` through if the
-    /// block record changed (the page was consumed, whatever the result).
+    /// block record changed (the page was consumed, whatever the result);
+    /// `bytes` gives the page's bytes and the units to store poisoned.
     fn consuming(
         &mut self,
         p: u32,
-        bytes: impl FnOnce(&mut Self) -> Option<Vec<u8>>,
+        bytes: impl FnOnce(&mut Self) -> (Vec<u8>, u8),
         op: impl FnOnce(&mut SimMedium) -> NandResult,
     ) -> NandResult {
         if self.failed.is_some() {
@@ -248,8 +457,8 @@ impl<const B: usize> FileMedium<B> {
         let before = self.block_bytes(p / self.ppb);
         let r = op(&mut self.inner);
         if self.block_bytes(p / self.ppb) != before {
-            let b = bytes(self);
-            self.write_page(p, b.as_deref());
+            let (b, poisoned) = bytes(self);
+            self.write_page(p, &b, poisoned);
         }
         r
     }
@@ -262,10 +471,22 @@ impl<const B: usize> Nand for FileMedium<B> {
         if self.failed.is_some() {
             return Err(NandError::DieFailed);
         }
+        if self
+            .bad
+            .get(page.0 as usize)
+            .is_some_and(|m| m & WHOLE_PAGE != 0)
+        {
+            self.detected += 1;
+            return Err(NandError::Uncorrectable);
+        }
         let mut stamps = [0u64; MAX_UNITS_PER_PAGE];
         let k = out.len().min(MAX_UNITS_PER_PAGE);
         let r = self.inner.read(page, units, &mut stamps[..k])?;
         let bytes = self.page_bytes(page.0);
+        if self.damaged_units(page.0, units, &bytes) != 0 {
+            self.detected += 1;
+            return Err(NandError::Uncorrectable);
+        }
         let mut dst = out.iter_mut();
         for (i, chunk) in bytes.chunks_exact(B).enumerate().take(self.upp) {
             if units.0 & (1 << i) != 0 {
@@ -287,7 +508,7 @@ impl<const B: usize> Nand for FileMedium<B> {
         let bytes = self.layout_units(spare.units, data);
         self.consuming(
             page.0,
-            |_| Some(bytes),
+            |_| (bytes, 0),
             |m| m.program(page, &stamps[..k], spare),
         )
     }
@@ -300,7 +521,11 @@ impl<const B: usize> Nand for FileMedium<B> {
         let r = self.inner.erase(block);
         let after = self.block_bytes(block.0);
         if after != before {
-            self.put(self.lay.block_rec(block.0), &after);
+            self.put(self.lay.block_rec(block.0), &block_entry(block.0, &after));
+            let first = block.0 as usize * self.ppb as usize;
+            for m in self.bad.iter_mut().skip(first).take(self.ppb as usize) {
+                *m = 0;
+            }
         }
         r
     }
@@ -312,13 +537,16 @@ impl<const B: usize> Nand for FileMedium<B> {
             dst.0,
             |s| {
                 let from = s.page_bytes(src.0);
+                // What fails its check at the source is stored poisoned:
+                // a copy never makes damaged bytes valid.
+                let poisoned = s.damaged_units(src.0, mask, &from);
                 let mut to = vec![0u8; upp * B];
                 for (i, (t, f)) in to.chunks_exact_mut(B).zip(from.chunks_exact(B)).enumerate() {
                     if mask.0 & (1 << i) != 0 {
                         t.copy_from_slice(f);
                     }
                 }
-                Some(to)
+                (to, poisoned)
             },
             |m| m.copyback(src, dst, spare),
         )
@@ -331,7 +559,7 @@ impl<const B: usize> Nand for FileMedium<B> {
         stored[..n].copy_from_slice(&bytes[..n]);
         self.consuming(
             page.0,
-            |_| Some(stored),
+            |_| (stored, 0),
             |m| m.program_meta(page, bytes, spare),
         )
     }
@@ -340,7 +568,16 @@ impl<const B: usize> Nand for FileMedium<B> {
         if self.failed.is_some() {
             return Err(NandError::DieFailed);
         }
-        self.inner.read_meta(page, out)
+        let marks = self.bad.get(page.0 as usize).copied().unwrap_or(0);
+        if marks & WHOLE_PAGE != 0 {
+            self.detected += 1;
+            return Err(NandError::Uncorrectable);
+        }
+        let mut r = self.inner.read_meta(page, out)?;
+        // Units whose entry is damaged: their logical unit is unknown, so
+        // the spare area does not claim them.
+        r.spare.units.0 &= !(marks as u8);
+        Ok(r)
     }
 }
 

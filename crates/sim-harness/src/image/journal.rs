@@ -11,11 +11,22 @@
 //! it was, and the capacitor flush then runs on it.
 //!
 //! Records are appended to an in-memory batch and written as one sealed
-//! batch (`magic, epoch, seq, len, CRC-32C`, then the records) by
-//! [`Journal::flush`], which runs before every write to the medium and
-//! before every reply. A batch torn by a kill fails its CRC and ends the
-//! journal there; batches of an older power-on carry an older epoch and are
-//! never taken for this one's.
+//! batch (`magic, epoch, seq, len`, a CRC-32C of the whole batch and one of
+//! its control bytes, then the records) by [`Journal::flush`], which runs
+//! before every write to the medium and before every reply. A write
+//! payload is followed by a CRC-32C per 4 KiB chunk, which count as
+//! control bytes; the payload itself does not.
+//!
+//! On reading, a batch whose whole CRC fails but whose control bytes check
+//! is kept: only payload bytes are damaged, and the units they belong to
+//! are replaced by [`poison_pattern`] (the replay never changes course on
+//! payload bytes, and a poisoned unit still in the write buffer at the cut
+//! reaches the medium stored as unreadable). A batch whose control bytes
+//! fail ends the journal when no valid batch of the power-on follows it
+//! (a batch torn by a kill); when one does, the damage is in the middle,
+//! what follows cannot be replayed, and the image is refused with the
+//! reason. Batches of an older power-on carry an older epoch and are never
+//! taken for this one's.
 
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
@@ -24,6 +35,7 @@ use std::os::unix::fs::FileExt;
 use firmware_core::medium::addr::MAX_UNITS_PER_PAGE;
 use firmware_core::{Lpn, NandError, NandResult, PageKind, ReadReport, Spare, UnitMask};
 
+use super::file_medium::poison_pattern;
 use super::layout::CRC;
 use super::ImageError;
 use crate::workload::HostOp;
@@ -31,7 +43,9 @@ use crate::workload::HostOp;
 /// First bytes of a batch.
 const BATCH_MAGIC: u32 = 0x4C4E_524A; // "JRNL"
 /// Bytes of a batch header.
-const BATCH_HEADER: usize = 24;
+const BATCH_HEADER: usize = 28;
+/// Bytes of payload under one chunk CRC.
+const CHUNK: usize = 4096;
 /// Largest batch a reader accepts (a bound against garbage lengths).
 const MAX_BATCH: u32 = 1 << 30;
 
@@ -113,6 +127,8 @@ pub struct Parsed {
     pub end: u64,
     /// Sequence number of the next batch.
     pub next_seq: u32,
+    /// Payload units found damaged and replaced by the poison pattern.
+    pub damaged_units: u64,
 }
 
 /// The journal writer of one power-on.
@@ -124,17 +140,30 @@ pub struct Journal {
     epoch: u64,
     seq: u32,
     buf: Vec<u8>,
+    /// Ranges of `buf` holding payload bytes (outside the control CRC).
+    payload: Vec<(usize, usize)>,
     sync: bool,
     /// Bytes written to the region this power-on.
     pub written: u64,
 }
 
 fn crc_of(epoch: u64, seq: u32, body: &[u8]) -> u32 {
+    crc_ctl(epoch, seq, body, &[])
+}
+
+/// CRC-32C of a batch's header fields and its bytes outside `payload`
+/// (sorted, disjoint ranges of `body`).
+fn crc_ctl(epoch: u64, seq: u32, body: &[u8], payload: &[(usize, usize)]) -> u32 {
     let mut d = CRC.digest();
     d.update(&epoch.to_le_bytes());
     d.update(&seq.to_le_bytes());
     d.update(&(body.len() as u32).to_le_bytes());
-    d.update(body);
+    let mut at = 0;
+    for &(a, b) in payload {
+        d.update(body.get(at..a).unwrap_or(&[]));
+        at = b;
+    }
+    d.update(body.get(at..).unwrap_or(&[]));
     d.finalize()
 }
 
@@ -152,6 +181,7 @@ impl Journal {
             epoch,
             seq,
             buf: Vec::new(),
+            payload: Vec::new(),
             sync,
             written: 0,
         }
@@ -192,7 +222,12 @@ impl Journal {
                 b.extend_from_slice(&units.to_le_bytes());
                 b.extend_from_slice(&at_ns.to_le_bytes());
                 b.extend_from_slice(&(data.len() as u32).to_le_bytes());
+                for c in data.chunks(CHUNK) {
+                    b.extend_from_slice(&CRC.checksum(c).to_le_bytes());
+                }
+                let at = b.len();
                 b.extend_from_slice(data);
+                self.payload.push((at, b.len()));
             }
         }
     }
@@ -219,6 +254,9 @@ impl Journal {
         out.extend_from_slice(&self.seq.to_le_bytes());
         out.extend_from_slice(&(self.buf.len() as u32).to_le_bytes());
         out.extend_from_slice(&crc_of(self.epoch, self.seq, &self.buf).to_le_bytes());
+        out.extend_from_slice(
+            &crc_ctl(self.epoch, self.seq, &self.buf, &self.payload).to_le_bytes(),
+        );
         out.extend_from_slice(&self.buf);
         if self.sync {
             // The medium writes the batch's results describe go first.
@@ -238,6 +276,7 @@ impl Journal {
         self.written += out.len() as u64;
         self.seq = self.seq.wrapping_add(1);
         self.buf.clear();
+        self.payload.clear();
         Ok(())
     }
 
@@ -285,58 +324,203 @@ fn reader(file: &File, at: u64) -> Result<BufReader<File>, ImageError> {
     Ok(BufReader::with_capacity(1 << 20, f))
 }
 
-/// The next valid batch of `epoch` with sequence `seq`, or `None` where the
-/// journal ends (end of file, another epoch, a torn or corrupt batch).
-fn next_batch(r: &mut impl Read, epoch: u64, seq: u32) -> Result<Option<Vec<u8>>, ImageError> {
-    let mut h = [0u8; BATCH_HEADER];
-    if r.read_exact(&mut h).is_err() {
-        return Ok(None);
-    }
+/// A batch header's fields.
+struct BatchHead {
+    magic: u32,
+    epoch: u64,
+    seq: u32,
+    len: u32,
+    crc: u32,
+    ctl: u32,
+}
+
+fn head(h: &[u8]) -> Option<BatchHead> {
+    let h = h.get(..BATCH_HEADER)?;
     let u32_at = |i: usize| u32::from_le_bytes([h[i], h[i + 1], h[i + 2], h[i + 3]]);
     let mut e = [0u8; 8];
     e.copy_from_slice(&h[4..12]);
-    let (magic, ep, sq, len, crc) = (
-        u32_at(0),
-        u64::from_le_bytes(e),
-        u32_at(12),
-        u32_at(16),
-        u32_at(20),
-    );
-    if magic != BATCH_MAGIC || ep != epoch || sq != seq || len > MAX_BATCH {
-        return Ok(None);
-    }
-    let mut body = vec![0u8; len as usize];
-    if r.read_exact(&mut body).is_err() || crc_of(ep, sq, &body) != crc {
-        return Ok(None);
-    }
-    Ok(Some(body))
+    Some(BatchHead {
+        magic: u32_at(0),
+        epoch: u64::from_le_bytes(e),
+        seq: u32_at(12),
+        len: u32_at(16),
+        crc: u32_at(20),
+        ctl: u32_at(24),
+    })
 }
 
-/// Reads the journal of power-on `epoch` from the region at `base`.
+/// What a batch read as.
+enum Batch {
+    /// Intact.
+    Whole(Vec<u8>),
+    /// Control bytes intact, some payload chunks damaged.
+    Payload(Vec<u8>),
+}
+
+/// The batch at the start of `r` if it is one of `epoch` with sequence
+/// `seq` (any sequence but the saved flush's when `seq` is `None`) whose
+/// control bytes check.
+fn batch_at(r: &mut impl Read, epoch: u64, seq: Option<u32>) -> Option<(u32, Batch)> {
+    let mut h = [0u8; BATCH_HEADER];
+    r.read_exact(&mut h).ok()?;
+    let b = head(&h)?;
+    let seq_ok = match seq {
+        Some(s) => b.seq == s,
+        None => b.seq != u32::MAX,
+    };
+    if b.magic != BATCH_MAGIC || b.epoch != epoch || !seq_ok || b.len > MAX_BATCH {
+        return None;
+    }
+    let mut body = vec![0u8; b.len as usize];
+    r.read_exact(&mut body).ok()?;
+    if crc_of(b.epoch, b.seq, &body) == b.crc {
+        return Some((b.seq, Batch::Whole(body)));
+    }
+    let ranges = payload_ranges(&body)?;
+    (crc_ctl(b.epoch, b.seq, &body, &ranges) == b.ctl).then_some((b.seq, Batch::Payload(body)))
+}
+
+/// The payload ranges of a batch body, walking its records; `None` when
+/// the records do not parse.
+fn payload_ranges(body: &[u8]) -> Option<Vec<(usize, usize)>> {
+    let mut c = Cursor {
+        b: body,
+        at: 0,
+        last_crcs: Vec::new(),
+    };
+    let mut out = Vec::new();
+    while c.at < body.len() {
+        match c.u8().ok()? {
+            R_RESULT => {
+                c.outcome().ok()?;
+            }
+            R_SUBMIT => {
+                c.take(1 + 4 + 4 + 4 + 8).ok()?;
+                let n = c.u32().ok()? as usize;
+                c.take(n.div_ceil(CHUNK) * 4).ok()?;
+                let at = c.at;
+                c.take(n).ok()?;
+                out.push((at, at + n));
+            }
+            tag => {
+                c.call(tag).ok()?;
+            }
+        }
+    }
+    Some(out)
+}
+
+/// The next valid batch of `epoch` with sequence `seq`, or `None` where the
+/// journal ends (end of file, another epoch, a torn or corrupt batch).
+fn next_batch(r: &mut impl Read, epoch: u64, seq: u32) -> Result<Option<Vec<u8>>, ImageError> {
+    Ok(match batch_at(r, epoch, Some(seq)) {
+        Some((_, Batch::Whole(b))) => Some(b),
+        _ => None,
+    })
+}
+
+/// Reads the journal of power-on `epoch` from the region at `base`;
+/// damaged payload units of 4 KiB are poisoned (see [`parse_units`]).
 pub fn parse(file: &File, base: u64, epoch: u64) -> Result<Parsed, ImageError> {
+    parse_units(file, base, epoch, CHUNK)
+}
+
+/// Reads the journal of power-on `epoch` from the region at `base`. A
+/// payload chunk that fails its CRC makes each `unit_bytes` unit it
+/// overlaps read as [`poison_pattern`]; a batch whose control bytes fail
+/// ends the journal, or, when a valid batch of the power-on follows it,
+/// makes the image invalid (see the module documentation).
+pub fn parse_units(
+    file: &File,
+    base: u64,
+    epoch: u64,
+    unit_bytes: usize,
+) -> Result<Parsed, ImageError> {
     let mut r = reader(file, base)?;
     let mut p = Parsed::default();
-    while let Some(body) = next_batch(&mut r, epoch, p.next_seq)? {
+    let poison = poison_pattern(unit_bytes);
+    while let Some((_, batch)) = batch_at(&mut r, epoch, Some(p.next_seq)) {
+        let (body, damaged) = match batch {
+            Batch::Whole(b) => (b, false),
+            Batch::Payload(b) => (b, true),
+        };
         p.end += (BATCH_HEADER + body.len()) as u64;
         p.next_seq = p.next_seq.wrapping_add(1);
-        let mut c = Cursor { b: &body, at: 0 };
+        let mut c = Cursor {
+            b: &body,
+            at: 0,
+            last_crcs: Vec::new(),
+        };
         while c.at < body.len() {
             match c.u8()? {
                 R_RESULT => p.results.push(c.outcome()?),
                 tag => {
-                    let call = c.call(tag)?;
+                    let mut call = c.call(tag)?;
+                    if let (true, Call::Submit { data, .. }) = (damaged, &mut call) {
+                        p.damaged_units += poison_damaged(data, &c.last_crcs, unit_bytes, &poison);
+                    }
                     p.calls.push((call, p.results.len()));
                 }
+            }
+        }
+    }
+    // Where the journal ends: a later valid batch of this power-on means
+    // the damage is in the middle.
+    let mut rest = Vec::new();
+    let mut f = file_clone(file)?;
+    f.seek(SeekFrom::Start(base + p.end + 1))
+        .map_err(|e| ImageError::Io(format!("seeking in the image: {e}")))?;
+    f.read_to_end(&mut rest)
+        .map_err(|e| ImageError::Io(format!("reading the capacitor region: {e}")))?;
+    let magic = BATCH_MAGIC.to_le_bytes();
+    let ep = epoch.to_le_bytes();
+    for i in 0..rest.len().saturating_sub(BATCH_HEADER) {
+        if rest[i..i + 4] != magic || rest[i + 4..i + 12] != ep {
+            continue;
+        }
+        if let Some((seq, _)) = batch_at(&mut &rest[i..], epoch, None) {
+            if seq > p.next_seq {
+                return Err(ImageError::Invalid(format!(
+                    "the capacitor region is damaged at byte {} (batch {}) with intact batches \
+                     after it (batch {seq} at byte {}): the last power-on cannot be replayed \
+                     past the damage, and its later writes would be lost without an error",
+                    base + p.end,
+                    p.next_seq,
+                    base + p.end + 1 + i as u64
+                )));
             }
         }
     }
     Ok(p)
 }
 
+/// Replaces by `poison` each `unit_bytes` unit of `data` that a chunk whose
+/// CRC (in `crcs`) fails overlaps; returns the number of units replaced.
+fn poison_damaged(data: &mut [u8], crcs: &[u32], unit_bytes: usize, poison: &[u8]) -> u64 {
+    let mut bad_units = Vec::new();
+    for (i, (c, want)) in data.chunks(CHUNK).zip(crcs).enumerate() {
+        if CRC.checksum(c) != *want {
+            let (a, b) = (i * CHUNK, i * CHUNK + c.len());
+            let first = a / unit_bytes;
+            let last = (b - 1) / unit_bytes;
+            bad_units.extend(first..=last);
+        }
+    }
+    bad_units.dedup();
+    for &u in &bad_units {
+        if let Some(d) = data.get_mut(u * unit_bytes..(u + 1) * unit_bytes) {
+            d.copy_from_slice(&poison[..d.len()]);
+        }
+    }
+    bad_units.len() as u64
+}
+
 /// Reads records out of a batch.
 struct Cursor<'b> {
     b: &'b [u8],
     at: usize,
+    /// Chunk CRCs of the last payload read.
+    last_crcs: Vec<u32>,
 }
 
 fn bad(what: &str) -> ImageError {
@@ -395,12 +579,19 @@ impl Cursor<'_> {
                     4 => HostOp::Copy { src },
                     _ => return Err(bad("request kind")),
                 };
+                let (lpn, units, at_ns) = (self.u32()?, self.u32()?, self.u64()?);
+                let n = self.u32()? as usize;
+                self.last_crcs.clear();
+                for _ in 0..n.div_ceil(CHUNK) {
+                    let c = self.u32()?;
+                    self.last_crcs.push(c);
+                }
                 Call::Submit {
                     op,
-                    lpn: self.u32()?,
-                    units: self.u32()?,
-                    at_ns: self.u64()?,
-                    data: self.bytes()?,
+                    lpn,
+                    units,
+                    at_ns,
+                    data: self.take(n)?.to_vec(),
                 }
             }
             _ => return Err(bad("record tag")),
@@ -583,6 +774,54 @@ mod tests {
         let p = parse(&f, 4096, 3).unwrap();
         assert_eq!(p.calls.len(), 2);
         assert_eq!(p.end, first_end);
+        std::fs::remove_file(path).unwrap();
+    }
+
+    #[test]
+    fn a_damaged_payload_is_poisoned_and_damaged_control_bytes_in_the_middle_refused() {
+        let (path, f) = temp("middle");
+        let mut j = Journal::new(f.try_clone().unwrap(), 0, 1, 0, 0, false);
+        let write = |lpn| Call::Submit {
+            op: HostOp::Write,
+            lpn,
+            units: 2,
+            at_ns: 0,
+            data: vec![0x11; 8192],
+        };
+        let mut ends = Vec::new();
+        for lpn in 0..3 {
+            j.call(&write(lpn));
+            j.call(&Call::Step);
+            j.flush().unwrap();
+            ends.push(j.end());
+        }
+        // A flipped payload byte of the first batch: kept, that unit poisoned.
+        let payload = ends[0] - 1 - 100;
+        let mut b = [0u8];
+        f.read_exact_at(&mut b, payload).unwrap();
+        f.write_all_at(&[b[0] ^ 1], payload).unwrap();
+        let p = parse_units(&f, 0, 1, 4096).unwrap();
+        assert_eq!((p.calls.len(), p.damaged_units), (6, 1));
+        let Call::Submit { data, .. } = &p.calls[0].0 else {
+            panic!("not a submit: {:?}", p.calls[0]);
+        };
+        assert_eq!(data[..4096], vec![0x11; 4096][..]);
+        assert_eq!(data[4096..], poison_pattern(4096)[..]);
+        // A flipped control byte (the step) of the middle batch, with an
+        // intact batch after it: refused with the reason.
+        let step = ends[1] - 1;
+        f.read_exact_at(&mut b, step).unwrap();
+        f.write_all_at(&[b[0] ^ 1], step).unwrap();
+        match parse_units(&f, 0, 1, 4096) {
+            Err(ImageError::Invalid(m)) => assert!(m.contains("intact batches after it"), "{m}"),
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+        // The same damage in the last batch is a torn tail.
+        f.write_all_at(&[b[0]], step).unwrap();
+        let last = ends[2] - 1;
+        f.read_exact_at(&mut b, last).unwrap();
+        f.write_all_at(&[b[0] ^ 1], last).unwrap();
+        assert_eq!(parse_units(&f, 0, 1, 4096).unwrap().calls.len(), 4);
         std::fs::remove_file(path).unwrap();
     }
 

@@ -3,8 +3,10 @@
 //! ```text
 //! 0                header slot A (4 KiB)
 //! 4096             header slot B (4 KiB)
-//! 8192             block records (18 bytes each), then page records (11),
-//!                  then unit records (12), each array 4 KiB-aligned
+//! 8192             block entries (23 bytes each), then page entries (15),
+//!                  then unit entries (20), each array 4 KiB-aligned; every
+//!                  entry is a medium record and a CRC-32C of it and its
+//!                  address (see [`block_entry`], [`page_entry`], [`unit_entry`])
 //! pages_off        page store: page_bytes per page (data units or a
 //!                  metadata page's bytes), 4 KiB-aligned
 //! cap_off          capacitor region: the journal of the current power-on,
@@ -27,8 +29,9 @@ use super::ImageError;
 
 /// First bytes of a header slot.
 pub const MAGIC: [u8; 8] = *b"FTLIMAGE";
-/// Format version this build reads and writes.
-pub const VERSION: u32 = 2;
+/// Format version this build reads and writes (3: checksummed medium
+/// entries and page data, capacitor-region payloads checksummed per unit).
+pub const VERSION: u32 = 3;
 /// Bytes of one header slot.
 const SLOT: u64 = 4096;
 /// Alignment of every region.
@@ -38,6 +41,76 @@ const HEADER_BYTES: usize = 90;
 
 /// The CRC of header slots and journal batches (CRC-32C, as the core's pages).
 pub const CRC: crc::Crc<u32> = crc::Crc::<u32>::new(&crc::CRC_32_ISCSI);
+
+/// Bytes of a block entry: the record and its CRC.
+pub const BLOCK_ENTRY: usize = BlockRec::BYTES + 4;
+/// Bytes of a page entry: the record and its CRC.
+pub const PAGE_ENTRY: usize = PageRec::BYTES + 4;
+/// Bytes of a unit entry: the record, the CRC of the unit's data, and the
+/// entry's CRC.
+pub const UNIT_ENTRY: usize = UnitRec::BYTES + 8;
+
+fn crc4(parts: &[&[u8]]) -> [u8; 4] {
+    let mut d = CRC.digest();
+    for p in parts {
+        d.update(p);
+    }
+    d.finalize().to_le_bytes()
+}
+
+/// Block `b`'s entry: its record and a CRC-32C of its address and record,
+/// so a record written at another block's place is detected.
+pub fn block_entry(b: u32, rec: &[u8; BlockRec::BYTES]) -> [u8; BLOCK_ENTRY] {
+    let mut e = [0u8; BLOCK_ENTRY];
+    e[..BlockRec::BYTES].copy_from_slice(rec);
+    e[BlockRec::BYTES..].copy_from_slice(&crc4(&[b"B", &b.to_le_bytes(), rec]));
+    e
+}
+
+/// Page `p`'s entry, for a page programmed while its block had `pe` erase
+/// cycles: a record left from before the block's last erase does not check.
+pub fn page_entry(p: u32, pe: u32, rec: &[u8; PageRec::BYTES]) -> [u8; PAGE_ENTRY] {
+    let mut e = [0u8; PAGE_ENTRY];
+    e[..PageRec::BYTES].copy_from_slice(rec);
+    e[PageRec::BYTES..].copy_from_slice(&crc4(&[b"P", &p.to_le_bytes(), &pe.to_le_bytes(), rec]));
+    e
+}
+
+/// Physical unit `u`'s entry, for a page programmed with sequence number
+/// `seq`: its record, `data_crc` ([`data_crc`] of its bytes) and the CRC
+/// of all of it with the address and `seq`.
+pub fn unit_entry(u: u64, seq: u64, rec: &[u8; UnitRec::BYTES], data_crc: u32) -> [u8; UNIT_ENTRY] {
+    let mut e = [0u8; UNIT_ENTRY];
+    let dc = data_crc.to_le_bytes();
+    e[..UnitRec::BYTES].copy_from_slice(rec);
+    e[UnitRec::BYTES..UnitRec::BYTES + 4].copy_from_slice(&dc);
+    e[UnitRec::BYTES + 4..].copy_from_slice(&crc4(&[
+        b"U",
+        &u.to_le_bytes(),
+        &seq.to_le_bytes(),
+        rec,
+        &dc,
+    ]));
+    e
+}
+
+/// The CRC-32C of physical unit `u`'s bytes as programmed with sequence
+/// number `seq`: bytes copied to another unit, or left from an earlier
+/// program of this one, do not check.
+pub fn data_crc(u: u64, seq: u64, bytes: &[u8]) -> u32 {
+    u32::from_le_bytes(crc4(&[b"D", &u.to_le_bytes(), &seq.to_le_bytes(), bytes]))
+}
+
+/// The record of an entry whose CRC checks against `want` (the entry
+/// rebuilt from the record), else `None`.
+pub fn checked<const N: usize, const R: usize>(
+    raw: &[u8],
+    rebuild: impl FnOnce(&[u8; R]) -> [u8; N],
+) -> Option<[u8; R]> {
+    let e: &[u8; N] = raw.get(..N)?.try_into().ok()?;
+    let rec: [u8; R] = e.get(..R)?.try_into().ok()?;
+    (rebuild(&rec) == *e).then_some(rec)
+}
 
 /// What the drive in the file was doing when its header was last written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -96,9 +169,9 @@ impl Layout {
         let pages = u64::from(geo.total_pages());
         let units = u64::from(geo.total_units());
         let blocks_off = 2 * SLOT;
-        let pages_rec_off = align(blocks_off + blocks * BlockRec::BYTES as u64);
-        let units_off = align(pages_rec_off + pages * PageRec::BYTES as u64);
-        let pages_off = align(units_off + units * UnitRec::BYTES as u64);
+        let pages_rec_off = align(blocks_off + blocks * BLOCK_ENTRY as u64);
+        let units_off = align(pages_rec_off + pages * PAGE_ENTRY as u64);
+        let pages_off = align(units_off + units * UNIT_ENTRY as u64);
         let cap_off = align(pages_off + pages * u64::from(geo.page_bytes));
         Layout {
             geo,
@@ -110,19 +183,19 @@ impl Layout {
         }
     }
 
-    /// Offset of block `b`'s record.
+    /// Offset of block `b`'s entry.
     pub fn block_rec(&self, b: u32) -> u64 {
-        self.blocks_off + u64::from(b) * BlockRec::BYTES as u64
+        self.blocks_off + u64::from(b) * BLOCK_ENTRY as u64
     }
 
-    /// Offset of page `p`'s record.
+    /// Offset of page `p`'s entry.
     pub fn page_rec(&self, p: u32) -> u64 {
-        self.pages_rec_off + u64::from(p) * PageRec::BYTES as u64
+        self.pages_rec_off + u64::from(p) * PAGE_ENTRY as u64
     }
 
-    /// Offset of the record of physical unit `u`.
+    /// Offset of the entry of physical unit `u`.
     pub fn unit_rec(&self, u: u64) -> u64 {
-        self.units_off + u * UnitRec::BYTES as u64
+        self.units_off + u * UNIT_ENTRY as u64
     }
 
     /// Offset of page `p`'s bytes in the page store.
@@ -195,9 +268,16 @@ impl Header {
             return Ok(None);
         }
         let version = u32_at(8);
-        if version != VERSION {
+        if version < VERSION {
             return Err(format!(
-                "image format version {version}; this ftl reads version {VERSION}"
+                "image format version {version}, made by an older ftl: this ftl reads \
+                 version {VERSION} only (checksummed medium records and page data); \
+                 recreate the image"
+            ));
+        }
+        if version > VERSION {
+            return Err(format!(
+                "image format version {version}, made by a newer ftl; this ftl reads version {VERSION}"
             ));
         }
         let g = &layout.geo;
@@ -244,6 +324,24 @@ impl Header {
     }
 }
 
+/// Reads `buf.len()` bytes at `off`; bytes past the end of the file (a
+/// truncated image) read as zeros, which no checksum accepts.
+pub fn read_zero_filled(file: &File, buf: &mut [u8], off: u64) -> std::io::Result<()> {
+    let mut done = 0;
+    while done < buf.len() {
+        match file.read_at(&mut buf[done..], off + done as u64) {
+            Ok(0) => {
+                buf[done..].fill(0);
+                return Ok(());
+            }
+            Ok(n) => done += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
 /// The header of an open image and where to write the next one.
 #[derive(Debug)]
 pub struct HeaderSlots {
@@ -270,7 +368,8 @@ impl HeaderSlots {
         let mut why: Option<String> = None;
         for slot in 0..2u64 {
             let mut b = [0u8; HEADER_BYTES];
-            file.read_exact_at(&mut b, slot * SLOT)
+            // A slot cut off by a truncation reads as zeros (invalid).
+            read_zero_filled(file, &mut b, slot * SLOT)
                 .map_err(|e| ImageError::Invalid(format!("cannot read the header: {e}")))?;
             match Header::decode(&b, &layout, config_hash) {
                 Ok(Some(h)) if best.is_none_or(|c| h.seq > c.seq) => best = Some(h),
@@ -287,27 +386,33 @@ impl HeaderSlots {
         }
     }
 
-    /// Writes `state` as the next header, into the slot not holding the
-    /// current one, and makes it current; `sync`: fdatasync before (what
-    /// the state relies on) and after.
+    /// Writes `state` as the next header into the slot not holding the
+    /// current one, then again (next sequence number) into the other slot,
+    /// and makes it current: a torn write leaves the other slot valid, and
+    /// at rest both slots hold the same state, so damage to one loses
+    /// nothing. `sync`: fdatasync before (what the state relies on) and
+    /// after each write.
     pub fn write(&mut self, file: &File, state: State, sync: bool) -> Result<(), ImageError> {
-        let next = Header {
-            seq: self.cur.seq + 1,
-            state,
-            ..self.cur
+        let syncing = |what: &str| -> Result<(), ImageError> {
+            if sync {
+                file.sync_data()
+                    .map_err(|e| ImageError::Io(format!("syncing {what}: {e}")))?;
+            }
+            Ok(())
         };
-        if sync {
-            // What the new state relies on is durable before it is.
-            file.sync_data()
-                .map_err(|e| ImageError::Io(format!("syncing before the header: {e}")))?;
+        // What the new state relies on is durable before it is.
+        syncing("before the header")?;
+        for _ in 0..2 {
+            let next = Header {
+                seq: self.cur.seq + 1,
+                state,
+                ..self.cur
+            };
+            file.write_all_at(&next.encode(), (next.seq % 2) * SLOT)
+                .map_err(|e| ImageError::Io(format!("writing the header: {e}")))?;
+            syncing("the header")?;
+            self.cur = next;
         }
-        file.write_all_at(&next.encode(), (next.seq % 2) * SLOT)
-            .map_err(|e| ImageError::Io(format!("writing the header: {e}")))?;
-        if sync {
-            file.sync_data()
-                .map_err(|e| ImageError::Io(format!("syncing the header: {e}")))?;
-        }
-        self.cur = next;
         Ok(())
     }
 }
@@ -349,12 +454,49 @@ mod tests {
         g2.blocks_per_plane = 32;
         let e = Header::decode(&b, &Layout::new(g2), 42).unwrap_err();
         assert!(e.contains("another geometry"), "{e}");
+        // An older format version is refused with the reason.
+        let mut old = b;
+        old[8..12].copy_from_slice(&2u32.to_le_bytes());
+        let crc = CRC.checksum(&old[..HEADER_BYTES - 4]);
+        old[HEADER_BYTES - 4..].copy_from_slice(&crc.to_le_bytes());
+        let e = Header::decode(&old, &l, 42).unwrap_err();
+        assert!(e.contains("version 2") && e.contains("older"), "{e}");
         // A flipped bit anywhere makes the slot invalid, not wrong.
         for i in 0..HEADER_BYTES {
             let mut c = b;
             c[i] ^= 0x10;
             assert_eq!(Header::decode(&c, &l, 42), Ok(None), "byte {i}");
         }
+    }
+
+    #[test]
+    fn entries_check_only_at_their_own_address() {
+        let rec = [7u8; BlockRec::BYTES];
+        let e = block_entry(3, &rec);
+        assert_eq!(
+            checked::<BLOCK_ENTRY, { BlockRec::BYTES }>(&e, |r| block_entry(3, r)),
+            Some(rec)
+        );
+        // Copied to another block's place, zeroed or flipped: refused.
+        assert_eq!(
+            checked::<BLOCK_ENTRY, { BlockRec::BYTES }>(&e, |r| block_entry(4, r)),
+            None
+        );
+        let z = [0u8; BLOCK_ENTRY];
+        assert_eq!(
+            checked::<BLOCK_ENTRY, { BlockRec::BYTES }>(&z, |r| block_entry(3, r)),
+            None
+        );
+        let mut f = e;
+        f[2] ^= 1;
+        assert_eq!(
+            checked::<BLOCK_ENTRY, { BlockRec::BYTES }>(&f, |r| block_entry(3, r)),
+            None
+        );
+        // Data: another unit, another program of the same unit.
+        let d = [5u8; 64];
+        assert_ne!(data_crc(1, 9, &d), data_crc(2, 9, &d));
+        assert_ne!(data_crc(1, 9, &d), data_crc(1, 10, &d));
     }
 
     #[test]

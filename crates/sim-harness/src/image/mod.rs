@@ -23,6 +23,7 @@
 //!
 //! The layout is in [`layout`] and `docs/nbd.md`.
 
+pub mod damage;
 mod drive;
 pub mod file_medium;
 pub mod journal;
@@ -126,8 +127,14 @@ pub struct ImageOptions {
 /// What the caller's serving function returns for one power-on.
 #[derive(Debug)]
 pub enum Served<R> {
-    /// Stopped for good, with the caller's result.
+    /// Stopped for good, with the caller's result, as a power cut would
+    /// stop it (what was in flight is torn; the next start replays the
+    /// journal).
     Stopped(R),
+    /// Shut down cleanly, with the caller's result: the power is cut while
+    /// idle as for a compaction and the capacitor region is emptied, so the
+    /// file at rest holds the medium alone (every byte of it checksummed).
+    Shutdown(R),
     /// Idle and asked to compact: cut the power and serve the next power-on.
     Compact,
 }
@@ -158,6 +165,14 @@ pub struct Recovery {
     pub seconds: f64,
     /// Bytes of capacitor region a compaction emptied (0 at a start).
     pub compacted_bytes: u64,
+    /// Damage found at open: medium entries and metadata pages that failed
+    /// their checks, and capacitor-region payload units poisoned.
+    pub detected_corruptions: u64,
+    /// Pages of the medium marked damaged at open (they read as errors).
+    pub damaged_pages: u64,
+    /// Write-payload units of the capacitor region that failed their check
+    /// (they read as errors once flushed).
+    pub damaged_payload_units: u64,
 }
 
 /// A 64-bit FNV-1a hash of the configuration: an image is only reopened
@@ -213,13 +228,15 @@ fn open_file(path: &Path, lay: Layout, hash: u64) -> Result<(File, HeaderSlots, 
         return Ok((file, hdr, true));
     }
     let len = file.metadata().map_err(io("reading its size"))?.len();
-    if len < lay.cap_off {
-        return Err(ImageError::Invalid(format!(
-            "truncated: {len} bytes, the configuration's image takes at least {} bytes",
+    let hdr = HeaderSlots::read(&file, lay, hash).map_err(|e| match e {
+        ImageError::Invalid(m) if len < lay.cap_off => ImageError::Invalid(format!(
+            "{m} (truncated: {len} bytes, the configuration's image takes {} bytes)",
             lay.cap_off
-        )));
-    }
-    let hdr = HeaderSlots::read(&file, lay, hash)?;
+        )),
+        e => e,
+    })?;
+    // A truncated medium reads as zeros past the end, which no checksum
+    // accepts: what was cut off reads as errors.
     Ok((file, hdr, false))
 }
 
@@ -293,7 +310,11 @@ fn open_with<const B: usize, R>(
         return Err(ImageError::Invalid("unexpected drive state".into()));
     };
     // 3. Replay the last power-on and run its capacitor flush.
-    let parsed = journal::parse(&file, lay.cap_off, epoch)?;
+    let parsed = journal::parse_units(&file, lay.cap_off, epoch, B)?;
+    rec.damaged_pages = file_medium.damaged_pages() as u64;
+    rec.damaged_payload_units = parsed.damaged_units;
+    let journal_damage = parsed.damaged_units;
+    rec.detected_corruptions = file_medium.detected_corruptions() + journal_damage;
     let (file_medium, next_mount) = if parsed.calls.is_empty() {
         (file_medium, mount)
     } else {
@@ -362,16 +383,34 @@ fn open_with<const B: usize, R>(
         let mut drive = ImageDrive {
             inner: Drive { eng, plan },
             compact_at: opts.compact_bytes,
+            found_before: journal_damage,
         };
         drive.start(next_mount, plan.initial_pe)?;
         rec.seconds = t0.elapsed().as_secs_f64();
-        if let Served::Stopped(r) = f(&mut drive, &rec) {
-            return Ok(r);
-        }
+        let shutdown = match f(&mut drive, &rec) {
+            Served::Stopped(r) => return Ok(r),
+            Served::Shutdown(r) => Some(r),
+            Served::Compact => None,
+        };
         let t = Instant::now();
         let eng = drive.inner.eng;
         let end = eng.nand.journal.as_ref().map_or(0, Journal::end);
         let cut = cut_power(eng, &file, &mut hdr, epoch, end, true, sync)?;
+        if let Some(r) = shutdown {
+            // The next power-on's journal is empty: nothing to replay, and
+            // the region can go.
+            hdr.write(
+                &file,
+                State::Open {
+                    epoch: epoch + 1,
+                    mount: true,
+                },
+                sync,
+            )?;
+            file.set_len(lay.cap_off)
+                .map_err(io("emptying the capacitor region"))?;
+            return Ok(r);
+        }
         rec = Recovery {
             compacted_bytes: end,
             flush_ops: cut.flush_ops,
