@@ -331,25 +331,3 @@ fn eight_units_per_page_run_gc_without_stalling() {
         &["ftl.gc_slots_per_plane"],
     );
 }
-
-/// Few operation entries: a GC that ran out of them waits for the next
-/// completion instead of dropping its plane's turn. Before, with four
-/// entries the core went idle with a full buffer after about two million
-/// writes ("not enough good blocks for the logical capacity").
-#[test]
-fn four_operation_entries_run_to_the_end() {
-    let out = ftl(&[
-        "synth",
-        "--requests",
-        "6000000",
-        "--set",
-        "ftl.max_inflight=4",
-        "--quiet",
-        "--json",
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}

@@ -142,9 +142,7 @@ impl<H: Hooks> Ftl<'_, H> {
             let need = units.count();
             if need > 0 {
                 if self.ops_available() == 0 {
-                    // Out of operation entries: the plane's turn comes
-                    // again after the next completion frees one.
-                    return self.attend(p);
+                    return Ok(());
                 }
                 match H::try_migrate(self, p, victim, page, units)? {
                     MigrateStep::Issued => {
@@ -275,11 +273,7 @@ impl<H: Hooks> Ftl<'_, H> {
                 let pl = self.pl(p)?;
                 (pl.hold.len, pl.victim_origin)
             };
-            if !page_ready(u32::from(held), u32::from(upp), drain) {
-                return Ok(held);
-            }
-            if self.ops_available() == 0 {
-                self.attend(p)?;
+            if !page_ready(u32::from(held), u32::from(upp), drain) || self.ops_available() == 0 {
                 return Ok(held);
             }
             let budgeted = !self.deferred_on();
