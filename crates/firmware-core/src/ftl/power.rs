@@ -484,6 +484,19 @@ impl<H: Hooks> Ftl<'_, H> {
         }
         let page = self.cut_data_target()?;
         spare.seq = self.next_seq();
+        self.cut_emit_data(page, src, spare, n)?;
+        Ok(true)
+    }
+
+    /// Emits one data page of the flush (`n` units) and counts it against
+    /// the capacitor; the next data page waits for it.
+    fn cut_emit_data(
+        &mut self,
+        page: Ppn,
+        src: [Slot; MAX_UNITS_PER_PAGE],
+        spare: Spare,
+        n: u8,
+    ) -> Result<(), Error> {
         self.emit(
             OpKind::Cut,
             NandCmd::Program { page, src, spare },
@@ -493,7 +506,7 @@ impl<H: Hooks> Ftl<'_, H> {
         )?;
         self.cut.data_busy = true;
         self.cut_count();
-        Ok(true)
+        Ok(())
     }
 
     /// Takes the next page of block `b` (`NIL`: none) the flush is filling,
@@ -644,16 +657,8 @@ impl<H: Hooks> Ftl<'_, H> {
                         ..spare
                     };
                     let n = spare.units.count() as u8;
-                    self.emit(
-                        OpKind::Cut,
-                        NandCmd::Program { page, src, spare },
-                        Origin::Host,
-                        n,
-                        0,
-                    )?;
-                    self.cut.data_busy = true;
                     self.cut.retries = self.cut.retries.wrapping_add(1);
-                    self.cut_count();
+                    self.cut_emit_data(page, src, spare, n)?;
                 }
             }
             NandCmd::ProgramMeta { page, buf, spare } => {
