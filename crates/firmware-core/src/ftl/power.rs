@@ -222,9 +222,7 @@ impl<H: Hooks> Ftl<'_, H> {
                         continue;
                     };
                     let page = self.cut_meta_page()?;
-                    self.tp_emit(tp, page, OpKind::Cut)?;
-                    self.cut.meta_busy = true;
-                    self.cut_count();
+                    self.cut_emit_tp(tp, page)?;
                 }
                 CutPhase::Record => {
                     // The record names every block the data went to,
@@ -437,6 +435,15 @@ impl<H: Hooks> Ftl<'_, H> {
             0,
             0,
         )?;
+        self.cut.meta_busy = true;
+        self.cut_count();
+        Ok(())
+    }
+
+    /// Emits translation page `tp` of the flush into `page` and counts it
+    /// against the capacitor; the next metadata page waits for it.
+    fn cut_emit_tp(&mut self, tp: crate::persist::Tpn, page: Ppn) -> Result<(), Error> {
+        self.tp_emit(tp, page, OpKind::Cut)?;
         self.cut.meta_busy = true;
         self.cut_count();
         Ok(())
@@ -657,7 +664,6 @@ impl<H: Hooks> Ftl<'_, H> {
                         ..spare
                     };
                     let n = spare.units.count() as u8;
-                    self.cut.retries = self.cut.retries.wrapping_add(1);
                     self.cut_emit_data(page, src, spare, n)?;
                 }
             }
@@ -675,7 +681,6 @@ impl<H: Hooks> Ftl<'_, H> {
                 }
                 if failed && !anchor && !table {
                     let to = self.cut_meta_page()?;
-                    self.cut.retries = self.cut.retries.wrapping_add(1);
                     if buf == self.cut.record || spare.kind != PageKind::Map {
                         let spare = Spare {
                             seq: self.next_seq(),
@@ -685,11 +690,11 @@ impl<H: Hooks> Ftl<'_, H> {
                     }
                     // A translation page: encoded again from the table.
                     self.ps.buf_release(buf);
-                    let tp = spare.lpns.first().map_or(0, |l| l.0);
-                    self.tp_emit(crate::persist::Tpn(tp), to, OpKind::Cut)?;
-                    self.cut.meta_busy = true;
-                    self.cut_count();
-                    return Ok(());
+                    let tp = spare
+                        .lpns
+                        .first()
+                        .ok_or(rare(Error::Corrupt(&"translation page without its number")))?;
+                    return self.cut_emit_tp(crate::persist::Tpn(tp.0), to);
                 }
                 if failed && table {
                     self.cut.table_failed = true;

@@ -70,8 +70,6 @@ pub(crate) struct CutState {
     /// A block-table page failed: the checkpoint is incomplete, so no
     /// anchor names it and the next mount reads every block's first page.
     pub(crate) table_failed: bool,
-    /// Pages programmed again after a failure.
-    pub(crate) retries: u32,
 }
 
 /// Most block-table pages a checkpoint names (one anchor page lists them).

@@ -494,7 +494,8 @@ pub fn run(
         match got {
             Ok(res) => {
                 for (lpn, r) in res.into_iter().enumerate() {
-                    let (ok, right) = r.unwrap_or((false, false));
+                    // A harness failure is not a detected damage.
+                    let (ok, right) = r.map_err(|e| format!("reading unit {lpn}: {e}"))?;
                     match (ok, right) {
                         (false, _) => c.error += 1,
                         (true, true) => c.correct += 1,

@@ -21,6 +21,9 @@
 //! bytes it returns. Whatever fails a check is reported as
 //! [`NandError::Uncorrectable`], never as data: the core then fails the
 //! host read (an NBD `EIO`) or, in GC, loses the unit, as for a worn page.
+//! A metadata page whose record is intact but whose bytes fail reads as
+//! zeros, which fail the core's seal: the core knows from the spare area
+//! which translation page it was and reads that page's units as errors.
 //! A unit whose bytes are [`poison_pattern`] is stored with a complemented
 //! CRC, so it too reads as an error: that is how a payload found damaged in
 //! the capacitor region reaches the medium (see [`super::journal`]).
@@ -270,11 +273,16 @@ impl<const B: usize> FileMedium<B> {
                 let u = first + i;
                 dcrc.get(u) == Some(&data_crc(u as u64, seq, chunk))
             });
-            if !ok {
+            if ok {
+                store.put_meta(p, &b);
+            } else {
+                // The page's record is intact, so the core learns what the
+                // page was (a translation page, the cut record) and takes
+                // it as damaged through its own seal, which zeros fail:
+                // its units read as errors instead of as an older copy.
                 detected += 1;
-                bad[p as usize] = WHOLE_PAGE;
+                store.put_meta(p, &vec![0u8; b.len()]);
             }
-            store.put_meta(p, &b);
         }
         let inner = Medium::resume(g, rel, fault, store).map_err(ImageError::Core)?;
         let mut m = Self::wrap(inner, file, lay);
