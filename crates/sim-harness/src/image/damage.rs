@@ -386,15 +386,19 @@ fn touched(
                 let blk = (at - lay.blocks_off) / BLOCK_ENTRY as u64;
                 pages.extend(blk * ppb..(blk + 1) * ppb);
                 at = lay.blocks_off + (blk + 1) * BLOCK_ENTRY as u64;
-            } else if at < lay.units_off {
-                pages.insert((at - lay.pages_rec_off) / PAGE_ENTRY as u64);
-                at += 1;
-            } else if at < lay.pages_off {
-                pages.insert((at - lay.units_off) / (UNIT_ENTRY as u64 * upp));
-                at += 1;
             } else if at < lay.cap_off {
-                pages.insert((at - lay.pages_off) / u64::from(g.page_bytes));
-                at += 1;
+                // One step per page: to the start of the page's next entry
+                // (or its next bytes).
+                let (base, size, end) = if at < lay.units_off {
+                    (lay.pages_rec_off, PAGE_ENTRY as u64, lay.units_off)
+                } else if at < lay.pages_off {
+                    (lay.units_off, UNIT_ENTRY as u64 * upp, lay.pages_off)
+                } else {
+                    (lay.pages_off, u64::from(g.page_bytes), lay.cap_off)
+                };
+                let p = (at - base) / size;
+                pages.insert(p);
+                at = (base + (p + 1) * size).min(end);
             } else {
                 if killed {
                     return None;

@@ -11,15 +11,15 @@
 //! it was, and the capacitor flush then runs on it.
 //!
 //! Records are appended to an in-memory batch and written as one sealed
-//! batch (`magic, epoch, seq, len`, a CRC-32C of the whole batch and one of
-//! its control bytes, then the records) by [`Journal::flush`], which runs
-//! before every write to the medium and before every reply. A write
-//! payload is followed by a CRC-32C per 4 KiB chunk, which count as
-//! control bytes; the payload itself does not.
+//! batch (`magic, epoch, seq, len`, a CRC-32C of its control bytes, then
+//! the records) by [`Journal::flush`], which runs before every write to the
+//! medium and before every reply. A write payload is preceded by a CRC-32C
+//! per 4 KiB chunk, taken as it is appended, which count as control bytes;
+//! the payload itself does not, so each payload byte is hashed once.
 //!
-//! On reading, a batch whose whole CRC fails but whose control bytes check
-//! is kept: only payload bytes are damaged, and the units they belong to
-//! are replaced by [`poison_pattern`] (the replay never changes course on
+//! On reading, a batch whose control bytes check is kept; a payload chunk
+//! that fails its own CRC is damaged, and the units it belongs to are
+//! replaced by [`poison_pattern`] (the replay never changes course on
 //! payload bytes, and a poisoned unit still in the write buffer at the cut
 //! reaches the medium stored as unreadable). A batch whose control bytes
 //! fail ends the journal when no valid batch of the power-on follows it
@@ -43,7 +43,7 @@ use crate::workload::HostOp;
 /// First bytes of a batch.
 const BATCH_MAGIC: u32 = 0x4C4E_524A; // "JRNL"
 /// Bytes of a batch header.
-const BATCH_HEADER: usize = 28;
+const BATCH_HEADER: usize = 24;
 /// Bytes of payload under one chunk CRC.
 const CHUNK: usize = 4096;
 /// Largest batch a reader accepts (a bound against garbage lengths).
@@ -145,10 +145,6 @@ pub struct Journal {
     sync: bool,
     /// Bytes written to the region this power-on.
     pub written: u64,
-}
-
-fn crc_of(epoch: u64, seq: u32, body: &[u8]) -> u32 {
-    crc_ctl(epoch, seq, body, &[])
 }
 
 /// CRC-32C of a batch's header fields and its bytes outside `payload`
@@ -253,7 +249,8 @@ impl Journal {
         out.extend_from_slice(&self.epoch.to_le_bytes());
         out.extend_from_slice(&self.seq.to_le_bytes());
         out.extend_from_slice(&(self.buf.len() as u32).to_le_bytes());
-        out.extend_from_slice(&crc_of(self.epoch, self.seq, &self.buf).to_le_bytes());
+        // The payload is under its chunk CRCs (taken as it was appended):
+        // this one covers the rest.
         out.extend_from_slice(
             &crc_ctl(self.epoch, self.seq, &self.buf, &self.payload).to_le_bytes(),
         );
@@ -330,7 +327,6 @@ struct BatchHead {
     epoch: u64,
     seq: u32,
     len: u32,
-    crc: u32,
     ctl: u32,
 }
 
@@ -344,23 +340,15 @@ fn head(h: &[u8]) -> Option<BatchHead> {
         epoch: u64::from_le_bytes(e),
         seq: u32_at(12),
         len: u32_at(16),
-        crc: u32_at(20),
-        ctl: u32_at(24),
+        ctl: u32_at(20),
     })
 }
 
-/// What a batch read as.
-enum Batch {
-    /// Intact.
-    Whole(Vec<u8>),
-    /// Control bytes intact, some payload chunks damaged.
-    Payload(Vec<u8>),
-}
-
-/// The batch at the start of `r` if it is one of `epoch` with sequence
-/// `seq` (any sequence but the saved flush's when `seq` is `None`) whose
-/// control bytes check.
-fn batch_at(r: &mut impl Read, epoch: u64, seq: Option<u32>) -> Option<(u32, Batch)> {
+/// The body of the batch at the start of `r` if it is one of `epoch` with
+/// sequence `seq` (any sequence but the saved flush's when `seq` is
+/// `None`) whose control bytes check. Its payload chunks are checked
+/// against their own CRCs as the records are read.
+fn batch_at(r: &mut impl Read, epoch: u64, seq: Option<u32>) -> Option<(u32, Vec<u8>)> {
     let mut h = [0u8; BATCH_HEADER];
     r.read_exact(&mut h).ok()?;
     let b = head(&h)?;
@@ -373,11 +361,13 @@ fn batch_at(r: &mut impl Read, epoch: u64, seq: Option<u32>) -> Option<(u32, Bat
     }
     let mut body = vec![0u8; b.len as usize];
     r.read_exact(&mut body).ok()?;
-    if crc_of(b.epoch, b.seq, &body) == b.crc {
-        return Some((b.seq, Batch::Whole(body)));
-    }
-    let ranges = payload_ranges(&body)?;
-    (crc_ctl(b.epoch, b.seq, &body, &ranges) == b.ctl).then_some((b.seq, Batch::Payload(body)))
+    // The saved flush is raw bytes, all under the control CRC.
+    let ranges = if b.seq == u32::MAX {
+        Vec::new()
+    } else {
+        payload_ranges(&body)?
+    };
+    (crc_ctl(b.epoch, b.seq, &body, &ranges) == b.ctl).then_some((b.seq, body))
 }
 
 /// The payload ranges of a batch body, walking its records; `None` when
@@ -413,10 +403,7 @@ fn payload_ranges(body: &[u8]) -> Option<Vec<(usize, usize)>> {
 /// The next valid batch of `epoch` with sequence `seq`, or `None` where the
 /// journal ends (end of file, another epoch, a torn or corrupt batch).
 fn next_batch(r: &mut impl Read, epoch: u64, seq: u32) -> Result<Option<Vec<u8>>, ImageError> {
-    Ok(match batch_at(r, epoch, Some(seq)) {
-        Some((_, Batch::Whole(b))) => Some(b),
-        _ => None,
-    })
+    Ok(batch_at(r, epoch, Some(seq)).map(|(_, b)| b))
 }
 
 /// Reads the journal of power-on `epoch` from the region at `base`;
@@ -439,11 +426,7 @@ pub fn parse_units(
     let mut r = reader(file, base)?;
     let mut p = Parsed::default();
     let poison = poison_pattern(unit_bytes);
-    while let Some((_, batch)) = batch_at(&mut r, epoch, Some(p.next_seq)) {
-        let (body, damaged) = match batch {
-            Batch::Whole(b) => (b, false),
-            Batch::Payload(b) => (b, true),
-        };
+    while let Some((_, body)) = batch_at(&mut r, epoch, Some(p.next_seq)) {
         p.end += (BATCH_HEADER + body.len()) as u64;
         p.next_seq = p.next_seq.wrapping_add(1);
         let mut c = Cursor {
@@ -456,7 +439,7 @@ pub fn parse_units(
                 R_RESULT => p.results.push(c.outcome()?),
                 tag => {
                     let mut call = c.call(tag)?;
-                    if let (true, Call::Submit { data, .. }) = (damaged, &mut call) {
+                    if let Call::Submit { data, .. } = &mut call {
                         p.damaged_units += poison_damaged(data, &c.last_crcs, unit_bytes, &poison);
                     }
                     p.calls.push((call, p.results.len()));
