@@ -338,13 +338,19 @@ impl CommonOpts {
     /// and the charts of `o` to `--out`.
     pub fn emit(&self, v: &Value, header: &str, o: &Outcome) -> Result<(), CliError> {
         self.write_out(v, Some(o))?;
+        self.print(v, || format!("{header}{}", report::text_summary(v)))
+    }
+
+    /// Prints `v` as one JSON object with `--json`, else the text `text`
+    /// makes.
+    pub fn print(&self, v: &Value, text: impl FnOnce() -> String) -> Result<(), CliError> {
         if self.json {
             println!(
                 "{}",
                 serde_json::to_string(v).map_err(|e| CliError::Run(e.to_string()))?
             );
         } else {
-            print!("{header}{}", report::text_summary(v));
+            print!("{}", text());
         }
         Ok(())
     }

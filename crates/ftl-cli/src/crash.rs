@@ -20,28 +20,28 @@ pub struct CrashArgs {
     #[arg(long, default_value_t = 1000)]
     pub cuts: u32,
     /// Seed of the workload, the cut points and the torn operations.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = CrashSpec::default().seed)]
     pub seed: u64,
     /// Mean host commands between two cuts (writes 70%, trims 10%, reads 17%).
-    #[arg(long, default_value_t = 400)]
+    #[arg(long, default_value_t = CrashSpec::default().ops_per_cut)]
     pub ops_per_cut: u32,
     /// Share (0-1] of the logical space the workload touches.
-    #[arg(long, default_value_t = 0.9)]
+    #[arg(long, default_value_t = CrashSpec::default().span)]
     pub span: f64,
     /// Probability that a mount is itself cut.
-    #[arg(long, default_value_t = 0.2)]
+    #[arg(long, default_value_t = CrashSpec::default().mount_cut_prob)]
     pub mount_cut_prob: f64,
     /// Check every logical unit after this many cuts (between, the units
     /// written or trimmed since the last cut and a random sample).
-    #[arg(long, default_value_t = 50)]
+    #[arg(long, default_value_t = CrashSpec::default().full_check_every)]
     pub full_check_every: u32,
     /// Capacitor energy as a share of what the core asks for; below 1 the
     /// flush is cut short and the check must see lost data.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = CrashSpec::default().capacitor_scale)]
     pub capacitor_scale: f64,
     /// Share (0-1) of host commands that are copies of 1-4 units (with
     /// `--set copy.mode=remap` they are remapped).
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = CrashSpec::default().copy_share)]
     pub copy_share: f64,
     /// Start on an empty drive instead of writing the span once first
     /// (without the fill, small runs may never reach GC).
@@ -49,13 +49,17 @@ pub struct CrashArgs {
     pub no_fill: bool,
     /// Probability [0, 1) that an epoch ends in a clean shutdown (flush,
     /// then checkpoint) instead of a cut; such epochs come on top of `--cuts`.
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = CrashSpec::default().shutdown_prob)]
     pub shutdown_prob: f64,
     /// Draw N configurations from the whole configuration space (every
     /// preset, every value of every mode key, shrunk geometries) and run
     /// each through `--cuts` cuts; the preset, the `--set` list and the
-    /// workload flags are drawn per cell from `--seed`.
-    #[arg(long, value_name = "N")]
+    /// workload flags are drawn per cell from `--seed`, so those flags
+    /// are refused beside it.
+    #[arg(long, value_name = "N", conflicts_with_all = [
+        "preset", "config", "set", "ops_per_cut", "span", "mount_cut_prob", "copy_share",
+        "shutdown_prob", "no_fill", "capacitor_scale", "full_check_every",
+    ])]
     pub random_config: Option<usize>,
     /// Cells of `--random-config` run at once on threads.
     #[arg(long, default_value_t = 1, value_name = "J")]
@@ -164,21 +168,22 @@ pub fn run(a: CrashArgs) -> Result<(), CliError> {
         m.insert("config".into(), crate::common::config_json(&cfg));
     }
     a.common.write_out(&v, None)?;
-    if a.common.json {
-        println!(
-            "{}",
-            serde_json::to_string(&v).map_err(|e| CliError::Run(e.to_string()))?
-        );
-    } else {
-        print!("{}", summary(&a.common.preset, &r));
-    }
-    if failed(&r) {
+    a.common.print(&v, || summary(&a.common.preset, &r))?;
+    if r.failed() {
         return Err(CliError::Run(format!(
-            "power cuts lost data: {} acknowledged units lost, {} invalid reads, {} mapping mismatches, {} capacitor overruns",
-            r.lost_acknowledged, r.invalid_reads, r.mapping_mismatches, r.capacitor_overruns
+            "power cuts lost data: {}",
+            failure_line(&r)
         )));
     }
     Ok(())
+}
+
+/// What a failed crash run found, in one line.
+pub fn failure_line(r: &CrashReport) -> String {
+    format!(
+        "{} acknowledged units lost, {} invalid reads, {} mapping mismatches, {} capacitor overruns",
+        r.lost_acknowledged, r.invalid_reads, r.mapping_mismatches, r.capacitor_overruns
+    )
 }
 
 /// The override that lets a configuration whose mapping persistence `ftl
@@ -198,11 +203,6 @@ pub fn region_override(cfg: &sim_harness::config::SimConfig) -> Option<String> {
         }
     }
     None
-}
-
-/// Whether a crash run found anything wrong.
-pub fn failed(r: &CrashReport) -> bool {
-    r.failed()
 }
 
 /// The report sections of a crash run: `crash.*`, `recovery.*`,

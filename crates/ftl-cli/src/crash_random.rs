@@ -9,7 +9,7 @@ use sim_harness::crash::random_config::{
     run_random, shrink_failures, Cell, CellOutcome, RandomReport, RandomSpec,
 };
 
-use crate::crash::{report_json, CrashArgs};
+use crate::crash::{failure_line, report_json, CrashArgs};
 use crate::progress::Progress;
 use crate::CliError;
 
@@ -17,7 +17,7 @@ use crate::CliError;
 /// invalid data, a mapping mismatch, a capacitor overrun, an internal
 /// error); refused cells are not failures.
 pub fn run(a: &CrashArgs, n: usize) -> Result<(), CliError> {
-    check_flags(a, n)?;
+    check_flags(n, a.jobs)?;
     let spec = RandomSpec {
         cells: n,
         seed: a.seed,
@@ -40,7 +40,8 @@ pub fn run(a: &CrashArgs, n: usize) -> Result<(), CliError> {
             if let Ok(mut p) = p.lock() {
                 p.update(done, "shrink");
             }
-        });
+        })
+        .map_err(CliError::Run)?;
         if let Ok(p) = p.lock() {
             p.finish();
         }
@@ -50,14 +51,7 @@ pub fn run(a: &CrashArgs, n: usize) -> Result<(), CliError> {
     };
     let v = report_value(&spec, &report, &shrunk);
     a.common.write_out(&v, None)?;
-    if a.common.json {
-        println!(
-            "{}",
-            serde_json::to_string(&v).map_err(|e| CliError::Run(e.to_string()))?
-        );
-    } else {
-        print!("{}", text(&spec, &report, &shrunk));
-    }
+    a.common.print(&v, || text(&spec, &report, &shrunk))?;
     if report.failed_cells > 0 {
         return Err(CliError::Run(format!(
             "{} of {} cells failed ({} with an internal error); replay each with the command printed for it",
@@ -67,32 +61,13 @@ pub fn run(a: &CrashArgs, n: usize) -> Result<(), CliError> {
     Ok(())
 }
 
-/// Refuses the flags a drawn cell sets itself.
-fn check_flags(a: &CrashArgs, n: usize) -> Result<(), CliError> {
+/// Refuses counts of zero (clap refuses the flags a drawn cell sets itself).
+fn check_flags(n: usize, jobs: usize) -> Result<(), CliError> {
     if n == 0 {
         return Err(CliError::Input("--random-config must be at least 1".into()));
     }
-    if a.jobs == 0 {
+    if jobs == 0 {
         return Err(CliError::Input("--jobs must be at least 1".into()));
-    }
-    let drawn = [
-        ("--preset", a.common.preset != "default"),
-        ("--config", a.common.config.is_some()),
-        ("--set", !a.common.set.is_empty()),
-        ("--ops-per-cut", a.ops_per_cut != 400),
-        ("--span", a.span != 0.9),
-        ("--mount-cut-prob", a.mount_cut_prob != 0.2),
-        ("--copy-share", a.copy_share != 0.0),
-        ("--shutdown-prob", a.shutdown_prob != 0.0),
-        ("--no-fill", a.no_fill),
-        ("--capacitor-scale", a.capacitor_scale != 1.0),
-        ("--full-check-every", a.full_check_every != 50),
-    ];
-    if let Some((flag, _)) = drawn.iter().find(|(_, given)| *given) {
-        return Err(CliError::Input(format!(
-            "{flag}: --random-config draws the preset, the --set list and the workload flags \
-             of every cell; it takes only --cuts, --seed, --jobs, --json, --out and --quiet"
-        )));
     }
     Ok(())
 }
@@ -102,13 +77,7 @@ fn verdict(o: &CellOutcome) -> (&'static str, String) {
     match o {
         CellOutcome::Refused(why) => ("refused", why.clone()),
         CellOutcome::Error(e) => ("error", e.clone()),
-        CellOutcome::Ran(r) if r.failed() => (
-            "failed",
-            format!(
-                "{} lost, {} invalid reads, {} mapping mismatches, {} capacitor overruns",
-                r.lost_acknowledged, r.invalid_reads, r.mapping_mismatches, r.capacitor_overruns
-            ),
-        ),
+        CellOutcome::Ran(r) if r.failed() => ("failed", failure_line(r)),
         CellOutcome::Ran(r) => (
             "ok",
             format!("{} cuts, {} units checked", r.cuts, r.units_checked),

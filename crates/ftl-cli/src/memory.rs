@@ -43,11 +43,7 @@ pub fn run(a: MemoryArgs) -> Result<(), CliError> {
         "memory": { "epm_bytes": configured, "epm_bytes_by_mode": modes },
     });
     if a.common.json {
-        println!(
-            "{}",
-            serde_json::to_string(&v).map_err(|e| CliError::Run(e.to_string()))?
-        );
-        return Ok(());
+        return a.common.print(&v, String::new);
     }
     println!("raw capacity {:.2} TB", capacity as f64 / 1e12);
     for (name, b) in &by_mode {

@@ -589,7 +589,7 @@ fn par_map<T: Sync, R: Send>(
     jobs: usize,
     f: impl Fn(&T) -> R + Sync,
     progress: &(dyn Fn(u64) + Sync),
-) -> Vec<R> {
+) -> Result<Vec<R>, String> {
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
     let slots: Vec<Mutex<Option<R>>> = items.iter().map(|_| Mutex::new(None)).collect();
@@ -606,9 +606,17 @@ fn par_map<T: Sync, R: Send>(
             });
         }
     });
+    // Every slot is filled unless a thread died: then no result is dropped
+    // silently, the run fails.
     slots
         .into_iter()
-        .filter_map(|m| m.into_inner().ok().flatten())
+        .enumerate()
+        .map(|(i, m)| {
+            m.into_inner()
+                .ok()
+                .flatten()
+                .ok_or_else(|| format!("item {i} has no result: its thread stopped"))
+        })
         .collect()
 }
 
@@ -619,7 +627,7 @@ pub fn shrink_failures(
     cuts: u32,
     jobs: usize,
     progress: &(dyn Fn(u64) + Sync),
-) -> Vec<(usize, Cell)> {
+) -> Result<Vec<(usize, Cell)>, String> {
     let failing: Vec<&CellResult> = report.cells.iter().filter(|c| c.failed()).collect();
     par_map(
         &failing,
@@ -640,7 +648,7 @@ pub fn run_random(
     let cells: Vec<Cell> = (0..spec.cells)
         .map(|i| draw_cell(spec.seed, i))
         .collect::<Result<_, _>>()?;
-    let outcomes = par_map(&cells, spec.jobs, |c| run_cell(c, spec.cuts), progress);
+    let outcomes = par_map(&cells, spec.jobs, |c| run_cell(c, spec.cuts), progress)?;
     let cells: Vec<CellResult> = cells
         .into_iter()
         .zip(outcomes)
