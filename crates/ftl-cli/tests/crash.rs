@@ -275,3 +275,27 @@ fn random_config_refuses_the_flags_it_draws() {
     let out = ftl(&["crash", "--random-config", "2", "--set", "ftl.op_ratio=0.3"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// A mount may finish inside the steps a cut-during-mount draws and run on
+/// into settling and GC, which move units: the rebuilt table is compared
+/// with the one held at the cut as the mount's steps end. Before, the
+/// comparison came after those moves (29 mismatches here, nothing lost).
+#[test]
+fn the_rebuilt_table_is_checked_before_gc_moves_units() {
+    survives(&[
+        "--cuts",
+        "30",
+        "--set",
+        "geometry.channels=4",
+        "--set",
+        "geometry.dies_per_channel=1",
+        "--set",
+        "geometry.planes_per_die=1",
+        "--set",
+        "geometry.pages_per_block=32",
+        "--set",
+        "geometry.blocks_per_plane=32",
+        "--set",
+        "ftl.op_ratio=0.9",
+    ]);
+}
