@@ -331,3 +331,28 @@ fn eight_units_per_page_run_gc_without_stalling() {
         &["ftl.gc_slots_per_plane"],
     );
 }
+
+/// Few operation entries: a plane whose GC turn found none free stays
+/// queued for the next pass. Before, it waited for a completion of its own
+/// GC, which with four entries often never came: the core went idle with
+/// a full write buffer after about two million writes ("not enough good
+/// blocks for the logical capacity").
+#[test]
+fn four_operation_entries_run_to_the_end() {
+    let out = ftl(&[
+        "synth",
+        "--requests",
+        "6000000",
+        "--set",
+        "ftl.max_inflight=4",
+        "--quiet",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json_of(&out);
+    assert_eq!(get(&v, "host.requests"), 6_000_000);
+}

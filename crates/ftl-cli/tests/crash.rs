@@ -299,3 +299,31 @@ fn the_rebuilt_table_is_checked_before_gc_moves_units() {
         "ftl.op_ratio=0.9",
     ]);
 }
+
+/// Three translation pages and four units a page: the map budget (one per
+/// translation page at most) is below a page, so a GC page costing four
+/// never fitted and GC stalled ("write stuck"). A page now costs only the
+/// clean translation pages it can dirty.
+#[test]
+fn gc_fits_a_budget_smaller_than_a_page() {
+    survives(&[
+        "--cuts",
+        "100",
+        "--seed",
+        "1",
+        "--set",
+        "geometry.channels=2",
+        "--set",
+        "geometry.dies_per_channel=1",
+        "--set",
+        "geometry.planes_per_die=1",
+        "--set",
+        "geometry.blocks_per_plane=32",
+        "--set",
+        "geometry.pages_per_block=16",
+        "--set",
+        "ftl.op_ratio=0.9",
+        "--set",
+        "buffer.write_buffer_bytes=65536",
+    ]);
+}

@@ -678,10 +678,16 @@ impl<'a, H: Hooks> Ftl<'a, H> {
     #[cfg_attr(not(target_arch = "arm"), inline(never))]
     fn gc_turns(&mut self) -> Result<(), Error> {
         let mut turns = self.g.planes();
-        while turns > 0 {
+        // Without an operation entry a turn can start nothing, and a plane
+        // whose turn used the last one may have stopped short: either stays
+        // queued, since only its own completions would queue it again.
+        while turns > 0 && self.ops_available() > 0 {
             turns = turns.saturating_sub(1);
             let Some(p) = self.attn_pop()? else { break };
             self.gc_step(p)?;
+            if self.ops_available() == 0 {
+                self.attend(p)?;
+            }
         }
         Ok(())
     }

@@ -74,8 +74,13 @@ impl<H: Hooks> Ftl<'_, H> {
         if !self.ps.on {
             return Ok(true);
         }
-        let upp = u32::from(self.g.units_per_page);
-        if self.ps.used().saturating_add(upp) <= self.budget_now() {
+        // A page's units dirty at most a page of TPs, and only clean ones
+        // cost: on a drive with fewer TPs than a page has units the budget
+        // (one per TP at most) is below a page, and a page costing `upp`
+        // would never fit.
+        let clean = self.ps.n_tp.saturating_sub(self.ps.dirty.count());
+        let cost = u32::from(self.g.units_per_page).min(clean);
+        if self.ps.used().saturating_add(cost) <= self.budget_now() {
             return Ok(true);
         }
         self.ps.waiting = true;
