@@ -111,6 +111,12 @@ fn survives(args: &[&str]) -> serde_json::Value {
     v
 }
 
+/// `args`, then `--set S` for each of `sets`.
+fn with_sets<'a>(args: &[&'a str], sets: &[&'a str]) -> Vec<&'a str> {
+    let set = sets.iter().flat_map(|s| ["--set", *s]);
+    args.iter().copied().chain(set).collect()
+}
+
 /// Program failures during the capacitor flush: each failed page (data,
 /// translation page, record) is programmed again into a fresh block, and
 /// the capacitor pays for the retries the failure rate needs. Before,
@@ -139,18 +145,10 @@ fn program_failures_under_cuts_lose_nothing() {
 fn rcftl_copyback_under_cuts_loses_nothing() {
     for mode in ["rcftl", "rcftl-per-page", "fastgc"] {
         let set = format!("copyback.mode={mode}");
-        survives(&[
-            "--cuts",
-            "100",
-            "--seed",
-            "13",
-            "--preset",
-            "rcftl-dac18",
-            "--set",
-            "geometry.blocks_per_plane=128",
-            "--set",
-            &set,
-        ]);
+        survives(&with_sets(
+            &["--cuts", "100", "--seed", "13", "--preset", "rcftl-dac18"],
+            &["geometry.blocks_per_plane=128", &set],
+        ));
     }
 }
 
@@ -160,16 +158,10 @@ fn rcftl_copyback_under_cuts_loses_nothing() {
 /// stuck"): a full buffer now flushes whatever it holds.
 #[test]
 fn zns_with_a_late_flush_start_does_not_stall() {
-    survives(&[
-        "--cuts",
-        "10",
-        "--seed",
-        "13",
-        "--set",
-        "host.interface=zns",
-        "--set",
-        "buffer.flush_start_ratio=0.5",
-    ]);
+    survives(&with_sets(
+        &["--cuts", "10", "--seed", "13"],
+        &["host.interface=zns", "buffer.flush_start_ratio=0.5"],
+    ));
 }
 
 /// `ftl crash --random-config N --cuts C --seed S --json` as a value (any
@@ -282,22 +274,17 @@ fn random_config_refuses_the_flags_it_draws() {
 /// comparison came after those moves (29 mismatches here, nothing lost).
 #[test]
 fn the_rebuilt_table_is_checked_before_gc_moves_units() {
-    survives(&[
-        "--cuts",
-        "30",
-        "--set",
-        "geometry.channels=4",
-        "--set",
-        "geometry.dies_per_channel=1",
-        "--set",
-        "geometry.planes_per_die=1",
-        "--set",
-        "geometry.pages_per_block=32",
-        "--set",
-        "geometry.blocks_per_plane=32",
-        "--set",
-        "ftl.op_ratio=0.9",
-    ]);
+    survives(&with_sets(
+        &["--cuts", "30"],
+        &[
+            "geometry.channels=4",
+            "geometry.dies_per_channel=1",
+            "geometry.planes_per_die=1",
+            "geometry.pages_per_block=32",
+            "geometry.blocks_per_plane=32",
+            "ftl.op_ratio=0.9",
+        ],
+    ));
 }
 
 /// Three translation pages and four units a page: the map budget (one per
@@ -306,24 +293,16 @@ fn the_rebuilt_table_is_checked_before_gc_moves_units() {
 /// clean translation pages it can dirty.
 #[test]
 fn gc_fits_a_budget_smaller_than_a_page() {
-    survives(&[
-        "--cuts",
-        "100",
-        "--seed",
-        "1",
-        "--set",
-        "geometry.channels=2",
-        "--set",
-        "geometry.dies_per_channel=1",
-        "--set",
-        "geometry.planes_per_die=1",
-        "--set",
-        "geometry.blocks_per_plane=32",
-        "--set",
-        "geometry.pages_per_block=16",
-        "--set",
-        "ftl.op_ratio=0.9",
-        "--set",
-        "buffer.write_buffer_bytes=65536",
-    ]);
+    survives(&with_sets(
+        &["--cuts", "100", "--seed", "1"],
+        &[
+            "geometry.channels=2",
+            "geometry.dies_per_channel=1",
+            "geometry.planes_per_die=1",
+            "geometry.blocks_per_plane=32",
+            "geometry.pages_per_block=16",
+            "ftl.op_ratio=0.9",
+            "buffer.write_buffer_bytes=65536",
+        ],
+    ));
 }
