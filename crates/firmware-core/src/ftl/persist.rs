@@ -74,12 +74,18 @@ impl<H: Hooks> Ftl<'_, H> {
         if !self.ps.on {
             return Ok(true);
         }
-        // A page's units dirty at most a page of TPs, and only clean ones
-        // cost: on a drive with fewer TPs than a page has units the budget
-        // (one per TP at most) is below a page, and a page costing `upp`
-        // would never fit.
-        let clean = self.ps.n_tp.saturating_sub(self.ps.dirty.count());
-        let cost = u32::from(self.g.units_per_page).min(clean);
+        // A page's units dirty at most a page of TPs. On a drive with fewer
+        // TPs than a page has units the budget (one per TP at most) is
+        // below a page, and a page costing `upp` would never fit: there it
+        // costs the clean TPs it can dirty. (Everywhere, that tighter bound
+        // would spare needless write-backs, but it changes the steady state
+        // fast preconditioning reproduces: not yet.)
+        let upp = u32::from(self.g.units_per_page);
+        let cost = if self.ps.n_tp < upp {
+            upp.min(self.ps.n_tp.saturating_sub(self.ps.dirty.count()))
+        } else {
+            upp
+        };
         if self.ps.used().saturating_add(cost) <= self.budget_now() {
             return Ok(true);
         }
